@@ -1,0 +1,91 @@
+// Package spec decodes a capability request strictly and applies every Go-side sanitization
+// rule (SECURITY.md: base skill and resource rules, R7, R8, R9, R11, R12, R13, and the structure
+// of ids, transports and commands). Policy rules (URLs, env keys, secrets, tools, users) are not
+// decided here; they are decided by host/policy over the value this package returns.
+//
+// Values returned by Parse are owned by the caller and never mutated by this package.
+package spec
+
+// Request is a decoded, structurally sanitized capability request. Order is preserved
+// everywhere: servers, skills, resources, env and header keys keep request order.
+type Request struct {
+	Harness string  `json:"harness"`
+	Run     Run     `json:"run"`
+	Skills  []Skill `json:"skills"`
+	// Servers are the servers that passed the structural checks, in request order. Duplicate
+	// ids are kept here: de-duplication (first wins) happens after the policy, so a server the
+	// policy drops does not claim its id.
+	Servers []Server `json:"mcpServers"`
+	// Tokens maps a server id to the run's stored token for it (always a secret).
+	Tokens []Pair `json:"tokens"`
+}
+
+// Run describes the run.
+type Run struct {
+	AmbientAuth bool   `json:"ambientAuth"`
+	User        string `json:"user"`
+	HasUser     bool   `json:"hasUser"` // run.user was a non-empty string
+}
+
+// Pair is one entry of an ordered string map.
+type Pair struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Skill is a sanitized skill.
+type Skill struct {
+	Index        int        `json:"index"` // position in the request's skills array
+	Name         string     `json:"name"`
+	Description  string     `json:"description"`
+	Instructions string     `json:"instructions"`
+	Resources    []Resource `json:"resources"`
+}
+
+// Resource is a sanitized skill resource.
+type Resource struct {
+	RelPath string `json:"relPath"`
+	Content string `json:"content"`
+}
+
+// Server is a structurally valid MCP server.
+type Server struct {
+	Index     int    `json:"index"` // position in the request's mcpServers array
+	ID        string `json:"id"`
+	Transport string `json:"transport"` // "stdio" or "http"
+
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
+	Env     []Pair   `json:"env"`
+	Cwd     string   `json:"cwd"`
+
+	URL     string `json:"url"`
+	Headers []Pair `json:"headers"`
+
+	// ToolsDeclared is true when allowedTools was present and not null (R10): the server is
+	// restricted even if no entry survives. AllowedTools holds its string entries.
+	ToolsDeclared bool     `json:"toolsDeclared"`
+	AllowedTools  []string `json:"allowedTools"`
+	SecretKeys    []string `json:"secretKeys"`
+
+	Description     string   `json:"description"`
+	Enabled         bool     `json:"enabled"` // default true
+	Timeout         float64  `json:"timeout"` // seconds; 0 = unset
+	Exposure        string   `json:"exposure"`
+	ToolExposure    []Pair   `json:"toolExposure"`
+	Credentials     string   `json:"credentials"` // "", "user" or "shared"
+	SharedAuthority string   `json:"sharedAuthority"`
+	Users           []string `json:"users"`
+	HasUsers        bool     `json:"hasUsers"` // users was present and not null
+}
+
+// Diagnostic reports one dropped or changed entry. Kind is "skill", "resource", "server" or
+// "request"; Name is the entry's (sanitized) name or id where it has one; Field is the JSON
+// path of the offending field, e.g. "mcpServers[2].url"; Code is a stable snake_case code.
+type Diagnostic struct {
+	Kind    string `json:"kind"`
+	Name    string `json:"name"`
+	Field   string `json:"field"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
