@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# build.sh builds the renderer plugins to WebAssembly and then the loadout binary, which embeds
+# the built-in plugins and their sha256 pins.
+#
+#   ./build.sh            plugins → host/builtin/wasm/<harness>.wasm (+ pins.json), binary → bin/loadout
+#   ./build.sh plugins    plugins only
+#
+# Go plugins: GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath (a reactor whose
+# _initialize runs package init, where the plugin registers its renderer with the sdk).
+# C plugins: each plugins/<name>/build.sh OUT.wasm builds itself (Debian clang + wasi-libc).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+out=host/builtin/wasm
+mkdir -p "$out" bin
+
+build_plugins() {
+	local built=()
+	for dir in plugins/*/; do
+		local name
+		name=$(basename "$dir")
+		if [ -f "$dir/main.go" ]; then
+			GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o "$out/$name.wasm.tmp" "./$dir"
+		elif [ -x "$dir/build.sh" ]; then
+			"$dir/build.sh" "$out/$name.wasm.tmp"
+		else
+			continue
+		fi
+		mv "$out/$name.wasm.tmp" "$out/$name.wasm"
+		built+=("$name")
+	done
+	# pins.json: {"<name>.wasm": "sha256:<hex>", ...} in name order.
+	{
+		printf '{'
+		local sep=""
+		for name in "${built[@]}"; do
+			local sum
+			sum=$(sha256sum "$out/$name.wasm" | cut -d' ' -f1)
+			printf '%s\n  "%s.wasm": "sha256:%s"' "$sep" "$name" "$sum"
+			sep=","
+		done
+		printf '\n}\n'
+	} >"$out/pins.json"
+	for name in "${built[@]}"; do
+		printf '%s  %s\n' "$(sha256sum "$out/$name.wasm" | cut -d' ' -f1)" "$out/$name.wasm"
+	done
+}
+
+case "${1:-all}" in
+plugins)
+	build_plugins
+	;;
+all)
+	build_plugins
+	CGO_ENABLED=0 go build -trimpath -o bin/loadout ./cmd/loadout
+	echo "bin/loadout"
+	;;
+*)
+	echo "usage: ./build.sh [all|plugins]" >&2
+	exit 2
+	;;
+esac

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// app holds what every command shares: the process's streams and environment.
+type app struct {
+	stdin   io.Reader
+	stdout  io.Writer
+	stderr  io.Writer
+	environ []string
+
+	logLevel  string
+	logFormat string
+	logger    *slog.Logger
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "loadout",
+		Short: "Render a capability spec into the configuration an agent CLI reads",
+		Long: `loadout turns one capability spec (the skills and MCP tool servers an AI coding agent
+may use for a run) into exactly the configuration each agent CLI reads, after Rego
+policies have vetted it, with each harness's renderer a sandboxed WebAssembly plugin.
+
+Exit codes: 0 ok, 1 internal error, 2 usage error, 3 input rejected (invalid spec or
+policy deny), 4 plugin failure.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return a.setupLogger()
+		},
+	}
+	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn, error (logs go to stderr)")
+	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{msg: err.Error()} })
+	root.AddCommand(
+		a.renderCommand(),
+		a.versionCommand(),
+	)
+	for _, c := range root.Commands() {
+		wrapArgs(c)
+	}
+	return root
+}
+
+// wrapArgs makes argument-count errors usage errors (exit 2), recursively.
+func wrapArgs(c *cobra.Command) {
+	if c.Args != nil {
+		check := c.Args
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return &usageError{msg: err.Error()}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		wrapArgs(sub)
+	}
+}
+
+func (a *app) setupLogger() error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(a.logLevel)); err != nil {
+		return usagef("--log-level: %q is not one of debug, info, warn, error", a.logLevel)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch a.logFormat {
+	case "text":
+		a.logger = slog.New(slog.NewTextHandler(a.stderr, opts))
+	case "json":
+		a.logger = slog.New(slog.NewJSONHandler(a.stderr, opts))
+	default:
+		return usagef("--log-format: %q is not one of text, json", a.logFormat)
+	}
+	return nil
+}
+
+// printError writes err for a person: one line per joined error, prefixed "loadout: ".
+func (a *app) printError(err error) {
+	var ue *usageError
+	msg := err.Error()
+	if errors.As(err, &ue) {
+		msg += "\n(see 'loadout --help')"
+	}
+	for _, line := range strings.Split(msg, "\n") {
+		fmt.Fprintf(a.stderr, "loadout: %s\n", line)
+	}
+}
+
+// readInput reads a request body from a file argument or, for "-" or no argument, stdin.
+// It refuses bodies larger than limit.
+func (a *app) readInput(args []string, limit int64) ([]byte, error) {
+	var r io.Reader = a.stdin
+	name := "stdin"
+	if len(args) == 1 && args[0] != "-" {
+		f, err := os.Open(args[0])
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r, name = f, args[0]
+	}
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, &rejectedError{fmt.Errorf("read %s: request larger than %d bytes", name, limit)}
+	}
+	return data, nil
+}
+
+// checkFormat validates a --format value.
+func checkFormat(f string) error {
+	if f != "text" && f != "json" {
+		return usagef("--format: %q is not one of text, json", f)
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+package host
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/loadout-dev/loadout/host/spec"
+)
+
+// Result is what one render returns; it is the JSON document `loadout render --format json`
+// prints and `POST /v1/render` answers. Secrets never appear in it.
+type Result struct {
+	Harness string `json:"harness"`
+	// DryRun is true when nothing was written.
+	DryRun bool `json:"dryRun"`
+	// Servers and Skills are the surviving server ids and skill names, in request order.
+	Servers   []string     `json:"servers"`
+	Skills    []string     `json:"skills"`
+	Resources ResourceList `json:"resources"`
+	// Dropped lists every entry the parser or the policy removed or changed, in request order.
+	Dropped  []spec.Diagnostic `json:"dropped"`
+	Files    []FileResult      `json:"files"`
+	Args     []string          `json:"args"`
+	Env      []EnvVar          `json:"env"`
+	Prompt   string            `json:"prompt"`
+	Warnings []Warning         `json:"warnings"`
+}
+
+// FileResult describes one file of the plan.
+type FileResult struct {
+	Root   string `json:"root"`
+	Path   string `json:"path"`
+	Mode   string `json:"mode"`
+	Bytes  int    `json:"bytes"`
+	Secret bool   `json:"secret"`
+	// Written is the absolute path the file was written to; empty on a dry run.
+	Written string `json:"written,omitempty"`
+}
+
+// EnvVar is one variable of the harness environment; a secret value is masked.
+type EnvVar struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Warning is something the renderer could not render faithfully.
+type Warning struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Server  string `json:"server,omitempty"`
+	Skill   string `json:"skill,omitempty"`
+}
+
+// SkillResources is one kept skill's kept resource paths, in request order.
+type SkillResources struct {
+	Skill string
+	Paths []string
+}
+
+// ResourceList is an ordered map skill → resource paths. It marshals as a JSON object whose
+// members keep skill order (encoding/json would sort a Go map).
+type ResourceList []SkillResources
+
+// MarshalJSON writes the list as an object in order.
+func (l ResourceList) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, sr := range l {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(sr.Skill)
+		if err != nil {
+			return nil, err
+		}
+		paths := sr.Paths
+		if paths == nil {
+			paths = []string{}
+		}
+		v, err := json.Marshal(paths)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}

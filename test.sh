@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# test.sh is the whole test suite: it installs what is missing (scripts/deps.sh), checks format
+# and vet, builds the plugins, then runs the Go tests on the default (wazero, CGO_ENABLED=0)
+# build, the wasmtime-tagged tests, the upstream OPA checks of policies/, and the end-to-end
+# tests against the real agent CLIs.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+scripts/deps.sh
+export PATH="$PWD/.cache/bin:$PATH"
+
+echo "== format and vet"
+unformatted=$(gofmt -l $(git ls-files '*.go') 2>/dev/null || true)
+if [ -n "$unformatted" ]; then
+	echo "gofmt would change: $unformatted" >&2
+	exit 1
+fi
+go vet ./...
+GOOS=wasip1 GOARCH=wasm go vet ./sdk/... ./plugins/...
+CGO_ENABLED=0 go build ./...
+
+echo "== build"
+./build.sh
+
+echo "== go test (wazero)"
+go test -count=1 ./...
+
+echo "== go test (wasmtime)"
+go test -count=1 -tags wasmtime ./host/... ./conformity/...
+
+if [ -x .ci/policy.sh ]; then
+	echo "== policies (upstream opa)"
+	.ci/policy.sh
+fi
