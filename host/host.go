@@ -17,8 +17,20 @@ type RenderRequest struct {
 	Body []byte
 	// Harness, when set, overrides the request's "harness".
 	Harness string
+	// HostEnv is the host environment the policy filters into each stdio server's spawn
+	// environment (in the CLI, loadout's own environment).
+	HostEnv []spec.Pair
 	// DryRun stops before anything is written.
 	DryRun bool
+	// Roots are the directories the plan's roots resolve to; required unless DryRun.
+	Roots Roots
+}
+
+// Roots are the absolute directories a plan's named roots resolve to.
+type Roots struct {
+	Config   string `json:"config"`   // the harness's isolated config home
+	Run      string `json:"run"`      // per-run scratch, outside the checkout
+	Checkout string `json:"checkout"` // the repository
 }
 
 // Render runs the pipeline for one request.

@@ -88,3 +88,16 @@ func (l ResourceList) MarshalJSON() ([]byte, error) {
 	b.WriteByte('}')
 	return b.Bytes(), nil
 }
+
+// PluginInfo describes one loaded plugin.
+type PluginInfo struct {
+	Name         string   `json:"name"`
+	Version      string   `json:"version"`
+	ABIVersion   int      `json:"abiVersion"`
+	Harness      string   `json:"harness"`
+	SHA256       string   `json:"sha256"`
+	Transports   []string `json:"transports"`
+	NativeSkills bool     `json:"nativeSkills"`
+	Roots        []string `json:"roots"`
+	Source       string   `json:"source"` // "builtin" or the file it was loaded from
+}
