@@ -1,0 +1,10 @@
+// Package format holds the encoders every renderer plugin uses to write harness files: an
+// ordered JSON writer, a TOML writer and a SKILL.md front-matter writer, plus the portable
+// skill-name rule those files must satisfy.
+//
+// The package owns the exact bytes loadout emits, so renderer goldens can compare byte for byte.
+// Nothing here is built by string interpolation of untrusted values: every string goes through
+// an escaper. It uses the standard library and sdk/abi only, so it builds for GOOS=wasip1, and
+// it holds no mutable package state: every function is safe for concurrent use. An *Object is
+// an ordinary value owned by whoever built it; it is not safe for concurrent mutation.
+package format

@@ -1,0 +1,90 @@
+package format
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// Field is one front-matter key and its string value.
+type Field struct {
+	Key   string
+	Value string
+}
+
+// FrontMatter encodes fields as a YAML front-matter block: a "---" line, one `key: "value"` line
+// per field in order, and a closing "---" line. Every value is a YAML double-quoted scalar
+// written by AppendYAMLString, so no value can add a key, a line or a YAML construct. Keys are
+// chosen by the caller, not by a request: they must match ^[A-Za-z][A-Za-z0-9_-]*$ and be
+// unique, else FrontMatter returns an error wrapping ErrUnsupported.
+func FrontMatter(fields ...Field) ([]byte, error) {
+	b := append([]byte(nil), "---\n"...)
+	seen := make(map[string]bool, len(fields))
+	for _, f := range fields {
+		if !isFrontMatterKey(f.Key) {
+			return nil, fmt.Errorf("front matter: key %q: %w", f.Key, ErrUnsupported)
+		}
+		if seen[f.Key] {
+			return nil, fmt.Errorf("front matter: key %q repeated: %w", f.Key, ErrUnsupported)
+		}
+		seen[f.Key] = true
+		b = append(b, f.Key...)
+		b = append(b, ':', ' ')
+		b = AppendYAMLString(b, f.Value)
+		b = append(b, '\n')
+	}
+	return append(b, "---\n"...), nil
+}
+
+// Markdown returns a front-matter block for fields followed by body. The body is copied as is:
+// it may be literal text or a blob placeholder the host replaces.
+func Markdown(fields []Field, body string) ([]byte, error) {
+	fm, err := FrontMatter(fields...)
+	if err != nil {
+		return nil, err
+	}
+	return append(fm, body...), nil
+}
+
+func isFrontMatterKey(k string) bool {
+	if k == "" || !(k[0] >= 'A' && k[0] <= 'Z' || k[0] >= 'a' && k[0] <= 'z') {
+		return false
+	}
+	for i := 1; i < len(k); i++ {
+		c := k[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// AppendYAMLString appends s as a YAML double-quoted scalar on one line. `"` and `\` become \"
+// and \\; tab, newline and carriage return become \t \n \r; every other C0 control, DEL, every
+// C1 control (including U+0085), U+2028, U+2029, U+FEFF, U+FFFE and U+FFFF become \uXXXX
+// (lowercase hex), and invalid UTF-8 becomes \ufffd. Everything else is literal.
+func AppendYAMLString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, `\ufffd`...)
+		case r == '"' || r == '\\':
+			b = append(b, '\\', byte(r))
+		case r == '\t':
+			b = append(b, '\\', 't')
+		case r == '\n':
+			b = append(b, '\\', 'n')
+		case r == '\r':
+			b = append(b, '\\', 'r')
+		case r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f ||
+			r == 0x2028 || r == 0x2029 || r == 0xfeff || r == 0xfffe || r == 0xffff:
+			b = append(b, '\\', 'u',
+				hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
+		default:
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}

@@ -1,0 +1,224 @@
+package format
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Object is an ordered map from string keys to values, encoded with its keys in insertion
+// order. The zero value is an empty object ready to use.
+//
+// Values may be nil, string, bool, int, int64, float64 (finite), []string, []any or *Object;
+// MarshalJSON and the TOML writer report any other type as an error.
+type Object struct {
+	keys []string
+	vals []any
+}
+
+// NewObject returns an empty object.
+func NewObject() *Object { return &Object{} }
+
+// Set sets key to v. A new key is appended; an existing key keeps its position and takes the new
+// value. Set returns o so that calls can be chained.
+func (o *Object) Set(key string, v any) *Object {
+	for i, k := range o.keys {
+		if k == key {
+			o.vals[i] = v
+			return o
+		}
+	}
+	o.keys = append(o.keys, key)
+	o.vals = append(o.vals, v)
+	return o
+}
+
+// Len returns the number of keys.
+func (o *Object) Len() int { return len(o.keys) }
+
+// Keys returns a copy of the keys in order.
+func (o *Object) Keys() []string { return append([]string(nil), o.keys...) }
+
+// Get returns the value of key and whether it is present.
+func (o *Object) Get(key string) (any, bool) {
+	for i, k := range o.keys {
+		if k == key {
+			return o.vals[i], true
+		}
+	}
+	return nil, false
+}
+
+// ErrUnsupported is returned (wrapped) when a value has a type or a number value an encoder
+// cannot represent.
+var ErrUnsupported = errors.New("unsupported value")
+
+// MarshalJSON encodes v the way json.MarshalIndent(v, "", "  ") would, with *Object keys in
+// insertion order, followed by a newline. Strings are escaped exactly as encoding/json escapes
+// them (including \u003c \u003e \u0026 \u2028 \u2029, and invalid UTF-8 as \ufffd).
+func MarshalJSON(v any) ([]byte, error) {
+	b, err := appendJSON(nil, v, 0)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+func appendJSON(b []byte, v any, depth int) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case string:
+		return AppendJSONString(b, v), nil
+	case bool:
+		return strconv.AppendBool(b, v), nil
+	case int:
+		return strconv.AppendInt(b, int64(v), 10), nil
+	case int64:
+		return strconv.AppendInt(b, v, 10), nil
+	case float64:
+		return appendJSONFloat(b, v)
+	case []string:
+		if len(v) == 0 {
+			return append(b, "[]"...), nil
+		}
+		b = append(b, '[')
+		for i, s := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendIndent(b, depth+1)
+			b = AppendJSONString(b, s)
+		}
+		b = appendIndent(b, depth)
+		return append(b, ']'), nil
+	case []any:
+		if len(v) == 0 {
+			return append(b, "[]"...), nil
+		}
+		b = append(b, '[')
+		for i, e := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendIndent(b, depth+1)
+			var err error
+			if b, err = appendJSON(b, e, depth+1); err != nil {
+				return nil, fmt.Errorf("index %d: %w", i, err)
+			}
+		}
+		b = appendIndent(b, depth)
+		return append(b, ']'), nil
+	case *Object:
+		if v == nil {
+			return append(b, "null"...), nil
+		}
+		if len(v.keys) == 0 {
+			return append(b, "{}"...), nil
+		}
+		b = append(b, '{')
+		for i, k := range v.keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendIndent(b, depth+1)
+			b = AppendJSONString(b, k)
+			b = append(b, ':', ' ')
+			var err error
+			if b, err = appendJSON(b, v.vals[i], depth+1); err != nil {
+				return nil, fmt.Errorf("key %q: %w", k, err)
+			}
+		}
+		b = appendIndent(b, depth)
+		return append(b, '}'), nil
+	default:
+		return nil, fmt.Errorf("json: %T: %w", v, ErrUnsupported)
+	}
+}
+
+func appendIndent(b []byte, depth int) []byte {
+	b = append(b, '\n')
+	for range depth {
+		b = append(b, ' ', ' ')
+	}
+	return b
+}
+
+// appendJSONFloat formats f as encoding/json does (ES6 number formatting).
+func appendJSONFloat(b []byte, f float64) ([]byte, error) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return nil, fmt.Errorf("json: number %v: %w", f, ErrUnsupported)
+	}
+	abs := math.Abs(f)
+	fmtByte := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		fmtByte = 'e'
+	}
+	b = strconv.AppendFloat(b, f, fmtByte, -1, 64)
+	if fmtByte == 'e' {
+		// clean up e-09 to e-9
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendJSONString appends s as a JSON string literal, escaped exactly as encoding/json escapes
+// it with HTML escaping on (its default).
+func AppendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
