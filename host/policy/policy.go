@@ -1,0 +1,213 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/loader"
+	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
+
+	"github.com/loadout-dev/loadout/host/spec"
+	"github.com/loadout-dev/loadout/policies"
+)
+
+// Query is the one decision the host evaluates.
+const Query = "data.loadout.decision"
+
+// evalTime is the clock every evaluation sees: policies cannot branch on the wall clock.
+var evalTime = time.Unix(0, 0).UTC()
+
+// Config configures an Engine. The zero value works: the embedded default policies, no logs.
+type Config struct {
+	// FS holds the policy tree (Rego modules and JSON/YAML data, each data file at its
+	// directory's path, as the opa CLI loads it). Files ending in _test.rego are not loaded for
+	// decisions. Nil means the embedded defaults (policies.FS).
+	FS fs.FS
+	// Logger receives startup and decision logs; nil discards them. Values are never logged.
+	Logger *slog.Logger
+}
+
+// Engine is a compiled policy: one prepared query over the policy tree. It is built once by
+// New, never changes afterwards, and is safe for concurrent use.
+type Engine struct {
+	query  rego.PreparedEvalQuery
+	logger *slog.Logger
+}
+
+// ErrNoDecision is returned by Decide when the policy leaves data.loadout.decision undefined.
+// The request is refused (fail closed).
+var ErrNoDecision = errors.New("policy produced no decision")
+
+// MalformedError is returned by Decide when the decision document does not have the shape
+// host/policy/doc.go documents. The request is refused (fail closed).
+type MalformedError struct {
+	Path string // where in the document, e.g. "servers[2].drop[0].field"
+	Msg  string
+}
+
+func (e *MalformedError) Error() string {
+	return "policy decision is malformed: " + e.Path + ": " + e.Msg
+}
+
+// IsRejected reports whether err means the policy refuses the request (exit 3): no decision,
+// a malformed decision, or a request that smuggles a reserved placeholder.
+func IsRejected(err error) bool {
+	var me *MalformedError
+	return errors.Is(err, ErrNoDecision) || errors.Is(err, ErrPlaceholder) || errors.As(err, &me)
+}
+
+// Capabilities are the built-ins a policy may call: this OPA version's, minus everything that
+// reaches the network or reads the clock, entropy or the runtime.
+func Capabilities() *ast.Capabilities {
+	denied := map[string]bool{
+		"http.send":          true,
+		"net.lookup_ip_addr": true,
+		"time.now_ns":        true,
+		"rand.intn":          true,
+		"uuid.rfc4122":       true,
+		"opa.runtime":        true,
+		"trace":              true,
+	}
+	caps := ast.CapabilitiesForThisVersion()
+	kept := caps.Builtins[:0]
+	for _, b := range caps.Builtins {
+		if !denied[b.Name] {
+			kept = append(kept, b)
+		}
+	}
+	caps.Builtins = kept
+	caps.AllowNet = []string{}
+	return caps
+}
+
+// New loads and compiles the policies of cfg.FS and prepares the decision query once, in strict
+// mode with pinned capabilities. A policy that does not compile is an error naming each
+// file:row and OPA error code.
+func New(ctx context.Context, cfg Config) (*Engine, error) {
+	fsys := cfg.FS
+	if fsys == nil {
+		fsys = policies.FS
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	modules, store, err := load(fsys, false)
+	if err != nil {
+		return nil, err
+	}
+	opts := []func(*rego.Rego){
+		rego.Query(Query),
+		rego.Store(store),
+		rego.Capabilities(Capabilities()),
+		rego.Strict(true),
+		rego.StrictBuiltinErrors(true),
+		rego.SetRegoVersion(ast.RegoV1),
+	}
+	for _, name := range slices.Sorted(maps.Keys(modules)) {
+		opts = append(opts, rego.ParsedModule(modules[name]))
+	}
+	pq, err := rego.New(opts...).PrepareForEval(ctx)
+	if err != nil {
+		return nil, compileError(err)
+	}
+	logger.Debug("policy prepared", "modules", len(modules), "query", Query)
+	return &Engine{query: pq, logger: logger}, nil
+}
+
+// load reads the policy tree: Rego modules (with tests when withTests) and data documents.
+func load(fsys fs.FS, withTests bool) (map[string]*ast.Module, storage.Store, error) {
+	res, err := loader.NewFileLoader().
+		WithFS(fsys).
+		WithProcessAnnotation(true).
+		WithRegoVersion(ast.RegoV1).
+		WithCapabilities(Capabilities()).
+		Filtered([]string{"."}, func(_ string, info fs.FileInfo, _ int) bool {
+			return !withTests && !info.IsDir() && strings.HasSuffix(info.Name(), "_test.rego")
+		})
+	if err != nil {
+		return nil, nil, fmt.Errorf("load policies: %w", compileError(err))
+	}
+	modules := res.ParsedModules()
+	if len(modules) == 0 {
+		return nil, nil, errors.New("load policies: no Rego module found")
+	}
+	return modules, inmem.NewFromObjectWithOpts(res.Documents, inmem.OptRoundTripOnWrite(false)), nil
+}
+
+// CompileError is a policy that does not parse or compile. Errors keeps OPA's errors, each
+// with its code (e.g. rego_type_error) and location.
+type CompileError struct {
+	Errors ast.Errors
+}
+
+func (e *CompileError) Error() string {
+	var b strings.Builder
+	b.WriteString("compile policies:")
+	for _, ae := range e.Errors {
+		b.WriteString(" ")
+		if ae.Location != nil {
+			fmt.Fprintf(&b, "%s:%d: ", ae.Location.File, ae.Location.Row)
+		}
+		fmt.Fprintf(&b, "%s: %s;", ae.Code, ae.Message)
+	}
+	return strings.TrimSuffix(b.String(), ";")
+}
+
+func (e *CompileError) Unwrap() error { return e.Errors }
+
+func compileError(err error) error {
+	var errs ast.Errors
+	if errors.As(err, &errs) {
+		return &CompileError{Errors: errs}
+	}
+	var le loader.Errors
+	if errors.As(err, &le) {
+		var out ast.Errors
+		for _, e := range le {
+			var ae *ast.Error
+			var aes ast.Errors
+			switch {
+			case errors.As(e, &aes):
+				out = append(out, aes...)
+			case errors.As(e, &ae):
+				out = append(out, ae)
+			default:
+				return err
+			}
+		}
+		return &CompileError{Errors: out}
+	}
+	return err
+}
+
+// Decide evaluates the policy over req and the facts Go computes from it and from hostEnv (only
+// the host variables' names reach the policy, never their values). An undefined decision is
+// ErrNoDecision and a decision of the wrong shape a *MalformedError: both refuse the request.
+// Safe for concurrent use.
+func (e *Engine) Decide(ctx context.Context, req *spec.Request, hostEnv []spec.Pair) (*Decision, error) {
+	facts := ComputeFacts(req, hostEnv)
+	rs, err := e.query.Eval(ctx, rego.EvalParsedInput(inputValue(req, &facts)), rego.EvalTime(evalTime))
+	if err != nil {
+		return nil, fmt.Errorf("evaluate %s: %w", Query, err)
+	}
+	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
+		return nil, ErrNoDecision
+	}
+	d, err := decodeDecision(rs[0].Expressions[0].Value, len(req.Servers), len(req.Skills))
+	if err != nil {
+		return nil, err
+	}
+	e.logger.Debug("policy decided", "servers", len(d.Servers), "skills", len(d.Skills), "secrets", len(d.Secrets))
+	return d, nil
+}

@@ -1,0 +1,411 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/loadout-dev/loadout/host/spec"
+	"github.com/loadout-dev/loadout/sdk/abi"
+)
+
+// ErrPlaceholder is returned by Vet when a string of the request already contains
+// abi.PlaceholderPrefix: every placeholder a plugin sees must have been put there by the host,
+// or a request could have a secret substituted where it may not go. The request is refused.
+var ErrPlaceholder = errors.New("request contains the reserved placeholder prefix " + abi.PlaceholderPrefix)
+
+// VetOptions tune how Vet builds the plugin request.
+type VetOptions struct {
+	// ContentByRef replaces every skill's instructions and every resource's content by a
+	// {{loadout.blob.N}} placeholder; Blobs maps them back.
+	ContentByRef bool
+}
+
+// Vetted is a request the policy approved, in the form a renderer may see. Only this package
+// can make one (Vet), so nothing reaches a renderer without passing the policy. A Vetted is
+// immutable and safe for concurrent use; accessors return copies.
+type Vetted struct {
+	req        abi.Request
+	secrets    []Secret
+	blobs      []Blob
+	redactions []string
+	spawn      map[string][]spec.Pair
+	dropped    []spec.Diagnostic
+	decision   *Decision
+	warnings   []Warning
+}
+
+// Secret is one secret value and its placeholder, with every place it may appear.
+type Secret struct {
+	Placeholder string      // {{loadout.secret.N}}
+	Value       string      // the raw value
+	Uses        []SecretUse // where the placeholder was put, in request order
+}
+
+// SecretUse is one place a secret may appear: server id, field ("env" or "headers") and key.
+type SecretUse struct {
+	Server string `json:"server"`
+	Field  string `json:"field"`
+	Key    string `json:"key"`
+}
+
+// Blob is one piece of content sent by reference.
+type Blob struct {
+	Placeholder string // {{loadout.blob.N}}
+	Content     string
+}
+
+// Request is the plugin request: a deep copy, with placeholders for secrets (and blobs).
+func (v *Vetted) Request() abi.Request { return copyRequest(v.req) }
+
+// Secrets lists the secrets in placeholder order (N = 1, 2, …).
+func (v *Vetted) Secrets() []Secret {
+	out := make([]Secret, len(v.secrets))
+	for i, s := range v.secrets {
+		out[i] = Secret{Placeholder: s.Placeholder, Value: s.Value, Uses: slices.Clone(s.Uses)}
+	}
+	return out
+}
+
+// Blobs lists the content placeholders in order (empty without VetOptions.ContentByRef).
+func (v *Vetted) Blobs() []Blob { return slices.Clone(v.blobs) }
+
+// Redactions is the redaction set (conformity/README.md): every secret value raw and, when
+// different, as spelled inside a JSON string and inside a TOML basic string; non-empty,
+// de-duplicated, in secret order.
+func (v *Vetted) Redactions() []string { return slices.Clone(v.redactions) }
+
+// SpawnEnv is the complete environment a kept stdio server id is spawned with (raw values):
+// the host variables the policy lets through, then the server's kept env, then its stored
+// token as MCP_ACCESS_TOKEN. Nil for an unknown id or an http server.
+func (v *Vetted) SpawnEnv(id string) []spec.Pair { return slices.Clone(v.spawn[id]) }
+
+// Dropped lists what the policy and de-duplication removed, in request order.
+func (v *Vetted) Dropped() []spec.Diagnostic { return slices.Clone(v.dropped) }
+
+// Decision is the policy decision the request was vetted with.
+func (v *Vetted) Decision() *Decision { return v.decision }
+
+// Warnings are the policy's warnings.
+func (v *Vetted) Warnings() []Warning { return slices.Clone(v.warnings) }
+
+// vetter accumulates one Vet call.
+type vetter struct {
+	out     *Vetted
+	byValue map[string]int // secret value -> index in out.secrets
+}
+
+// Vet applies decision d to req: denied servers and skills are removed, drops applied,
+// duplicate server ids removed (first allowed wins: a denied entry does not claim its id), the
+// run's tokens added (stdio: env MCP_ACCESS_TOKEN last; http: header Authorization: Bearer),
+// every stdio server's spawn environment computed from hostEnv, and the plugin request built
+// with every secret value replaced by {{loadout.secret.N}}. d must come from Decide for the
+// same req. Vet does not modify req or d.
+func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (*Vetted, error) {
+	if d == nil {
+		return nil, ErrNoDecision
+	}
+	if len(d.Servers) != len(req.Servers) || len(d.Skills) != len(req.Skills) {
+		return nil, &MalformedError{Path: "decision", Msg: "does not match the request it is applied to"}
+	}
+	if err := checkNoPlaceholder(req); err != nil {
+		return nil, err
+	}
+	vt := &vetter{
+		out: &Vetted{
+			req: abi.Request{
+				ABIVersion: abi.Version,
+				Harness:    req.Harness,
+				Run:        abi.Run{AmbientAuth: req.Run.AmbientAuth, User: req.Run.User},
+				Servers:    []abi.Server{},
+				Skills:     []abi.Skill{},
+			},
+			secrets:    []Secret{},
+			blobs:      []Blob{},
+			redactions: []string{},
+			spawn:      map[string][]spec.Pair{},
+			dropped:    []spec.Diagnostic{},
+			decision:   d,
+			warnings:   slices.Clone(d.Warnings),
+		},
+		byValue: map[string]int{},
+	}
+	secretsOf := map[int]map[[2]string]bool{}
+	for _, s := range d.Secrets {
+		if secretsOf[s.Server] == nil {
+			secretsOf[s.Server] = map[[2]string]bool{}
+		}
+		secretsOf[s.Server][[2]string{s.Field, s.Key}] = true
+	}
+	hostAllowed := filterHostEnv(hostEnv, d.SpawnEnv)
+	claimed := map[string]bool{}
+	for i := range req.Servers {
+		s := &req.Servers[i]
+		sd := d.Servers[i]
+		path := "mcpServers[" + strconv.Itoa(s.Index) + "]"
+		if !sd.Allow {
+			for _, code := range sd.Reasons {
+				vt.drop("server", s.ID, path+reasonField(code), code, reasonMessage(code))
+			}
+			continue
+		}
+		if claimed[s.ID] {
+			vt.drop("server", s.ID, path+".id", "duplicate_id", fmt.Sprintf("server id %q is already used by an earlier server (first wins)", s.ID))
+			continue
+		}
+		claimed[s.ID] = true
+		vt.server(req, s, sd, path, secretsOf[i], hostAllowed)
+	}
+	for k := range req.Skills {
+		sk := &req.Skills[k]
+		if sd := d.Skills[k]; !sd.Allow {
+			for _, code := range sd.Reasons {
+				vt.drop("skill", sk.Name, "skills["+strconv.Itoa(sk.Index)+"]", code, reasonMessage(code))
+			}
+			continue
+		}
+		vt.skill(sk, opts)
+	}
+	vt.redactions()
+	return vt.out, nil
+}
+
+func (vt *vetter) drop(kind, name, field, code, msg string) {
+	vt.out.dropped = append(vt.out.dropped, spec.Diagnostic{Kind: kind, Name: name, Field: field, Code: code, Message: msg})
+}
+
+// server adds allowed, first-of-its-id server s to the plugin request.
+func (vt *vetter) server(req *spec.Request, s *spec.Server, sd ServerDecision, path string, secret map[[2]string]bool, hostAllowed []spec.Pair) {
+	dropped := map[[2]string]string{}
+	for _, dr := range sd.Drop {
+		k := [2]string{dr.Field, dr.Key}
+		if _, seen := dropped[k]; seen {
+			continue
+		}
+		dropped[k] = dr.Reason
+		field := path + "." + dr.Field
+		if dr.Field != "allowedTools" {
+			field += "." + dr.Key
+		}
+		vt.drop("server", s.ID, field, dr.Reason, fmt.Sprintf("%s %q removed: %s", dr.Field, dr.Key, reasonMessage(dr.Reason)))
+	}
+	out := abi.Server{
+		ID:              s.ID,
+		Transport:       s.Transport,
+		Command:         s.Command,
+		Args:            slices.Clone(s.Args),
+		Cwd:             s.Cwd,
+		URL:             s.URL,
+		ToolsRestricted: s.ToolsDeclared,
+		Description:     s.Description,
+		Enabled:         s.Enabled,
+		Timeout:         s.Timeout,
+		Exposure:        s.Exposure,
+		ToolExposure:    abiPairs(s.ToolExposure),
+	}
+	for _, t := range s.AllowedTools {
+		if _, gone := dropped[[2]string{"allowedTools", t}]; !gone {
+			out.AllowedTools = append(out.AllowedTools, t)
+		}
+	}
+	var spawn []spec.Pair
+	if s.Transport == abi.TransportStdio {
+		spawn = slices.Clone(hostAllowed)
+		out.HostEnv = abiPairs(hostAllowed)
+	}
+	for _, p := range s.Env {
+		if _, gone := dropped[[2]string{"env", p.Name}]; gone {
+			continue
+		}
+		out.Env = append(out.Env, vt.pair(s.ID, "env", p, secret[[2]string{"env", p.Name}]))
+		if s.Transport == abi.TransportStdio {
+			spawn = setPair(spawn, p)
+		}
+	}
+	for _, p := range s.Headers {
+		if _, gone := dropped[[2]string{"headers", p.Name}]; gone {
+			continue
+		}
+		out.Headers = append(out.Headers, vt.pair(s.ID, "headers", p, secret[[2]string{"headers", p.Name}]))
+	}
+	if token := tokenFor(req, s.ID); token != "" {
+		switch s.Transport {
+		case abi.TransportStdio:
+			p := spec.Pair{Name: "MCP_ACCESS_TOKEN", Value: token}
+			out.Env = append(out.Env, vt.pair(s.ID, "env", p, true))
+			spawn = setPair(spawn, p)
+		case abi.TransportHTTP:
+			ph := vt.secret(token, SecretUse{Server: s.ID, Field: "headers", Key: "Authorization"})
+			out.Headers = append(out.Headers, abi.Pair{Name: "Authorization", Value: "Bearer " + ph, Secret: true})
+		}
+	}
+	if s.Transport == abi.TransportStdio {
+		if spawn == nil {
+			spawn = []spec.Pair{}
+		}
+		vt.out.spawn[s.ID] = spawn
+	}
+	vt.out.req.Servers = append(vt.out.req.Servers, out)
+}
+
+// pair converts p, replacing a non-empty secret value by its placeholder.
+func (vt *vetter) pair(id, field string, p spec.Pair, secret bool) abi.Pair {
+	if !secret || p.Value == "" {
+		return abi.Pair{Name: p.Name, Value: p.Value}
+	}
+	return abi.Pair{Name: p.Name, Value: vt.secret(p.Value, SecretUse{Server: id, Field: field, Key: p.Name}), Secret: true}
+}
+
+// secret returns the placeholder of value, minting one the first time a value is seen.
+func (vt *vetter) secret(value string, use SecretUse) string {
+	i, ok := vt.byValue[value]
+	if !ok {
+		i = len(vt.out.secrets)
+		vt.byValue[value] = i
+		vt.out.secrets = append(vt.out.secrets, Secret{
+			Placeholder: abi.PlaceholderPrefix + "secret." + strconv.Itoa(i+1) + "}}",
+			Value:       value,
+		})
+	}
+	vt.out.secrets[i].Uses = append(vt.out.secrets[i].Uses, use)
+	return vt.out.secrets[i].Placeholder
+}
+
+func (vt *vetter) blob(content string, opts VetOptions) string {
+	if !opts.ContentByRef {
+		return content
+	}
+	ph := abi.PlaceholderPrefix + "blob." + strconv.Itoa(len(vt.out.blobs)+1) + "}}"
+	vt.out.blobs = append(vt.out.blobs, Blob{Placeholder: ph, Content: content})
+	return ph
+}
+
+func (vt *vetter) skill(sk *spec.Skill, opts VetOptions) {
+	out := abi.Skill{
+		Name:         sk.Name,
+		Description:  sk.Description,
+		Instructions: vt.blob(sk.Instructions, opts),
+	}
+	for _, r := range sk.Resources {
+		out.Resources = append(out.Resources, abi.Resource{Path: r.RelPath, Content: vt.blob(r.Content, opts)})
+	}
+	vt.out.req.Skills = append(vt.out.req.Skills, out)
+}
+
+func (vt *vetter) redactions() {
+	seen := map[string]bool{}
+	for _, s := range vt.out.secrets {
+		for _, spelling := range []string{s.Value, jsonSpelling(s.Value), tomlSpelling(s.Value)} {
+			if spelling != "" && !seen[spelling] {
+				seen[spelling] = true
+				vt.out.redactions = append(vt.out.redactions, spelling)
+			}
+		}
+	}
+}
+
+// filterHostEnv keeps the host variables named by se (exact keys, or a prefix), in host order.
+func filterHostEnv(hostEnv []spec.Pair, se SpawnEnv) []spec.Pair {
+	keys := make(map[string]bool, len(se.Keys))
+	for _, k := range se.Keys {
+		keys[k] = true
+	}
+	var out []spec.Pair
+	for _, p := range hostEnv {
+		ok := keys[p.Name]
+		for _, pfx := range se.Prefixes {
+			ok = ok || strings.HasPrefix(p.Name, pfx)
+		}
+		if ok {
+			out = setPair(out, p)
+		}
+	}
+	return out
+}
+
+// setPair sets p in env: it replaces the value of an existing key in place, else appends.
+func setPair(env []spec.Pair, p spec.Pair) []spec.Pair {
+	for i := range env {
+		if env[i].Name == p.Name {
+			env[i].Value = p.Value
+			return env
+		}
+	}
+	return append(env, p)
+}
+
+func abiPairs(ps []spec.Pair) []abi.Pair {
+	if ps == nil {
+		return nil
+	}
+	out := make([]abi.Pair, len(ps))
+	for i, p := range ps {
+		out[i] = abi.Pair{Name: p.Name, Value: p.Value}
+	}
+	return out
+}
+
+// checkNoPlaceholder refuses a request any of whose strings holds abi.PlaceholderPrefix.
+func checkNoPlaceholder(req *spec.Request) error {
+	has := func(ss ...string) bool {
+		for _, s := range ss {
+			if strings.Contains(s, abi.PlaceholderPrefix) {
+				return true
+			}
+		}
+		return false
+	}
+	hasPairs := func(ps []spec.Pair) bool {
+		for _, p := range ps {
+			if has(p.Name, p.Value) {
+				return true
+			}
+		}
+		return false
+	}
+	if has(req.Harness, req.Run.User) || hasPairs(req.Tokens) {
+		return ErrPlaceholder
+	}
+	for i := range req.Servers {
+		s := &req.Servers[i]
+		if has(s.ID, s.Transport, s.Command, s.Cwd, s.URL, s.Description, s.Exposure, s.Credentials, s.SharedAuthority) ||
+			has(s.Args...) || has(s.AllowedTools...) || has(s.SecretKeys...) || has(s.Users...) ||
+			hasPairs(s.Env) || hasPairs(s.Headers) || hasPairs(s.ToolExposure) {
+			return fmt.Errorf("mcpServers[%d]: %w", s.Index, ErrPlaceholder)
+		}
+	}
+	for i := range req.Skills {
+		sk := &req.Skills[i]
+		if has(sk.Name, sk.Description, sk.Instructions) {
+			return fmt.Errorf("skills[%d]: %w", sk.Index, ErrPlaceholder)
+		}
+		for _, r := range sk.Resources {
+			if has(r.RelPath, r.Content) {
+				return fmt.Errorf("skills[%d]: %w", sk.Index, ErrPlaceholder)
+			}
+		}
+	}
+	return nil
+}
+
+func copyRequest(r abi.Request) abi.Request {
+	out := r
+	out.Servers = make([]abi.Server, len(r.Servers))
+	for i, s := range r.Servers {
+		s.Args = slices.Clone(s.Args)
+		s.Env = slices.Clone(s.Env)
+		s.HostEnv = slices.Clone(s.HostEnv)
+		s.Headers = slices.Clone(s.Headers)
+		s.AllowedTools = slices.Clone(s.AllowedTools)
+		s.ToolExposure = slices.Clone(s.ToolExposure)
+		out.Servers[i] = s
+	}
+	out.Skills = make([]abi.Skill, len(r.Skills))
+	for i, sk := range r.Skills {
+		sk.Resources = slices.Clone(sk.Resources)
+		out.Skills[i] = sk
+	}
+	return out
+}

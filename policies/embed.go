@@ -1,0 +1,21 @@
+// Package policies holds loadout's default Rego policies and their tunables, embedded in the
+// binary. The security team edits the .rego and .yaml files in this directory; the upstream
+// opa CLI runs them as they are (opa test, opa check --strict, opa fmt: see .ci/policy.sh).
+//
+// Layout (the data path of every file is its directory, as the opa loader reads it):
+//
+//	loadout/decision.rego        package loadout: data.loadout.decision, the one entry point
+//	loadout/url/                 package loadout.url: URL rules (base rule + R1)
+//	loadout/secrets/             package loadout.secrets: secret rules (R6, credentials)
+//	loadout/allow/               package loadout.allow: ids, env (R4), headers (R5), tools (R3), users
+//	tunables/*.yaml              data.tunables.{url,secrets,allow}: lists and patterns
+//
+// FS is read-only and safe for concurrent use.
+package policies
+
+import "embed"
+
+// FS is the embedded default policy tree: Rego modules (tests included) and tunables.
+//
+//go:embed loadout tunables
+var FS embed.FS

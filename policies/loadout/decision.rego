@@ -1,0 +1,94 @@
+# METADATA
+# title: loadout decision
+# description: |
+#   The one decision document the host evaluates (data.loadout.decision) over
+#   {"request": <spec.Request>, "facts": <facts computed by host/policy>}. It combines the URL,
+#   allowlist and secret rules; host/policy/doc.go documents its shape.
+package loadout
+
+import data.loadout.allow
+import data.loadout.secrets
+import data.loadout.url
+
+# METADATA
+# entrypoint: true
+decision := {
+	"servers": [{"allow": s.allow, "reasons": s.reasons, "drop": s.drop} |
+		some i, _ in input.request.mcpServers
+		s := server[i]
+	],
+	"skills": [{"allow": count(r) == 0, "reasons": r} |
+		some k, _ in input.request.skills
+		r := sort(object.get(allow.skill_deny, k, set()))
+	],
+	"secrets": [x |
+		some i, _ in input.request.mcpServers
+		some x in server[i].secrets
+	],
+	"spawnEnv": allow.spawn_env,
+	"warnings": [w |
+		some i, _ in input.request.mcpServers
+		some w in server[i].warnings
+	],
+}
+
+# server[i] is the verdict on request server i: allow, sorted deny reasons, drops in request
+# order (env, headers, allowedTools), its secrets and warnings.
+server[i] := {
+	"allow": allowed,
+	"reasons": reasons,
+	"drop": array.concat(array.concat(env_drops, header_drops), tool_drops),
+	"secrets": server_secrets,
+	"warnings": warnings,
+} if {
+	some i, srv in input.request.mcpServers
+	f := input.facts.servers[i]
+	reasons := sort(object.get(url.deny, i, set()) | object.get(allow.deny, i, set()))
+	allowed := count(reasons) == 0
+	env_drops := [{"field": "env", "key": p.name, "reason": r} |
+		some j, p in srv.env
+		r := env_reason(srv, f.env[j])
+	]
+	header_drops := [{"field": "headers", "key": p.name, "reason": r} |
+		some j, p in srv.headers
+		r := header_reason(srv, f, f.headers[j])
+	]
+	tool_drops := [{"field": "allowedTools", "key": t, "reason": r} |
+		some t in srv.allowedTools
+		r := allow.tool_reason(t)
+	]
+	server_secrets := secrets_if_allowed(allowed, i, srv, f, env_drops, header_drops)
+	warnings := tool_warnings(allowed, srv, tool_drops)
+}
+
+env_reason(srv, e) := r if {
+	r := allow.env_reason(e)
+} else := r if {
+	r := secrets.env_reason(srv, e)
+}
+
+header_reason(srv, f, h) := r if {
+	r := allow.header_reason(h)
+} else := r if {
+	r := secrets.header_reason(srv, f, h)
+}
+
+secrets_if_allowed(true, i, srv, f, env_drops, header_drops) := secrets.server_secrets(
+	i, srv, f,
+	{d.key | some d in env_drops},
+	{d.key | some d in header_drops},
+)
+
+secrets_if_allowed(false, _, _, _, _, _) := []
+
+# A restricted server (allowedTools declared, R10) left with no valid tool keeps none.
+tool_warnings(true, srv, tool_drops) := [{
+	"code": "tools_none_left",
+	"server": srv.id,
+	"message": "allowedTools is declared but no valid tool name is left: the server keeps no tool",
+}] if {
+	srv.toolsDeclared
+	count(srv.allowedTools) == count(tool_drops)
+}
+
+default tool_warnings(_, _, _) := []
