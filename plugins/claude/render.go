@@ -1,0 +1,403 @@
+// Command claude is loadout's Claude Code renderer plugin (render.claude), measured against
+// Claude Code 2.1.328 (FORMATS.md §1).
+//
+// It renders:
+//   - {{loadout.root.run}}/mcp-servers.json (mode 0600, Secret when a secret pair is in it):
+//     {"mcpServers": {...}} in server order; stdio servers as type/command/args/env, http
+//     servers as type/url/headers (Claude needs "type": "http"), timeout in milliseconds.
+//     Claude has no "cwd" and no "enabled" key: a server with a cwd is rendered without it and
+//     a warning; a disabled server is omitted with a warning.
+//   - args: --mcp-config <file> [--allowedTools <rule>...] --strict-mcp-config. --allowedTools
+//     is variadic in Claude Code (FORMATS.md §1.3): every rule is its own argv entry right after
+//     the flag, and the boolean --strict-mcp-config closes the list, so a prompt or flag the
+//     caller appends after these args is never read as a tool rule.
+//   - skills: natively under {{loadout.root.config}}/skills/<name>/ with CLAUDE_CONFIG_DIR
+//     pointing at the config root for an isolated run; for an ambient-auth run (the user's own
+//     config home, which loadout must not write to) the resources go under the checkout's
+//     .cat-context/skill/<name>/, the instructions are folded into the prompt, and
+//     .cat-context/ is git-excluded.
+//   - a prompt that names every rendered server and the tools it may use.
+//
+// Claude Code expands ${VAR} in command, args, env, url and headers with no escape syntax, so a
+// server holding a literal "${" would receive the harness's own environment (an API key, say):
+// such a server is omitted with a warning rather than rendered.
+//
+// render is pure and deterministic; main.go registers it with the sdk for the wasm build.
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format"
+)
+
+var manifest = abi.Manifest{
+	Name:         "render.claude",
+	Version:      "1.0.0",
+	ABIVersion:   abi.Version,
+	Harness:      "claude",
+	Transports:   []string{abi.TransportStdio, abi.TransportHTTP},
+	NativeSkills: true,
+	Roots:        []string{abi.RootConfig, abi.RootRun, abi.RootCheckout},
+}
+
+// builtinTools are the tools Claude Code 2.1.328 offers by default in -p mode (FORMATS.md
+// §1.3). They go into --allowedTools whenever that flag is present, so that restricting an MCP
+// server never takes a built-in tool away.
+var builtinTools = []string{
+	"Task", "Bash", "CronCreate", "CronDelete", "CronList", "DesignSync", "Edit",
+	"EnterWorktree", "ExitWorktree", "ListAgents", "Monitor", "NotebookEdit", "Read", "ReportFindings",
+	"ScheduleWakeup", "SendMessage", "Skill", "TaskStop", "ToolSearch", "WebFetch", "WebSearch",
+	"Workflow", "Write",
+}
+
+const (
+	mcpConfigPath = "mcp-servers.json"
+	contextDir    = ".cat-context"
+	// maxToolName is the longest tool name the API accepts; Claude drops longer ones.
+	maxToolName = 128
+	// maxTimeoutMS is the largest delay a Node timer honours; a larger one fires at once.
+	maxTimeoutMS = 2147483647
+)
+
+// Warning codes this plugin emits.
+const (
+	warnTransport    = "transport_unsupported"
+	warnDisabled     = "server_disabled"
+	warnReserved     = "server_name_reserved"
+	warnExpansion    = "value_expansion"
+	warnCwd          = "cwd_unsupported"
+	warnTimeout      = "timeout_adjusted"
+	warnToolName     = "tool_name_too_long"
+	warnSkillRenamed = "skill_renamed"
+	warnSkillDesc    = "skill_description_generated"
+	warnSkillDescFix = "skill_description_changed"
+)
+
+// reservedNames are JavaScript Object.prototype names Claude Code refuses as server names.
+var reservedNames = map[string]bool{
+	"constructor": true, "__proto__": true, "__defineGetter__": true, "__defineSetter__": true,
+	"__lookupGetter__": true, "__lookupSetter__": true, "hasOwnProperty": true, "isPrototypeOf": true,
+	"propertyIsEnumerable": true, "toLocaleString": true, "toString": true, "valueOf": true,
+}
+
+func render(req abi.Request) (abi.Plan, error) {
+	if err := checkSkillSecrets(req.Skills); err != nil {
+		return abi.Plan{}, err
+	}
+	plan := abi.Plan{Files: []abi.File{}, Args: []string{}, Env: []abi.Pair{}, GitExclude: []string{}, Warnings: []abi.Warning{}}
+
+	servers := format.NewObject()
+	secret := false
+	var rendered []abi.Server
+	for _, s := range req.Servers {
+		entry, isSecret, warns, ok := renderServer(s)
+		plan.Warnings = append(plan.Warnings, warns...)
+		if !ok {
+			continue
+		}
+		servers.Set(s.ID, entry)
+		secret = secret || isSecret
+		rendered = append(rendered, s)
+	}
+	content, err := format.MarshalJSON(format.NewObject().Set("mcpServers", servers))
+	if err != nil {
+		return abi.Plan{}, fmt.Errorf("encode %s: %w", mcpConfigPath, err)
+	}
+	plan.Files = append(plan.Files, abi.File{
+		Root: abi.RootRun, Path: mcpConfigPath, Mode: "0600", Format: abi.FormatJSON,
+		Content: string(content), Secret: secret || strings.Contains(string(content), secretPlaceholder),
+	})
+
+	plan.Args = append(plan.Args, "--mcp-config", "{{loadout.root.run}}/"+mcpConfigPath)
+	if rules, warns, restricted := allowRules(rendered); restricted {
+		plan.Args = append(plan.Args, "--allowedTools")
+		plan.Args = append(plan.Args, builtinTools...)
+		plan.Args = append(plan.Args, rules...)
+		plan.Warnings = append(plan.Warnings, warns...)
+	}
+	plan.Args = append(plan.Args, "--strict-mcp-config")
+
+	var prompt strings.Builder
+	writeServerPrompt(&prompt, rendered)
+
+	skills, warns := prepareSkills(req.Skills)
+	plan.Warnings = append(plan.Warnings, warns...)
+	if len(skills) > 0 {
+		if req.Run.AmbientAuth {
+			folded := foldSkills(&plan, skills)
+			if folded != "" {
+				if prompt.Len() > 0 {
+					prompt.WriteString("\n")
+				}
+				prompt.WriteString(folded)
+			}
+		} else if err := nativeSkills(&plan, skills); err != nil {
+			return abi.Plan{}, err
+		}
+	}
+	if !req.Run.AmbientAuth {
+		plan.Env = append(plan.Env, abi.Pair{Name: "CLAUDE_CONFIG_DIR", Value: "{{loadout.root.config}}"})
+	}
+	plan.Prompt = prompt.String()
+	return plan, nil
+}
+
+// renderServer returns the mcpServers entry of s, whether it holds a secret, the warnings, and
+// false when the server is not rendered.
+func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning, bool) {
+	warn := func(code, msg string) abi.Warning { return abi.Warning{Code: code, Server: s.ID, Message: msg} }
+	switch {
+	case s.Transport != abi.TransportStdio && s.Transport != abi.TransportHTTP:
+		return nil, false, []abi.Warning{warn(warnTransport, fmt.Sprintf("transport %q is not supported by Claude Code; the server is not rendered", s.Transport))}, false
+	case !s.Enabled:
+		return nil, false, []abi.Warning{warn(warnDisabled, "Claude Code has no way to configure a disabled server; the server is not rendered")}, false
+	case reservedNames[s.ID]:
+		return nil, false, []abi.Warning{warn(warnReserved, fmt.Sprintf("Claude Code reserves the server name %q; the server is not rendered", s.ID))}, false
+	}
+	if field, ok := expansionField(s); ok {
+		return nil, false, []abi.Warning{warn(warnExpansion, fmt.Sprintf("%s holds \"${\", which Claude Code would expand from its own environment; the server is not rendered", field))}, false
+	}
+	var warns []abi.Warning
+	entry := format.NewObject()
+	secret := false
+	if s.Transport == abi.TransportStdio {
+		entry.Set("type", "stdio").Set("command", s.Command)
+		if len(s.Args) > 0 {
+			entry.Set("args", append([]string(nil), s.Args...))
+		}
+		env := format.NewObject()
+		for _, p := range append(append([]abi.Pair(nil), s.HostEnv...), s.Env...) {
+			env.Set(p.Name, p.Value)
+			secret = secret || p.Secret
+		}
+		if env.Len() > 0 {
+			entry.Set("env", env)
+		}
+		if s.Cwd != "" {
+			warns = append(warns, warn(warnCwd, "Claude Code has no per-server working directory; the server starts in the harness's directory"))
+		}
+	} else {
+		entry.Set("type", "http").Set("url", s.URL)
+		headers := format.NewObject()
+		for _, p := range s.Headers {
+			headers.Set(p.Name, p.Value)
+			secret = secret || p.Secret
+		}
+		if headers.Len() > 0 {
+			entry.Set("headers", headers)
+		}
+	}
+	if ms, w, ok := timeoutMS(s.Timeout); ok {
+		entry.Set("timeout", ms)
+		if w != "" {
+			warns = append(warns, warn(warnTimeout, w))
+		}
+	} else if w != "" {
+		warns = append(warns, warn(warnTimeout, w))
+	}
+	return entry, secret, warns, true
+}
+
+// expansionField names the first field of s holding "${", which Claude Code expands.
+func expansionField(s abi.Server) (string, bool) {
+	const marker = "${"
+	if strings.Contains(s.Command, marker) {
+		return "command", true
+	}
+	for i, a := range s.Args {
+		if strings.Contains(a, marker) {
+			return fmt.Sprintf("args[%d]", i), true
+		}
+	}
+	for _, p := range s.HostEnv {
+		if strings.Contains(p.Value, marker) {
+			return "host env " + p.Name, true
+		}
+	}
+	for _, p := range s.Env {
+		if strings.Contains(p.Value, marker) {
+			return "env " + p.Name, true
+		}
+	}
+	if strings.Contains(s.URL, marker) {
+		return "url", true
+	}
+	for _, p := range s.Headers {
+		if strings.Contains(p.Value, marker) {
+			return "header " + p.Name, true
+		}
+	}
+	return "", false
+}
+
+// timeoutMS converts a timeout in seconds to Claude's milliseconds. It returns false when no
+// timeout is set, and a warning text when the value had to be adjusted.
+func timeoutMS(seconds float64) (int64, string, bool) {
+	switch {
+	case seconds == 0:
+		return 0, "", false
+	case seconds < 0:
+		return 0, fmt.Sprintf("timeout %gs is negative; the harness default is used", seconds), false
+	case seconds*1000 < 1000:
+		return 1000, fmt.Sprintf("timeout %gs is below Claude Code's 1s minimum; rendered as 1s", seconds), true
+	case seconds*1000 > maxTimeoutMS:
+		return maxTimeoutMS, fmt.Sprintf("timeout %gs exceeds the largest timer Claude Code honours; rendered as %dms", seconds, maxTimeoutMS), true
+	}
+	return int64(seconds*1000 + 0.5), "", true
+}
+
+// allowRules returns the mcp__ rules of --allowedTools for the rendered servers, in server
+// order, with a warning per rule Claude would drop, and whether any server is restricted (only
+// then is --allowedTools rendered at all).
+func allowRules(servers []abi.Server) ([]string, []abi.Warning, bool) {
+	restricted := false
+	rules := []string{}
+	var warns []abi.Warning
+	for _, s := range servers {
+		if !s.ToolsRestricted {
+			rules = append(rules, "mcp__"+s.ID)
+			continue
+		}
+		restricted = true
+		for _, tool := range s.AllowedTools {
+			rule := "mcp__" + s.ID + "__" + tool
+			if len(rule) > maxToolName {
+				warns = append(warns, abi.Warning{Code: warnToolName, Server: s.ID,
+					Message: fmt.Sprintf("tool name %q has %d characters; Claude Code drops tools whose name exceeds %d", rule, len(rule), maxToolName)})
+			}
+			rules = append(rules, rule)
+		}
+	}
+	return rules, warns, restricted
+}
+
+// writeServerPrompt states each rendered server's permitted tools.
+func writeServerPrompt(b *strings.Builder, servers []abi.Server) {
+	if len(servers) == 0 {
+		return
+	}
+	b.WriteString("## MCP servers\n\nThese MCP servers are configured for this run, each with the tools you may use:\n")
+	for _, s := range servers {
+		b.WriteString("- " + s.ID + ": " + toolSummary(s) + "\n")
+	}
+}
+
+func toolSummary(s abi.Server) string {
+	switch {
+	case !s.ToolsRestricted:
+		return "all tools"
+	case len(s.AllowedTools) == 0:
+		return "no tools"
+	}
+	names := make([]string, len(s.AllowedTools))
+	for i, t := range s.AllowedTools {
+		names[i] = t + " (mcp__" + s.ID + "__" + t + ")"
+	}
+	return "only " + strings.Join(names, ", ")
+}
+
+// secretPlaceholder starts every secret placeholder.
+const secretPlaceholder = abi.PlaceholderPrefix + "secret."
+
+// checkSkillSecrets refuses a request whose skills hold a secret placeholder: skill files may
+// land in the checkout and skill text in the prompt, where no secret may go. The host never
+// sends such a request; this keeps a broken one from moving a secret.
+func checkSkillSecrets(skills []abi.Skill) error {
+	for _, sk := range skills {
+		texts := []string{sk.Name, sk.Description, sk.Instructions}
+		for _, r := range sk.Resources {
+			texts = append(texts, r.Path, r.Content)
+		}
+		for _, s := range texts {
+			if strings.Contains(s, secretPlaceholder) {
+				return &abi.Error{Code: abi.CodeInvalidInput, Message: fmt.Sprintf("skill %q holds a secret placeholder", sk.Name)}
+			}
+		}
+	}
+	return nil
+}
+
+// preparedSkill is a skill with its conforming name and description.
+type preparedSkill struct {
+	abi.Skill
+	dir         string
+	description string
+}
+
+// prepareSkills gives every skill a name that satisfies the portable rule (the directory
+// equals it) and a non-empty one-line description, warning about every change.
+func prepareSkills(skills []abi.Skill) ([]preparedSkill, []abi.Warning) {
+	names := make([]string, len(skills))
+	for i, sk := range skills {
+		names[i] = sk.Name
+	}
+	dirs := format.SkillNames(names)
+	out := make([]preparedSkill, len(skills))
+	var warns []abi.Warning
+	for i, sk := range skills {
+		p := preparedSkill{Skill: sk, dir: dirs[i]}
+		if p.dir != sk.Name {
+			warns = append(warns, abi.Warning{Code: warnSkillRenamed, Skill: sk.Name,
+				Message: fmt.Sprintf("skill name %q does not satisfy the portable skill-name rule; rendered as %q", sk.Name, p.dir)})
+		}
+		desc, changed := format.SkillDescription(sk.Description)
+		switch {
+		case desc == "":
+			desc = format.GeneratedSkillDescription(p.dir)
+			warns = append(warns, abi.Warning{Code: warnSkillDesc, Skill: sk.Name,
+				Message: "skill has no description, which harnesses skip; a generated one is rendered"})
+		case changed:
+			warns = append(warns, abi.Warning{Code: warnSkillDescFix, Skill: sk.Name,
+				Message: fmt.Sprintf("skill description was made one line of at most %d characters", format.MaxSkillDescription)})
+		}
+		p.description = desc
+		out[i] = p
+	}
+	return out, warns
+}
+
+// nativeSkills writes each skill where Claude Code discovers it: <config>/skills/<name>/.
+func nativeSkills(plan *abi.Plan, skills []preparedSkill) error {
+	for _, sk := range skills {
+		doc, err := format.Markdown([]format.Field{{Key: "name", Value: sk.dir}, {Key: "description", Value: sk.description}}, sk.Instructions)
+		if err != nil {
+			return fmt.Errorf("encode skill %s: %w", sk.dir, err)
+		}
+		base := "skills/" + sk.dir + "/"
+		plan.Files = append(plan.Files, abi.File{Root: abi.RootConfig, Path: base + "SKILL.md", Mode: "0644", Format: abi.FormatMarkdown, Content: string(doc)})
+		for _, r := range sk.Resources {
+			plan.Files = append(plan.Files, abi.File{Root: abi.RootConfig, Path: base + r.Path, Mode: "0644", Format: abi.FormatText, Content: r.Content})
+		}
+	}
+	return nil
+}
+
+// foldSkills places each skill's resources under the checkout's .cat-context/skill/<name>/ and
+// returns the prompt section that carries the instructions.
+func foldSkills(plan *abi.Plan, skills []preparedSkill) string {
+	var b strings.Builder
+	b.WriteString("## Skills\n\nFollow these skills when a task calls for them.\n")
+	wrote := false
+	for _, sk := range skills {
+		dir := contextDir + "/skill/" + sk.dir
+		b.WriteString("\n### Skill: " + sk.dir + "\n\n" + sk.description + "\n")
+		if len(sk.Resources) > 0 {
+			b.WriteString("Its files are in " + dir + "/.\n")
+		}
+		b.WriteString("\n" + sk.Instructions)
+		if !strings.HasSuffix(sk.Instructions, "\n") {
+			b.WriteString("\n")
+		}
+		for _, r := range sk.Resources {
+			plan.Files = append(plan.Files, abi.File{Root: abi.RootCheckout, Path: dir + "/" + r.Path, Mode: "0644", Format: abi.FormatText, Content: r.Content})
+			wrote = true
+		}
+	}
+	if wrote {
+		plan.GitExclude = append(plan.GitExclude, contextDir+"/")
+	}
+	return b.String()
+}

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format/formattest"
+)
+
+var update = flag.Bool("update", false, "update golden files")
+
+func loadRequest(t *testing.T, name string) abi.Request {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "requests", name+".json"))
+	require.NoError(t, err, "read request %s", name)
+	var req abi.Request
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&req), "decode request %s", name)
+	return req
+}
+
+func mustRender(t *testing.T, req abi.Request) abi.Plan {
+	t.Helper()
+	plan, err := render(req)
+	require.NoError(t, err, "render(%+v)", req)
+	return plan
+}
+
+func TestGolden(t *testing.T) {
+	for _, name := range []string{"rich", "ambient", "edge", "empty"} {
+		t.Run(name, func(t *testing.T) {
+			req := loadRequest(t, name)
+			plan := mustRender(t, req)
+			formattest.CheckPlan(t, manifest, plan)
+			got := formattest.Archive(plan)
+			again := formattest.Archive(mustRender(t, req))
+			assert.Equal(t, string(got), string(again), "render(%s) twice must give identical bytes", name)
+			formattest.Golden(t, filepath.Join("testdata", name+".txtar"), got, *update)
+		})
+	}
+}
+
+func TestManifest(t *testing.T) {
+	assert.Equal(t, abi.Manifest{
+		Name: "render.claude", Version: "1.0.0", ABIVersion: abi.Version, Harness: "claude",
+		Transports: []string{"stdio", "http"}, NativeSkills: true, Roots: []string{"config", "run", "checkout"},
+	}, manifest, "manifest")
+}
+
+func stdio(id string, restricted bool, tools ...string) abi.Server {
+	return abi.Server{ID: id, Transport: abi.TransportStdio, Command: "npx", Enabled: true, ToolsRestricted: restricted, AllowedTools: tools}
+}
+
+// allowedTools returns the entries after --allowedTools up to the next flag, or nil when the
+// flag is absent, and checks that the list is closed by --strict-mcp-config.
+func allowedTools(t *testing.T, args []string) []string {
+	t.Helper()
+	require.Equal(t, "--strict-mcp-config", args[len(args)-1], "args %q must end with the boolean --strict-mcp-config so a following prompt is not read as a tool", args)
+	for i, a := range args {
+		if a != "--allowedTools" {
+			continue
+		}
+		out := []string{}
+		for _, e := range args[i+1:] {
+			if strings.HasPrefix(e, "-") {
+				return out
+			}
+			out = append(out, e)
+		}
+		return out
+	}
+	return nil
+}
+
+func TestAllowedTools(t *testing.T) {
+	tests := []struct {
+		name    string
+		servers []abi.Server
+		want    []string // mcp__ rules; nil: no --allowedTools at all
+	}{
+		{"unrestricted only", []abi.Server{stdio("a", false), stdio("b", false)}, nil},
+		{"mixed", []abi.Server{stdio("a", true, "read", "write"), stdio("b", false)}, []string{"mcp__a__read", "mcp__a__write", "mcp__b"}},
+		{"empty list restricts", []abi.Server{stdio("a", true), stdio("b", true, "x")}, []string{"mcp__b__x"}},
+		{"all restricted to nothing", []abi.Server{stdio("a", true)}, []string{}},
+		{"disabled server gives no rule", []abi.Server{func() abi.Server { s := stdio("a", false); s.Enabled = false; return s }(), stdio("b", true, "x")}, []string{"mcp__b__x"}},
+		{"unsupported transport gives no rule", []abi.Server{{ID: "a", Transport: "sse", Enabled: true}, stdio("b", true, "x")}, []string{"mcp__b__x"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			plan := mustRender(t, abi.Request{ABIVersion: abi.Version, Servers: tc.servers})
+			assert.Equal(t, []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json"}, plan.Args[:2], "args must start with --mcp-config")
+			got := allowedTools(t, plan.Args)
+			if tc.want == nil {
+				assert.Nil(t, got, "render(%s): args %q must not carry --allowedTools", tc.name, plan.Args)
+				return
+			}
+			require.NotNil(t, got, "render(%s): args %q must carry --allowedTools", tc.name, plan.Args)
+			assert.Equal(t, builtinTools, got[:len(builtinTools)], "render(%s): built-in tools come first", tc.name)
+			assert.Equal(t, tc.want, got[len(builtinTools):], "render(%s): mcp__ rules", tc.name)
+		})
+	}
+}
+
+func TestBuiltinToolsMatchFormats(t *testing.T) {
+	assert.Len(t, builtinTools, 23, "FORMATS.md §1.3 lists 23 default -p tools")
+	seen := map[string]bool{}
+	for _, tool := range builtinTools {
+		assert.False(t, seen[tool], "built-in tool %s listed twice", tool)
+		seen[tool] = true
+	}
+}
+
+// decodeServers parses mcp-servers.json out of plan.
+func decodeServers(t *testing.T, plan abi.Plan) (abi.File, map[string]map[string]any) {
+	t.Helper()
+	for _, f := range plan.Files {
+		if f.Root == abi.RootRun && f.Path == "mcp-servers.json" {
+			var doc struct {
+				MCPServers map[string]map[string]any `json:"mcpServers"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(f.Content), &doc), "parse mcp-servers.json:\n%s", f.Content)
+			require.NotNil(t, doc.MCPServers, "mcp-servers.json must hold an mcpServers object:\n%s", f.Content)
+			return f, doc.MCPServers
+		}
+	}
+	require.FailNow(t, "plan has no run/mcp-servers.json")
+	return abi.File{}, nil
+}
+
+func TestServerEntries(t *testing.T) {
+	secretHeader := abi.Server{ID: "h", Transport: abi.TransportHTTP, URL: "https://h.example/mcp", Enabled: true,
+		Headers: []abi.Pair{{Name: "Authorization", Value: "Bearer {{loadout.secret.1}}", Secret: true}}}
+	tests := []struct {
+		name       string
+		server     abi.Server
+		want       map[string]any // nil: not rendered
+		wantSecret bool
+		wantWarn   string
+	}{
+		{"stdio", abi.Server{ID: "s", Transport: "stdio", Command: "/bin/x", Args: []string{"a"}, Enabled: true,
+			HostEnv: []abi.Pair{{Name: "HOME", Value: "/h"}, {Name: "PATH", Value: "/bin"}}, Env: []abi.Pair{{Name: "HOME", Value: "/own"}}},
+			map[string]any{"type": "stdio", "command": "/bin/x", "args": []any{"a"}, "env": map[string]any{"HOME": "/own", "PATH": "/bin"}}, false, ""},
+		{"http secret header", secretHeader,
+			map[string]any{"type": "http", "url": "https://h.example/mcp", "headers": map[string]any{"Authorization": "Bearer {{loadout.secret.1}}"}}, true, ""},
+		{"secret env", abi.Server{ID: "s", Transport: "stdio", Command: "x", Enabled: true, Env: []abi.Pair{{Name: "T", Value: "{{loadout.secret.1}}", Secret: true}}},
+			map[string]any{"type": "stdio", "command": "x", "env": map[string]any{"T": "{{loadout.secret.1}}"}}, true, ""},
+		{"timeout ms", abi.Server{ID: "s", Transport: "stdio", Command: "x", Enabled: true, Timeout: 1.5},
+			map[string]any{"type": "stdio", "command": "x", "timeout": 1500.0}, false, ""},
+		{"timeout below minimum", abi.Server{ID: "s", Transport: "stdio", Command: "x", Enabled: true, Timeout: 0.1},
+			map[string]any{"type": "stdio", "command": "x", "timeout": 1000.0}, false, warnTimeout},
+		{"cwd dropped", abi.Server{ID: "s", Transport: "stdio", Command: "x", Enabled: true, Cwd: "/w"},
+			map[string]any{"type": "stdio", "command": "x"}, false, warnCwd},
+		{"disabled", abi.Server{ID: "s", Transport: "stdio", Command: "x"}, nil, false, warnDisabled},
+		{"sse", abi.Server{ID: "s", Transport: "sse", URL: "https://x", Enabled: true}, nil, false, warnTransport},
+		{"reserved", abi.Server{ID: "constructor", Transport: "stdio", Command: "x", Enabled: true}, nil, false, warnReserved},
+		{"expansion in url", abi.Server{ID: "s", Transport: "http", URL: "https://x/${HOME}", Enabled: true}, nil, false, warnExpansion},
+		{"expansion in host env", abi.Server{ID: "s", Transport: "stdio", Command: "x", Enabled: true, HostEnv: []abi.Pair{{Name: "X", Value: "${Y}"}}}, nil, false, warnExpansion},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			plan := mustRender(t, abi.Request{ABIVersion: abi.Version, Servers: []abi.Server{tc.server}})
+			formattest.CheckPlan(t, manifest, plan)
+			f, servers := decodeServers(t, plan)
+			assert.Equal(t, tc.wantSecret, f.Secret, "render(%s): mcp-servers.json Secret", tc.name)
+			assert.Equal(t, "0600", f.Mode, "render(%s): mcp-servers.json mode", tc.name)
+			if tc.want == nil {
+				assert.NotContains(t, servers, tc.server.ID, "render(%s) must not render the server", tc.name)
+				assert.NotContains(t, plan.Prompt, tc.server.ID, "render(%s): the prompt must not offer the server", tc.name)
+			} else {
+				assert.Equal(t, tc.want, servers[tc.server.ID], "render(%s): server entry", tc.name)
+				assert.Contains(t, plan.Prompt, "- "+tc.server.ID+": all tools", "render(%s): the prompt states the tools", tc.name)
+			}
+			var codes []string
+			for _, w := range plan.Warnings {
+				codes = append(codes, w.Code)
+				assert.Equal(t, tc.server.ID, w.Server, "render(%s): warning %s names the server", tc.name, w.Code)
+			}
+			if tc.wantWarn == "" {
+				assert.Empty(t, codes, "render(%s): warnings", tc.name)
+			} else {
+				assert.Equal(t, []string{tc.wantWarn}, codes, "render(%s): warnings", tc.name)
+			}
+		})
+	}
+}
+
+func TestSkillsPlacement(t *testing.T) {
+	skills := []abi.Skill{{Name: "My_Skill", Instructions: "do", Resources: []abi.Resource{{Path: "r/a.md", Content: "A"}}}}
+	t.Run("isolated", func(t *testing.T) {
+		plan := mustRender(t, abi.Request{Skills: skills})
+		formattest.CheckPlan(t, manifest, plan)
+		var paths []string
+		for _, f := range plan.Files {
+			paths = append(paths, f.Root+"/"+f.Path)
+		}
+		assert.Equal(t, []string{"run/mcp-servers.json", "config/skills/my-skill/SKILL.md", "config/skills/my-skill/r/a.md"}, paths, "files of an isolated run")
+		fm := formattest.FrontMatter(t, plan.Files[1].Content)
+		assert.Equal(t, "my-skill", fm["name"], "front matter name equals the directory")
+		assert.NotEmpty(t, fm["description"], "a generated description")
+		assert.Equal(t, []abi.Pair{{Name: "CLAUDE_CONFIG_DIR", Value: "{{loadout.root.config}}"}}, plan.Env, "env of an isolated run")
+		assert.Empty(t, plan.GitExclude, "nothing in the checkout")
+	})
+	t.Run("ambient", func(t *testing.T) {
+		plan := mustRender(t, abi.Request{Run: abi.Run{AmbientAuth: true}, Skills: skills})
+		formattest.CheckPlan(t, manifest, plan)
+		require.Len(t, plan.Files, 2, "mcp config and one resource")
+		assert.Equal(t, abi.File{Root: abi.RootCheckout, Path: ".cat-context/skill/my-skill/r/a.md", Mode: "0644", Format: abi.FormatText, Content: "A"}, plan.Files[1], "resource in the checkout")
+		assert.Equal(t, []string{".cat-context/"}, plan.GitExclude, "gitExclude of an ambient run")
+		assert.Contains(t, plan.Prompt, "\ndo\n", "instructions folded into the prompt")
+		assert.Empty(t, plan.Env, "an ambient run keeps the user's config home")
+	})
+}
+
+// FuzzRender checks the plan properties and the JSON round trip on requests built from fuzzed
+// strings.
+func FuzzRender(f *testing.F) {
+	f.Add("id", "arg\n\"x\"", "K", "v\u2028<&>", "tool", "My_Skill", "desc\nmore", "https://x.example/", false)
+	f.Add("a_b", "${HOME}", "HOME", "{{loadout.secret.1}}", "", "..", "", "http://127.0.0.1/", true)
+	f.Fuzz(func(t *testing.T, id, arg, key, val, tool, skill, desc, url string, ambient bool) {
+		req := abi.Request{ABIVersion: abi.Version, Run: abi.Run{AmbientAuth: ambient},
+			Servers: []abi.Server{
+				{ID: id, Transport: abi.TransportStdio, Command: "cmd", Args: []string{arg}, Env: []abi.Pair{{Name: key, Value: val, Secret: strings.Contains(val, "{{loadout.secret.")}}, Enabled: true, ToolsRestricted: tool != "", AllowedTools: []string{tool}},
+				{ID: id + "-h", Transport: abi.TransportHTTP, URL: url, Headers: []abi.Pair{{Name: key, Value: val, Secret: true}}, Enabled: true},
+			},
+			Skills: []abi.Skill{{Name: skill, Description: desc, Instructions: arg, Resources: []abi.Resource{{Path: "f.md", Content: val}}}},
+		}
+		if strings.Contains(arg+val+skill+desc, formattest.SecretPrefix) {
+			_, err := render(req)
+			var e *abi.Error
+			require.ErrorAs(t, err, &e, "render of skills holding a secret placeholder must fail")
+			assert.Equal(t, abi.CodeInvalidInput, e.Code, "error code")
+			return
+		}
+		plan := mustRender(t, req)
+		formattest.CheckPlan(t, manifest, plan)
+		assert.Equal(t, string(formattest.Archive(plan)), string(formattest.Archive(mustRender(t, req))), "render must be deterministic")
+		_, servers := decodeServers(t, plan)
+		if got, ok := servers[id]; ok {
+			assert.Equal(t, "cmd", got["command"], "command round trip")
+			assert.Equal(t, []any{strings.ToValidUTF8(arg, "\uFFFD")}, got["args"], "args round trip")
+		} else {
+			assert.NotEmpty(t, plan.Warnings, "a server that is not rendered must be reported")
+		}
+	})
+}

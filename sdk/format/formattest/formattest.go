@@ -1,0 +1,172 @@
+// Package formattest holds the test helpers the renderer plugins share: a deterministic txtar
+// serialization of a plan for golden files, the golden comparison itself, and the plan
+// properties every renderer must keep (secret placement, modes, roots, parseable files).
+//
+// It is for tests only: unlike sdk/format it depends on third-party parsers (BurntSushi/toml,
+// go.yaml.in/yaml/v3) and on testify. Its functions are safe for concurrent use.
+package formattest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/loadout-dev/loadout/sdk/abi"
+)
+
+// SecretPrefix starts every secret placeholder.
+const SecretPrefix = "{{loadout.secret."
+
+// Archive serializes p as a txtar archive, deterministically: sections "args", "env", "prompt",
+// "gitexclude" and "warnings" (list entries one per line, Go-quoted so that any byte survives),
+// then one section per file in plan order, named "file <root>/<path>" with its mode, format and
+// secret flag, holding the content byte for byte (a content without a final newline gets one,
+// and the header says "eol=none").
+func Archive(p abi.Plan) []byte {
+	var b bytes.Buffer
+	section := func(name string) { fmt.Fprintf(&b, "-- %s --\n", name) }
+	section("args")
+	for _, a := range p.Args {
+		b.WriteString(strconv.Quote(a) + "\n")
+	}
+	section("env")
+	for _, e := range p.Env {
+		b.WriteString(strconv.Quote(e.Name) + "=" + strconv.Quote(e.Value))
+		if e.Secret {
+			b.WriteString(" secret")
+		}
+		b.WriteString("\n")
+	}
+	section("prompt")
+	b.WriteString(p.Prompt)
+	if p.Prompt != "" && !strings.HasSuffix(p.Prompt, "\n") {
+		b.WriteString("\n")
+	}
+	section("gitexclude")
+	for _, g := range p.GitExclude {
+		b.WriteString(strconv.Quote(g) + "\n")
+	}
+	section("warnings")
+	for _, w := range p.Warnings {
+		fmt.Fprintf(&b, "%s server=%q skill=%q %s\n", w.Code, w.Server, w.Skill, strconv.Quote(w.Message))
+	}
+	for _, f := range p.Files {
+		eol := ""
+		if f.Content != "" && !strings.HasSuffix(f.Content, "\n") {
+			eol = " eol=none"
+		}
+		fmt.Fprintf(&b, "-- file %s/%s mode=%s format=%s secret=%t%s --\n", f.Root, f.Path, f.Mode, f.Format, f.Secret, eol)
+		b.WriteString(f.Content)
+		if eol != "" {
+			b.WriteString("\n")
+		}
+	}
+	return b.Bytes()
+}
+
+// Golden compares got with the golden file at name, or rewrites the file when update is set.
+func Golden(tb testing.TB, name string, got []byte, update bool) {
+	tb.Helper()
+	if update {
+		require.NoError(tb, os.MkdirAll(filepath.Dir(name), 0o755), "create the golden directory of %s", name)
+		require.NoError(tb, os.WriteFile(name, got, 0o644), "write golden %s", name)
+		return
+	}
+	want, err := os.ReadFile(name)
+	require.NoError(tb, err, "read golden %s (run the test with -update to create it)", name)
+	assert.Equal(tb, string(want), string(got), "rendered plan differs from golden %s (run with -update after checking the diff)", name)
+}
+
+// CheckPlan asserts the properties every renderer's plan must have, whatever its format:
+//   - every file is under a root the manifest declares, at a clean, local, slash-separated path,
+//     and no two files share a root and path;
+//   - a file holding a secret placeholder is Secret, and every Secret file has mode 0600 and is
+//     not under the checkout root;
+//   - no secret placeholder appears in args, env, the prompt or gitExclude;
+//   - json files parse as one JSON value, toml files parse as TOML, markdown files named SKILL.md
+//     open with a YAML front matter holding a non-empty name and description;
+//   - every warning has a code.
+func CheckPlan(tb testing.TB, m abi.Manifest, p abi.Plan) {
+	tb.Helper()
+	roots := map[string]bool{}
+	for _, r := range m.Roots {
+		roots[r] = true
+	}
+	seen := map[string]bool{}
+	for _, f := range p.Files {
+		where := f.Root + "/" + f.Path
+		assert.True(tb, roots[f.Root], "file %s: root %q is not declared by manifest %s", where, f.Root, m.Name)
+		assert.True(tb, isCleanLocal(f.Path), "file %s: path must be clean, local and slash-separated", where)
+		assert.False(tb, seen[where], "file %s appears twice in the plan", where)
+		seen[where] = true
+		if strings.Contains(f.Content, SecretPrefix) {
+			assert.True(tb, f.Secret, "file %s holds a secret placeholder but is not marked Secret", where)
+		}
+		if f.Secret {
+			assert.Equal(tb, "0600", f.Mode, "secret file %s must have mode 0600", where)
+			assert.NotEqual(tb, abi.RootCheckout, f.Root, "secret file %s must not be under the checkout", where)
+		}
+		switch f.Format {
+		case abi.FormatJSON:
+			dec := json.NewDecoder(strings.NewReader(f.Content))
+			var v any
+			assert.NoError(tb, dec.Decode(&v), "file %s: json must parse:\n%s", where, f.Content)
+			assert.False(tb, dec.More(), "file %s: json must hold one value", where)
+		case abi.FormatTOML:
+			var v map[string]any
+			_, err := toml.Decode(f.Content, &v)
+			assert.NoError(tb, err, "file %s: toml must parse:\n%s", where, f.Content)
+		case abi.FormatMarkdown:
+			if path.Base(f.Path) == "SKILL.md" {
+				fm := FrontMatter(tb, f.Content)
+				assert.NotEmpty(tb, fm["name"], "file %s: front matter needs a name", where)
+				assert.NotEmpty(tb, fm["description"], "file %s: front matter needs a description", where)
+			}
+		case abi.FormatText:
+		default:
+			assert.Fail(tb, "unknown format", "file %s: format %q", where, f.Format)
+		}
+	}
+	for _, a := range p.Args {
+		assert.NotContains(tb, a, SecretPrefix, "arg %q holds a secret placeholder", a)
+	}
+	for _, e := range p.Env {
+		assert.NotContains(tb, e.Value, SecretPrefix, "env %s holds a secret placeholder", e.Name)
+	}
+	assert.NotContains(tb, p.Prompt, SecretPrefix, "the prompt holds a secret placeholder")
+	for _, g := range p.GitExclude {
+		assert.NotContains(tb, g, SecretPrefix, "gitExclude %q holds a secret placeholder", g)
+	}
+	for _, w := range p.Warnings {
+		assert.NotEmpty(tb, w.Code, "warning %q has no code", w.Message)
+	}
+}
+
+// FrontMatter parses the YAML front matter of a markdown document and returns it.
+func FrontMatter(tb testing.TB, doc string) map[string]any {
+	tb.Helper()
+	require.True(tb, strings.HasPrefix(doc, "---\n"), "document must open with a --- line:\n%s", doc)
+	end := strings.Index(doc[4:], "\n---\n")
+	require.GreaterOrEqual(tb, end, 0, "document must close its front matter with a --- line:\n%s", doc)
+	var m map[string]any
+	require.NoError(tb, yaml.Unmarshal([]byte(doc[4:4+end+1]), &m), "front matter must be YAML:\n%s", doc)
+	return m
+}
+
+func isCleanLocal(p string) bool {
+	if p == "" || strings.ContainsAny(p, "\\\x00") || path.IsAbs(p) || path.Clean(p) != p {
+		return false
+	}
+	return filepath.IsLocal(filepath.FromSlash(p))
+}
