@@ -1,0 +1,62 @@
+package server
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the server's Prometheus collectors. Label values are bounded: harness is a loaded
+// plugin's harness or "unknown"/"none", outcome and kind are the fixed sets of this package,
+// reason is a stable diagnostic code.
+type metrics struct {
+	requests *prometheus.CounterVec   // loadout_render_requests_total{harness,outcome}
+	duration *prometheus.HistogramVec // loadout_render_duration_seconds{harness}
+	denials  *prometheus.CounterVec   // loadout_policy_denials_total{reason}
+	plugin   *prometheus.CounterVec   // loadout_plugin_failures_total{kind}
+	reloads  *prometheus.CounterVec   // loadout_reloads_total{result}
+	inflight prometheus.Gauge         // loadout_inflight_requests
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "loadout_render_requests_total",
+			Help: "Render requests answered, by harness and outcome.",
+		}, []string{"harness", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "loadout_render_duration_seconds",
+			Help:    "Time spent in the render pipeline per request, by harness.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"harness"}),
+		denials: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "loadout_policy_denials_total",
+			Help: "Entries the parser or the policy dropped or changed, by diagnostic code.",
+		}, []string{"reason"}),
+		plugin: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "loadout_plugin_failures_total",
+			Help: "Renders that failed in the plugin or its plan check, by kind.",
+		}, []string{"kind"}),
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "loadout_reloads_total",
+			Help: "Renderer loads (the first one and every reload), by result.",
+		}, []string{"result"}),
+		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "loadout_inflight_requests",
+			Help: "Render requests being handled, queued ones included.",
+		}),
+	}
+	var errs []error
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.denials, m.plugin, m.reloads, m.inflight} {
+		if err := reg.Register(c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	// Make the result label values visible before the first reload.
+	m.reloads.WithLabelValues("ok")
+	m.reloads.WithLabelValues("error")
+	return m, nil
+}

@@ -1,0 +1,410 @@
+// Package server is loadout's HTTP API: `POST /v1/render` runs the same render as
+// `loadout render --format json`, `GET /v1/plugins` lists the loaded plugins, `GET /healthz`
+// reports whether a good renderer set is loaded, and `GET /metrics` serves Prometheus metrics.
+//
+// # Ownership and lifecycle
+//
+// A Server owns every Renderer its Loader returns. New loads the first set (fail closed: no good
+// set, no server). Reload (on SIGHUP, called by the command, or on a file change seen by the
+// watcher Serve runs) loads a fresh set and swaps it in atomically; requests in flight finish on
+// the set they started with, and a replaced set is closed once its last request is done
+// (reference counting). A failed reload keeps the last good set. Serve stops on context
+// cancellation: it stops accepting, lets in-flight requests finish within ShutdownGrace, then
+// closes the renderer. Close releases the current set without serving.
+//
+// # Concurrency
+//
+// A Server is safe for concurrent use: its handler serves requests concurrently, Reload may be
+// called from any goroutine (reloads are serialized), and Plugins/Healthy read the current set
+// under a lock. Renders are bounded by MaxConcurrent slots; a request over the limit waits up to
+// QueueWait for a slot and is then answered 503 with Retry-After.
+//
+// # Secrets
+//
+// Request bodies are never logged. Error messages answered to clients or logged are scrubbed of
+// every value the request carried under an "env", "headers" or "tokens" member (raw and
+// escaped spellings), so a parser or plugin error that quotes a value cannot echo a secret.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/loadout-dev/loadout/host"
+	"github.com/loadout-dev/loadout/host/spec"
+)
+
+// Renderer is what the server renders with: *host.Host implements it. A Renderer must be safe
+// for concurrent use; the server calls Close exactly once, after the last Render on it returned.
+type Renderer interface {
+	Render(ctx context.Context, rr host.RenderRequest) (*host.Result, error)
+	Plugins() []host.PluginInfo
+	Close(ctx context.Context) error
+}
+
+// Loader builds a fresh Renderer from disk (policies and plugins). It is called once by New and
+// once per reload, never concurrently with itself. The server owns the Renderer it returns.
+type Loader func(ctx context.Context) (Renderer, error)
+
+// Defaults for the zero values of Config.
+const (
+	DefaultAddr          = "127.0.0.1:8080"
+	DefaultMaxBody       = 1 << 20
+	DefaultTimeout       = 10 * time.Second
+	DefaultQueueWait     = 100 * time.Millisecond
+	DefaultShutdownGrace = 15 * time.Second
+	DefaultDebounce      = 250 * time.Millisecond
+)
+
+// Config configures a Server. Its zero value works except for Loader, which is required. New
+// copies it; changing it afterwards has no effect.
+type Config struct {
+	// Loader builds the renderer set (required).
+	Loader Loader
+	// Addr is the address ListenAndServe listens on; default DefaultAddr.
+	Addr string
+	// MaxBody is the largest request body accepted, in bytes; larger bodies get 413. Default
+	// DefaultMaxBody (1 MiB).
+	MaxBody int64
+	// MaxConcurrent bounds the renders running at once; default 2×GOMAXPROCS.
+	MaxConcurrent int
+	// QueueWait is how long a render over the limit waits for a slot before it is answered 503;
+	// default DefaultQueueWait, a negative value answers 503 at once.
+	QueueWait time.Duration
+	// Timeout bounds each render request (body read and render); default DefaultTimeout. A render
+	// cut short by it is answered 503 with code "timeout".
+	Timeout time.Duration
+	// ShutdownGrace is how long Serve lets in-flight requests finish after its context is
+	// cancelled before it cancels them; default DefaultShutdownGrace.
+	ShutdownGrace time.Duration
+	// Roots, when set, makes every render materialize under Roots/<request id>/{config,run,
+	// checkout} (created with mode 0700; removed again when the render fails). When empty, renders
+	// are dry runs that return the plan only.
+	Roots string
+	// HostEnv is the host environment the policy filters into each stdio server's spawn
+	// environment (host.RenderRequest.HostEnv).
+	HostEnv []spec.Pair
+	// Watch lists policy directories (watched recursively) and plugin files whose changes
+	// trigger a reload while Serve runs.
+	Watch []string
+	// Debounce is how long the watcher waits for changes to settle before it reloads; default
+	// DefaultDebounce.
+	Debounce time.Duration
+	// Logger receives the access log (info) and reload and failure logs; nil discards.
+	Logger *slog.Logger
+	// Registry receives the server's metrics and is what /metrics serves; nil makes a fresh
+	// registry with the Go and process collectors.
+	Registry *prometheus.Registry
+}
+
+// Server is the HTTP API. Build one with New.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	reg     *prometheus.Registry
+	metrics *metrics
+	handler http.Handler
+	sem     chan struct{}
+
+	reloadMu sync.Mutex // serializes Reload
+
+	mu     sync.Mutex // guards cur, closed, gen and the refs of every set
+	cur    *set
+	closed bool
+	gen    uint64
+
+	idPrefix string
+	idSeq    uint64 // guarded by mu
+
+	active atomic.Int64 // render handlers running
+}
+
+// set is one loaded Renderer with its reference count. refs counts the requests using it plus
+// one while it is current; the set is closed when refs drops to zero.
+type set struct {
+	r         Renderer
+	plugins   []host.PluginInfo
+	harnesses map[string]bool
+	gen       uint64
+	loadedAt  time.Time
+	refs      int64 // guarded by Server.mu
+}
+
+// New validates cfg, registers the metrics and loads the first renderer set. It fails when the
+// Loader fails: the server never starts without a good set.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Loader == nil {
+		return nil, errors.New("server: config has no loader")
+	}
+	if cfg.Addr == "" {
+		cfg.Addr = DefaultAddr
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = 2 * runtime.GOMAXPROCS(0)
+	}
+	if cfg.QueueWait == 0 {
+		cfg.QueueWait = DefaultQueueWait
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.ShutdownGrace <= 0 {
+		cfg.ShutdownGrace = DefaultShutdownGrace
+	}
+	if cfg.Debounce <= 0 {
+		cfg.Debounce = DefaultDebounce
+	}
+	cfg.HostEnv = append([]spec.Pair(nil), cfg.HostEnv...)
+	cfg.Watch = append([]string(nil), cfg.Watch...)
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	reg := cfg.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	m, err := newMetrics(reg)
+	if err != nil {
+		return nil, fmt.Errorf("server: register metrics: %w", err)
+	}
+	prefix, err := randomHex(6)
+	if err != nil {
+		return nil, fmt.Errorf("server: request id prefix: %w", err)
+	}
+	s := &Server{
+		cfg:      cfg,
+		log:      log,
+		reg:      reg,
+		metrics:  m,
+		sem:      make(chan struct{}, cfg.MaxConcurrent),
+		idPrefix: prefix,
+	}
+	r, err := cfg.Loader(ctx)
+	if err != nil {
+		m.reloads.WithLabelValues("error").Inc()
+		return nil, fmt.Errorf("server: load renderer: %w", err)
+	}
+	m.reloads.WithLabelValues("ok").Inc()
+	s.gen = 1
+	s.cur = newSet(r, s.gen)
+	s.handler = s.routes()
+	log.Info("renderer loaded", "generation", s.cur.gen, "plugins", len(s.cur.plugins))
+	return s, nil
+}
+
+func newSet(r Renderer, gen uint64) *set {
+	st := &set{r: r, plugins: r.Plugins(), harnesses: map[string]bool{}, gen: gen, loadedAt: time.Now(), refs: 1}
+	if st.plugins == nil {
+		st.plugins = []host.PluginInfo{}
+	}
+	for _, p := range st.plugins {
+		st.harnesses[p.Harness] = true
+	}
+	return st
+}
+
+// Handler returns the server's HTTP handler (the routes of the package doc).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// acquire returns the current set with a reference taken, or nil once the server is closed.
+func (s *Server) acquire() *set {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.cur == nil {
+		return nil
+	}
+	s.cur.refs++
+	return s.cur
+}
+
+// release drops one reference to st and closes its renderer when it was the last.
+func (s *Server) release(st *set) {
+	s.mu.Lock()
+	st.refs--
+	last := st.refs == 0
+	s.mu.Unlock()
+	if last {
+		s.closeSet(st)
+	}
+}
+
+func (s *Server) closeSet(st *set) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
+	defer cancel()
+	if err := st.r.Close(ctx); err != nil {
+		s.log.Error("close renderer", "generation", st.gen, "err", err)
+		return
+	}
+	s.log.Debug("renderer closed", "generation", st.gen)
+}
+
+// Reload builds a fresh renderer set with the Loader and swaps it in. On failure the last good
+// set stays, the failure is logged at error level and counted, and the error is returned.
+func (s *Server) Reload(ctx context.Context) error {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	start := time.Now()
+	r, err := s.cfg.Loader(ctx)
+	if err != nil {
+		s.metrics.reloads.WithLabelValues("error").Inc()
+		s.log.Error("reload failed; keeping the loaded renderer", "err", err, "duration", time.Since(start))
+		return fmt.Errorf("reload: %w", err)
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.metrics.reloads.WithLabelValues("error").Inc()
+		s.closeSet(&set{r: r})
+		return errors.New("reload: server is closed")
+	}
+	s.gen++
+	next := newSet(r, s.gen)
+	old := s.cur
+	s.cur = next
+	s.mu.Unlock()
+	s.metrics.reloads.WithLabelValues("ok").Inc()
+	s.log.Info("renderer reloaded", "generation", next.gen, "plugins", len(next.plugins), "duration", time.Since(start))
+	if old != nil {
+		s.release(old)
+	}
+	return nil
+}
+
+// Plugins returns the plugins of the current set (nil once closed).
+func (s *Server) Plugins() []host.PluginInfo {
+	st := s.acquire()
+	if st == nil {
+		return nil
+	}
+	defer s.release(st)
+	return append([]host.PluginInfo(nil), st.plugins...)
+}
+
+// Close releases the current renderer set: it is closed now, or when the last request using it
+// finishes. Later requests are answered 503. Close is idempotent.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	cur := s.cur
+	s.cur = nil
+	s.mu.Unlock()
+	if cur != nil {
+		s.release(cur)
+	}
+}
+
+// ListenAndServe listens on Config.Addr and calls Serve.
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", s.cfg.Addr, err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves on ln until ctx is cancelled, running the file watcher when Config.Watch is set.
+// Then it shuts down gracefully: it stops accepting, lets in-flight requests finish within
+// ShutdownGrace, cancels the rest, waits for them, and closes the renderer. It returns nil after
+// a clean shutdown. Serve takes ownership of ln.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	baseCtx, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelBase()
+	hs := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       s.cfg.Timeout,
+		WriteTimeout:      s.cfg.Timeout + 5*time.Second,
+		IdleTimeout:       60 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		BaseContext:       func(net.Listener) context.Context { return baseCtx },
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	if len(s.cfg.Watch) > 0 {
+		w, err := s.newWatcher()
+		if err != nil {
+			ln.Close()
+			s.Close()
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.run(watchCtx)
+		}()
+	}
+
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	s.log.Info("serving", "addr", ln.Addr().String())
+
+	select {
+	case err := <-errc:
+		stopWatch()
+		s.Close()
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	stopWatch()
+	s.log.Info("shutting down", "grace", s.cfg.ShutdownGrace)
+	graceCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
+	defer cancel()
+	err := hs.Shutdown(graceCtx)
+	if err != nil {
+		s.log.Warn("grace period over; cancelling in-flight requests", "err", err)
+		cancelBase()
+		err = hs.Close()
+	}
+	<-errc // http.ErrServerClosed
+	s.Close()
+	// Wait for the sets to be closed: handlers still running after a forced close release
+	// their references as they return.
+	s.waitClosed()
+	if err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+// waitClosed waits until the last set was closed or the grace period passed again.
+func (s *Server) waitClosed() {
+	deadline := time.Now().Add(s.cfg.ShutdownGrace)
+	for time.Now().Before(deadline) {
+		if s.active.Load() == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// newRequestID returns a process-unique request id: a random per-server prefix and a sequence
+// number, safe as a directory name.
+func (s *Server) newRequestID() string {
+	s.mu.Lock()
+	s.idSeq++
+	n := s.idSeq
+	s.mu.Unlock()
+	return fmt.Sprintf("%s-%08d", s.idPrefix, n)
+}
