@@ -55,7 +55,6 @@ var builtinTools = []string{
 
 const (
 	mcpConfigPath = "mcp-servers.json"
-	contextDir    = ".cat-context"
 	// maxToolName is the longest tool name the API accepts; Claude drops longer ones.
 	maxToolName = 128
 	// maxTimeoutMS is the largest delay a Node timer honours; a larger one fires at once.
@@ -64,16 +63,13 @@ const (
 
 // Warning codes this plugin emits.
 const (
-	warnTransport    = "transport_unsupported"
-	warnDisabled     = "server_disabled"
-	warnReserved     = "server_name_reserved"
-	warnExpansion    = "value_expansion"
-	warnCwd          = "cwd_unsupported"
-	warnTimeout      = "timeout_adjusted"
-	warnToolName     = "tool_name_too_long"
-	warnSkillRenamed = "skill_renamed"
-	warnSkillDesc    = "skill_description_generated"
-	warnSkillDescFix = "skill_description_changed"
+	warnTransport = "transport_unsupported"
+	warnDisabled  = "server_disabled"
+	warnReserved  = "server_name_reserved"
+	warnExpansion = "value_expansion"
+	warnCwd       = "cwd_unsupported"
+	warnTimeout   = "timeout_adjusted"
+	warnToolName  = "tool_name_too_long"
 )
 
 // reservedNames are JavaScript Object.prototype names Claude Code refuses as server names.
@@ -84,7 +80,8 @@ var reservedNames = map[string]bool{
 }
 
 func render(req abi.Request) (abi.Plan, error) {
-	if err := checkSkillSecrets(req.Skills); err != nil {
+	skills, skillWarns, err := format.PrepareSkills(req.Skills)
+	if err != nil {
 		return abi.Plan{}, err
 	}
 	plan := abi.Plan{Files: []abi.File{}, Args: []string{}, Env: []abi.Pair{}, GitExclude: []string{}, Warnings: []abi.Warning{}}
@@ -108,7 +105,7 @@ func render(req abi.Request) (abi.Plan, error) {
 	}
 	plan.Files = append(plan.Files, abi.File{
 		Root: abi.RootRun, Path: mcpConfigPath, Mode: "0600", Format: abi.FormatJSON,
-		Content: string(content), Secret: secret || strings.Contains(string(content), secretPlaceholder),
+		Content: string(content), Secret: secret || strings.Contains(string(content), abi.PlaceholderPrefix+"secret."),
 	})
 
 	plan.Args = append(plan.Args, "--mcp-config", "{{loadout.root.run}}/"+mcpConfigPath)
@@ -123,22 +120,21 @@ func render(req abi.Request) (abi.Plan, error) {
 	var prompt strings.Builder
 	writeServerPrompt(&prompt, rendered)
 
-	skills, warns := prepareSkills(req.Skills)
-	plan.Warnings = append(plan.Warnings, warns...)
-	if len(skills) > 0 {
-		if req.Run.AmbientAuth {
-			folded := foldSkills(&plan, skills)
-			if folded != "" {
-				if prompt.Len() > 0 {
-					prompt.WriteString("\n")
-				}
-				prompt.WriteString(folded)
-			}
-		} else if err := nativeSkills(&plan, skills); err != nil {
+	plan.Warnings = append(plan.Warnings, skillWarns...)
+	if req.Run.AmbientAuth {
+		files, folded, exclude := format.FoldSkills(skills)
+		plan.Files = append(plan.Files, files...)
+		plan.GitExclude = append(plan.GitExclude, exclude...)
+		if folded != "" && prompt.Len() > 0 {
+			prompt.WriteString("\n")
+		}
+		prompt.WriteString(folded)
+	} else {
+		files, err := format.SkillFiles(abi.RootConfig, "skills", skills)
+		if err != nil {
 			return abi.Plan{}, err
 		}
-	}
-	if !req.Run.AmbientAuth {
+		plan.Files = append(plan.Files, files...)
 		plan.Env = append(plan.Env, abi.Pair{Name: "CLAUDE_CONFIG_DIR", Value: "{{loadout.root.config}}"})
 	}
 	plan.Prompt = prompt.String()
@@ -281,123 +277,8 @@ func writeServerPrompt(b *strings.Builder, servers []abi.Server) {
 	}
 	b.WriteString("## MCP servers\n\nThese MCP servers are configured for this run, each with the tools you may use:\n")
 	for _, s := range servers {
-		b.WriteString("- " + s.ID + ": " + toolSummary(s) + "\n")
+		b.WriteString("- " + s.ID + ": " + format.ToolSummary(s.ToolsRestricted, s.AllowedTools, func(t string) string {
+			return t + " (mcp__" + s.ID + "__" + t + ")"
+		}) + "\n")
 	}
-}
-
-func toolSummary(s abi.Server) string {
-	switch {
-	case !s.ToolsRestricted:
-		return "all tools"
-	case len(s.AllowedTools) == 0:
-		return "no tools"
-	}
-	names := make([]string, len(s.AllowedTools))
-	for i, t := range s.AllowedTools {
-		names[i] = t + " (mcp__" + s.ID + "__" + t + ")"
-	}
-	return "only " + strings.Join(names, ", ")
-}
-
-// secretPlaceholder starts every secret placeholder.
-const secretPlaceholder = abi.PlaceholderPrefix + "secret."
-
-// checkSkillSecrets refuses a request whose skills hold a secret placeholder: skill files may
-// land in the checkout and skill text in the prompt, where no secret may go. The host never
-// sends such a request; this keeps a broken one from moving a secret.
-func checkSkillSecrets(skills []abi.Skill) error {
-	for _, sk := range skills {
-		texts := []string{sk.Name, sk.Description, sk.Instructions}
-		for _, r := range sk.Resources {
-			texts = append(texts, r.Path, r.Content)
-		}
-		for _, s := range texts {
-			if strings.Contains(s, secretPlaceholder) {
-				return &abi.Error{Code: abi.CodeInvalidInput, Message: fmt.Sprintf("skill %q holds a secret placeholder", sk.Name)}
-			}
-		}
-	}
-	return nil
-}
-
-// preparedSkill is a skill with its conforming name and description.
-type preparedSkill struct {
-	abi.Skill
-	dir         string
-	description string
-}
-
-// prepareSkills gives every skill a name that satisfies the portable rule (the directory
-// equals it) and a non-empty one-line description, warning about every change.
-func prepareSkills(skills []abi.Skill) ([]preparedSkill, []abi.Warning) {
-	names := make([]string, len(skills))
-	for i, sk := range skills {
-		names[i] = sk.Name
-	}
-	dirs := format.SkillNames(names)
-	out := make([]preparedSkill, len(skills))
-	var warns []abi.Warning
-	for i, sk := range skills {
-		p := preparedSkill{Skill: sk, dir: dirs[i]}
-		if p.dir != sk.Name {
-			warns = append(warns, abi.Warning{Code: warnSkillRenamed, Skill: sk.Name,
-				Message: fmt.Sprintf("skill name %q does not satisfy the portable skill-name rule; rendered as %q", sk.Name, p.dir)})
-		}
-		desc, changed := format.SkillDescription(sk.Description)
-		switch {
-		case desc == "":
-			desc = format.GeneratedSkillDescription(p.dir)
-			warns = append(warns, abi.Warning{Code: warnSkillDesc, Skill: sk.Name,
-				Message: "skill has no description, which harnesses skip; a generated one is rendered"})
-		case changed:
-			warns = append(warns, abi.Warning{Code: warnSkillDescFix, Skill: sk.Name,
-				Message: fmt.Sprintf("skill description was made one line of at most %d characters", format.MaxSkillDescription)})
-		}
-		p.description = desc
-		out[i] = p
-	}
-	return out, warns
-}
-
-// nativeSkills writes each skill where Claude Code discovers it: <config>/skills/<name>/.
-func nativeSkills(plan *abi.Plan, skills []preparedSkill) error {
-	for _, sk := range skills {
-		doc, err := format.Markdown([]format.Field{{Key: "name", Value: sk.dir}, {Key: "description", Value: sk.description}}, sk.Instructions)
-		if err != nil {
-			return fmt.Errorf("encode skill %s: %w", sk.dir, err)
-		}
-		base := "skills/" + sk.dir + "/"
-		plan.Files = append(plan.Files, abi.File{Root: abi.RootConfig, Path: base + "SKILL.md", Mode: "0644", Format: abi.FormatMarkdown, Content: string(doc)})
-		for _, r := range sk.Resources {
-			plan.Files = append(plan.Files, abi.File{Root: abi.RootConfig, Path: base + r.Path, Mode: "0644", Format: abi.FormatText, Content: r.Content})
-		}
-	}
-	return nil
-}
-
-// foldSkills places each skill's resources under the checkout's .cat-context/skill/<name>/ and
-// returns the prompt section that carries the instructions.
-func foldSkills(plan *abi.Plan, skills []preparedSkill) string {
-	var b strings.Builder
-	b.WriteString("## Skills\n\nFollow these skills when a task calls for them.\n")
-	wrote := false
-	for _, sk := range skills {
-		dir := contextDir + "/skill/" + sk.dir
-		b.WriteString("\n### Skill: " + sk.dir + "\n\n" + sk.description + "\n")
-		if len(sk.Resources) > 0 {
-			b.WriteString("Its files are in " + dir + "/.\n")
-		}
-		b.WriteString("\n" + sk.Instructions)
-		if !strings.HasSuffix(sk.Instructions, "\n") {
-			b.WriteString("\n")
-		}
-		for _, r := range sk.Resources {
-			plan.Files = append(plan.Files, abi.File{Root: abi.RootCheckout, Path: dir + "/" + r.Path, Mode: "0644", Format: abi.FormatText, Content: r.Content})
-			wrote = true
-		}
-	}
-	if wrote {
-		plan.GitExclude = append(plan.GitExclude, contextDir+"/")
-	}
-	return b.String()
 }
