@@ -1,0 +1,769 @@
+package spec
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/loadout-dev/loadout/sdk/abi"
+)
+
+// Field names of the objects whose member names are compared with fields (R11). Keys of env,
+// headers, toolExposure and tokens are free-form and never compared.
+var (
+	requestFields  = []string{"harness", "run", "skills", "mcpServers", "tokens"}
+	runFields      = []string{"ambientAuth", "user"}
+	skillFields    = []string{"name", "description", "instructions", "resources"}
+	resourceFields = []string{"relPath", "content"}
+	serverFields   = []string{
+		"id", "transport", "command", "args", "env", "url", "headers", "allowedTools",
+		"secretKeys", "description", "enabled", "timeout", "exposure", "toolExposure", "cwd",
+		"credentials", "sharedAuthority", "users",
+	}
+)
+
+// Exposures a server or a tool may have; ExposureAlias is accepted and stored as its target.
+const (
+	ExposureDirect   = "direct"
+	ExposureDeferred = "deferred"
+	ExposureCodemode = "codemode"
+	ExposureHidden   = "hidden"
+	ExposureAlias    = "codemode-deferred"
+)
+
+// Credentials modes of a server.
+const (
+	CredentialsUser   = "user"
+	CredentialsShared = "shared"
+)
+
+// Parse decodes a capability request strictly (R11) and applies every Go-side sanitization
+// rule. It returns the sanitized request and one Diagnostic per dropped or changed entry, in
+// request order; or, when the whole request is refused, a *RejectError and no request.
+//
+// Parse does not retain data; the returned values share no memory with it and belong to the
+// caller. Parse is safe to call from several goroutines at once.
+func Parse(data []byte) (*Request, []Diagnostic, error) {
+	root, err := decode(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	if root.kind != kindObject {
+		return nil, nil, reject("", CodeNotObject, "the request is not a JSON object")
+	}
+	if err := checkFolds(&root); err != nil {
+		return nil, nil, err
+	}
+	p := parser{diags: []Diagnostic{}}
+	req := p.request(&root)
+	return req, p.diags, nil
+}
+
+// checkFolds refuses a member of the request, run, a skill, a resource or a server whose name
+// is not a field name but folds to one (R11). It looks at every such object, kept or not.
+func checkFolds(root *value) error {
+	if err := foldCheck(root, requestFields, ""); err != nil {
+		return err
+	}
+	if run, ok := root.get("run"); ok && run.kind == kindObject {
+		if err := foldCheck(run, runFields, "run"); err != nil {
+			return err
+		}
+	}
+	if skills, ok := root.get("skills"); ok && skills.kind == kindArray {
+		for i := range skills.elems {
+			sk := &skills.elems[i]
+			if sk.kind != kindObject {
+				continue
+			}
+			prefix := indexPath("skills", i)
+			if err := foldCheck(sk, skillFields, prefix); err != nil {
+				return err
+			}
+			res, ok := sk.get("resources")
+			if !ok || res.kind != kindArray {
+				continue
+			}
+			for j := range res.elems {
+				if r := &res.elems[j]; r.kind == kindObject {
+					if err := foldCheck(r, resourceFields, indexPath(prefix+".resources", j)); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	if servers, ok := root.get("mcpServers"); ok && servers.kind == kindArray {
+		for i := range servers.elems {
+			if s := &servers.elems[i]; s.kind == kindObject {
+				if err := foldCheck(s, serverFields, indexPath("mcpServers", i)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func foldCheck(obj *value, fields []string, prefix string) error {
+	for i := range obj.members {
+		name := obj.members[i].name
+		if isField(name, fields) {
+			continue
+		}
+		for _, f := range fields {
+			if strings.EqualFold(name, f) {
+				return reject(memberPath(prefix, name), CodeFoldedMember,
+					"member name "+strconv.Quote(name)+" is not the field "+strconv.Quote(f)+" but folds to it")
+			}
+		}
+	}
+	return nil
+}
+
+func isField(name string, fields []string) bool {
+	for _, f := range fields {
+		if name == f {
+			return true
+		}
+	}
+	return false
+}
+
+// parser collects diagnostics while one request is sanitized. It is used by one goroutine.
+type parser struct {
+	diags []Diagnostic
+}
+
+func (p *parser) add(kind, name, field, code, msg string) {
+	p.diags = append(p.diags, Diagnostic{Kind: kind, Name: name, Field: field, Code: code, Message: msg})
+}
+
+func (p *parser) wrongType(kind, name, field, want string, v *value) {
+	p.add(kind, name, field, CodeWrongType, "is "+kindName(v.kind)+", want "+want+"; ignored")
+}
+
+func (p *parser) unknown(kind, name, field string) {
+	p.add(kind, name, field, CodeUnknownField, "unknown field ignored")
+}
+
+func (p *parser) request(root *value) *Request {
+	req := &Request{Skills: []Skill{}, Servers: []Server{}, Tokens: []Pair{}}
+	for i := range root.members {
+		m := &root.members[i]
+		v := &m.val
+		switch m.name {
+		case "harness":
+			switch v.kind {
+			case kindString:
+				req.Harness = v.str
+			case kindNull:
+			default:
+				p.wrongType(KindRequest, "", "harness", "a string", v)
+			}
+		case "run":
+			switch v.kind {
+			case kindObject:
+				p.run(v, &req.Run)
+			case kindNull:
+			default:
+				p.wrongType(KindRequest, "", "run", "an object", v)
+			}
+		case "skills":
+			switch v.kind {
+			case kindArray:
+				req.Skills = p.skills(v)
+			case kindNull:
+			default:
+				p.wrongType(KindRequest, "", "skills", "an array", v)
+			}
+		case "mcpServers":
+			switch v.kind {
+			case kindArray:
+				req.Servers = p.servers(v)
+			case kindNull:
+			default:
+				p.wrongType(KindRequest, "", "mcpServers", "an array", v)
+			}
+		case "tokens":
+			switch v.kind {
+			case kindObject:
+				req.Tokens = p.stringMap(KindRequest, "", "tokens", v)
+			case kindNull:
+			default:
+				p.wrongType(KindRequest, "", "tokens", "an object", v)
+			}
+		default:
+			p.unknown(KindRequest, "", memberPath("", m.name))
+		}
+	}
+	return req
+}
+
+func (p *parser) run(v *value, run *Run) {
+	for i := range v.members {
+		m := &v.members[i]
+		switch m.name {
+		case "ambientAuth":
+			switch m.val.kind {
+			case kindBool:
+				run.AmbientAuth = m.val.b
+			case kindNull:
+			default:
+				p.wrongType(KindRequest, "", "run.ambientAuth", "a boolean", &m.val)
+			}
+		case "user":
+			switch m.val.kind {
+			case kindString:
+				run.User = m.val.str
+				run.HasUser = m.val.str != ""
+			case kindNull:
+			default:
+				p.wrongType(KindRequest, "", "run.user", "a string", &m.val)
+			}
+		default:
+			p.unknown(KindRequest, "", memberPath("run", m.name))
+		}
+	}
+}
+
+// stringMap keeps the string values of an object in request order.
+func (p *parser) stringMap(kind, name, field string, v *value) []Pair {
+	out := make([]Pair, 0, len(v.members))
+	for i := range v.members {
+		m := &v.members[i]
+		if m.val.kind != kindString {
+			p.add(kind, name, memberPath(field, m.name), CodeNonStringEntry,
+				"value is "+kindName(m.val.kind)+", not a string; removed")
+			continue
+		}
+		out = append(out, Pair{Name: m.name, Value: m.val.str})
+	}
+	return out
+}
+
+// stringList keeps the string entries of an array in request order.
+func (p *parser) stringList(kind, name, field string, v *value) []string {
+	out := make([]string, 0, len(v.elems))
+	for i := range v.elems {
+		e := &v.elems[i]
+		if e.kind != kindString {
+			p.add(kind, name, indexPath(field, i), CodeNonStringEntry,
+				"entry is "+kindName(e.kind)+", not a string; removed")
+			continue
+		}
+		out = append(out, e.str)
+	}
+	return out
+}
+
+func (p *parser) skills(arr *value) []Skill {
+	out := make([]Skill, 0, len(arr.elems))
+	var seen map[string]struct{}
+	for i := range arr.elems {
+		e := &arr.elems[i]
+		prefix := indexPath("skills", i)
+		if e.kind != kindObject {
+			p.add(KindSkill, "", prefix, CodeNotAnObject, "skill is "+kindName(e.kind)+", not an object; ignored")
+			continue
+		}
+		sk, ok := p.skill(e, i, prefix, seen)
+		if !ok {
+			continue
+		}
+		if seen == nil {
+			seen = make(map[string]struct{}, len(arr.elems))
+		}
+		seen[strings.ToLower(sk.Name)] = struct{}{}
+		out = append(out, sk)
+	}
+	return out
+}
+
+// skill sanitizes one skill object. seen holds the lowercased names of the skills kept so far.
+func (p *parser) skill(obj *value, index int, prefix string, seen map[string]struct{}) (Skill, bool) {
+	raw := ""
+	nameV, hasName := obj.get("name")
+	if hasName && nameV.kind == kindString {
+		raw = nameV.str
+	}
+	name, fallback := sanitizeSkillName(raw)
+	for i := range obj.members {
+		if n := obj.members[i].name; !isField(n, skillFields) {
+			p.unknown(KindSkill, name, memberPath(prefix, n))
+		}
+	}
+	instr, ok := obj.get("instructions")
+	if !ok || instr.kind != kindString || instr.str == "" {
+		p.add(KindSkill, name, prefix+".instructions", CodeMissingInstructions,
+			"skill has no non-empty string instructions; dropped")
+		return Skill{}, false
+	}
+	if _, dup := seen[strings.ToLower(name)]; dup {
+		p.add(KindSkill, name, prefix+".name", CodeDuplicateName,
+			"sanitized name "+strconv.Quote(name)+" is already taken by an earlier skill (case-insensitive); dropped")
+		return Skill{}, false
+	}
+	switch {
+	case present(nameV, hasName) && nameV.kind != kindString:
+		p.add(KindSkill, name, prefix+".name", CodeNameFallback,
+			"name is "+kindName(nameV.kind)+", not a string; using "+strconv.Quote(name))
+	case fallback && raw != name:
+		p.add(KindSkill, name, prefix+".name", CodeNameFallback,
+			"name "+strconv.Quote(raw)+" has no usable name left; using "+strconv.Quote(name))
+	case raw != name:
+		p.add(KindSkill, name, prefix+".name", CodeNameChanged,
+			"name "+strconv.Quote(raw)+" sanitized to "+strconv.Quote(name))
+	}
+	sk := Skill{Index: index, Name: name, Instructions: instr.str, Resources: []Resource{}}
+	if d, ok := obj.get("description"); ok {
+		switch d.kind {
+		case kindString:
+			desc, changed := sanitizeDescription(d.str)
+			sk.Description = desc
+			if changed {
+				p.add(KindSkill, name, prefix+".description", CodeDescriptionChanged,
+					"line breaks and control characters became spaces, and the text is cut to 1024 characters")
+			}
+		case kindNull:
+		default:
+			p.wrongType(KindSkill, name, prefix+".description", "a string", d)
+		}
+	}
+	if r, ok := obj.get("resources"); ok {
+		switch r.kind {
+		case kindArray:
+			sk.Resources = p.resources(r, name, prefix+".resources")
+		case kindNull:
+		default:
+			p.wrongType(KindSkill, name, prefix+".resources", "an array", r)
+		}
+	}
+	return sk, true
+}
+
+// resources sanitizes a skill's resources: each path is validated first, then de-duplicated
+// case-insensitively (first wins), checked for file/directory conflicts with the kept ones,
+// and held to MaxResources and the content caps.
+func (p *parser) resources(arr *value, skill, prefix string) []Resource {
+	out := make([]Resource, 0, min(len(arr.elems), MaxResources))
+	var files, dirs map[string]struct{}
+	total := 0
+	for i := range arr.elems {
+		e := &arr.elems[i]
+		rp := indexPath(prefix, i)
+		if e.kind != kindObject {
+			p.add(KindResource, "", rp, CodeNotAnObject, "resource is "+kindName(e.kind)+", not an object; ignored")
+			continue
+		}
+		relV, hasRel := e.get("relPath")
+		name := ""
+		if hasRel && relV.kind == kindString {
+			name = relV.str
+		}
+		for j := range e.members {
+			if n := e.members[j].name; !isField(n, resourceFields) {
+				p.unknown(KindResource, name, memberPath(rp, n))
+			}
+		}
+		if !hasRel || relV.kind != kindString {
+			what := "missing"
+			if hasRel {
+				what = kindName(relV.kind)
+			}
+			p.add(KindResource, "", rp+".relPath", CodeInvalidPath, "relPath is "+what+", not a string; dropped")
+			continue
+		}
+		path, prob := sanitizeRelPath(relV.str)
+		if prob != nil {
+			p.add(KindResource, relV.str, rp+".relPath", prob.code, prob.msg+"; dropped")
+			continue
+		}
+		content, ok := e.get("content")
+		if !ok || content.kind != kindString {
+			what := "missing"
+			if ok {
+				what = kindName(content.kind)
+			}
+			p.add(KindResource, path, rp+".content", CodeInvalidContent, "content is "+what+", not a string; dropped")
+			continue
+		}
+		if len(content.str) > MaxResourceBytes {
+			p.add(KindResource, path, rp+".content", CodeContentTooLarge,
+				"content is "+strconv.Itoa(len(content.str))+" bytes, more than the limit of "+strconv.Itoa(MaxResourceBytes)+"; dropped")
+			continue
+		}
+		lower := strings.ToLower(path)
+		if files == nil {
+			files = make(map[string]struct{}, min(len(arr.elems), MaxResources))
+			dirs = make(map[string]struct{})
+		}
+		if _, dup := files[lower]; dup {
+			p.add(KindResource, path, rp+".relPath", CodeDuplicatePath,
+				"relPath "+strconv.Quote(path)+" is already taken by an earlier resource (case-insensitive); dropped")
+			continue
+		}
+		if conflict := pathConflict(lower, files, dirs); conflict != "" {
+			p.add(KindResource, path, rp+".relPath", CodePathConflict, conflict+"; dropped")
+			continue
+		}
+		if len(out) == MaxResources {
+			p.add(KindResource, path, rp, CodeTooManyResources,
+				"the skill already keeps "+strconv.Itoa(MaxResources)+" resources; dropped")
+			continue
+		}
+		if total+len(content.str) > MaxSkillResourceBytes {
+			p.add(KindResource, path, rp+".content", CodeContentTooLarge,
+				"the skill's resources would exceed "+strconv.Itoa(MaxSkillResourceBytes)+" bytes; dropped")
+			continue
+		}
+		total += len(content.str)
+		files[lower] = struct{}{}
+		for k := strings.IndexByte(lower, '/'); k >= 0; {
+			dirs[lower[:k]] = struct{}{}
+			n := strings.IndexByte(lower[k+1:], '/')
+			if n < 0 {
+				break
+			}
+			k += 1 + n
+		}
+		if path != relV.str {
+			p.add(KindResource, path, rp+".relPath", CodePathChanged,
+				"relPath "+strconv.Quote(relV.str)+" sanitized to "+strconv.Quote(path))
+		}
+		out = append(out, Resource{RelPath: path, Content: content.str})
+	}
+	return out
+}
+
+// pathConflict explains why lower (a lowercased sanitized path) cannot coexist with the kept
+// files and directories, or returns "".
+func pathConflict(lower string, files, dirs map[string]struct{}) string {
+	if _, ok := dirs[lower]; ok {
+		return "relPath names a file where an earlier resource needs a directory"
+	}
+	for k := strings.IndexByte(lower, '/'); k >= 0; {
+		if _, ok := files[lower[:k]]; ok {
+			return "relPath needs a directory where an earlier resource is a file"
+		}
+		n := strings.IndexByte(lower[k+1:], '/')
+		if n < 0 {
+			break
+		}
+		k += 1 + n
+	}
+	return ""
+}
+
+func (p *parser) servers(arr *value) []Server {
+	out := make([]Server, 0, len(arr.elems))
+	for i := range arr.elems {
+		e := &arr.elems[i]
+		prefix := indexPath("mcpServers", i)
+		if e.kind != kindObject {
+			p.add(KindServer, "", prefix, CodeNotAnObject, "server is "+kindName(e.kind)+", not an object; ignored")
+			continue
+		}
+		if s, ok := p.server(e, i, prefix); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// server checks one server's structure. Ids are not de-duplicated here: the policy runs first.
+func (p *parser) server(obj *value, index int, prefix string) (Server, bool) {
+	idV, ok := obj.get("id")
+	id := ""
+	if ok && idV.kind == kindString {
+		id = idV.str
+	}
+	for i := range obj.members {
+		if n := obj.members[i].name; !isField(n, serverFields) {
+			p.unknown(KindServer, id, memberPath(prefix, n))
+		}
+	}
+	if !ok || idV.kind != kindString || !validID(id) {
+		what := "missing"
+		switch {
+		case ok && idV.kind != kindString:
+			what = kindName(idV.kind) + ", not a string"
+		case ok:
+			what = strconv.Quote(id) + ", which does not match ^[a-z0-9][a-z0-9_-]{0,63}$"
+		}
+		p.add(KindServer, id, prefix+".id", CodeInvalidID, "id is "+what+"; server dropped")
+		return Server{}, false
+	}
+	s := Server{
+		Index: index, ID: id, Transport: TransportStdio, Enabled: true,
+		Args: []string{}, Env: []Pair{}, Headers: []Pair{}, AllowedTools: []string{},
+		SecretKeys: []string{}, ToolExposure: []Pair{}, Users: []string{},
+	}
+	if t, ok := obj.get("transport"); ok && t.kind != kindNull {
+		if t.kind != kindString || (t.str != TransportStdio && t.str != TransportHTTP) {
+			what := kindName(t.kind)
+			if t.kind == kindString {
+				what = strconv.Quote(t.str)
+			}
+			p.add(KindServer, id, prefix+".transport", CodeInvalidTransport,
+				"transport is "+what+`, not "stdio" or "http"; server dropped`)
+			return Server{}, false
+		}
+		s.Transport = t.str
+	}
+	if s.Transport == TransportStdio {
+		c, ok := obj.get("command")
+		if !ok || c.kind != kindString {
+			what := "missing"
+			if ok {
+				what = kindName(c.kind) + ", not a string"
+			}
+			p.add(KindServer, id, prefix+".command", CodeInvalidCommand, "command is "+what+"; server dropped")
+			return Server{}, false
+		}
+		if why := commandProblem(c.str); why != "" {
+			p.add(KindServer, id, prefix+".command", CodeInvalidCommand, "command "+why+"; server dropped")
+			return Server{}, false
+		}
+		s.Command = c.str
+	} else {
+		u, ok := obj.get("url")
+		if !ok || u.kind != kindString {
+			what := "missing"
+			if ok {
+				what = kindName(u.kind) + ", not a string"
+			}
+			p.add(KindServer, id, prefix+".url", CodeInvalidURL, "url is "+what+"; server dropped")
+			return Server{}, false
+		}
+		s.URL = u.str
+	}
+	for i := range obj.members {
+		p.serverField(&s, &obj.members[i], prefix)
+	}
+	return s, true
+}
+
+// serverField applies one optional member of a valid server. A bad value is removed with a
+// diagnostic; it never drops the server.
+func (p *parser) serverField(s *Server, m *member, prefix string) {
+	v := &m.val
+	field := prefix + "." + m.name
+	id := s.ID
+	if v.kind == kindNull {
+		return
+	}
+	switch m.name {
+	case "command":
+		if s.Transport != TransportStdio {
+			p.add(KindServer, id, field, CodeFieldIgnored, "an http server has no command; ignored")
+		}
+	case "url":
+		if s.Transport != TransportHTTP {
+			p.add(KindServer, id, field, CodeFieldIgnored, "a stdio server has no url; ignored")
+		}
+	case "args":
+		if v.kind != kindArray {
+			p.wrongType(KindServer, id, field, "an array", v)
+			return
+		}
+		args := make([]string, 0, len(v.elems))
+		for i := range v.elems {
+			e := &v.elems[i]
+			switch {
+			case e.kind != kindString:
+				p.add(KindServer, id, indexPath(field, i), CodeNonStringEntry,
+					"entry is "+kindName(e.kind)+", not a string; removed")
+			case strings.IndexByte(e.str, 0) >= 0:
+				p.add(KindServer, id, indexPath(field, i), CodeNULInArg, "argument contains NUL; removed")
+			default:
+				args = append(args, e.str)
+			}
+		}
+		s.Args = args
+	case "env", "headers", "toolExposure":
+		if v.kind != kindObject {
+			p.wrongType(KindServer, id, field, "an object", v)
+			return
+		}
+		pairs := p.stringMap(KindServer, id, field, v)
+		switch m.name {
+		case "env":
+			s.Env = pairs
+		case "headers":
+			s.Headers = pairs
+		default:
+			kept := pairs[:0]
+			for _, pr := range pairs {
+				e, ok := exposure(pr.Value)
+				if !ok {
+					p.add(KindServer, id, memberPath(field, pr.Name), CodeInvalidValue,
+						"exposure "+strconv.Quote(pr.Value)+" is not direct, deferred, codemode or hidden; removed")
+					continue
+				}
+				kept = append(kept, Pair{Name: pr.Name, Value: e})
+			}
+			s.ToolExposure = kept
+		}
+	case "allowedTools":
+		s.ToolsDeclared = true // R10: any non-null value restricts the server
+		if v.kind != kindArray {
+			p.add(KindServer, id, field, CodeWrongType,
+				"is "+kindName(v.kind)+", not an array; the server is restricted to no tool")
+			return
+		}
+		s.AllowedTools = p.stringList(KindServer, id, field, v)
+	case "secretKeys", "users":
+		if v.kind != kindArray {
+			p.wrongType(KindServer, id, field, "an array", v)
+			return
+		}
+		list := p.stringList(KindServer, id, field, v)
+		if m.name == "users" {
+			s.Users, s.HasUsers = list, true
+		} else {
+			s.SecretKeys = list
+		}
+	case "description":
+		if v.kind != kindString {
+			p.wrongType(KindServer, id, field, "a string", v)
+			return
+		}
+		desc, changed := sanitizeDescription(v.str)
+		s.Description = desc
+		if changed {
+			p.add(KindServer, id, field, CodeDescriptionChanged,
+				"line breaks and control characters became spaces, and the text is cut to 1024 characters")
+		}
+	case "enabled":
+		if v.kind != kindBool {
+			p.wrongType(KindServer, id, field, "a boolean", v)
+			return
+		}
+		s.Enabled = v.b
+	case "timeout":
+		if v.kind != kindNumber {
+			p.wrongType(KindServer, id, field, "a number", v)
+			return
+		}
+		f, err := strconv.ParseFloat(v.str, 64)
+		if err != nil || !(f > 0) || math.IsInf(f, 0) {
+			p.add(KindServer, id, field, CodeInvalidValue, "timeout "+v.str+" is not a positive number of seconds; removed")
+			return
+		}
+		s.Timeout = f
+	case "exposure":
+		if v.kind != kindString {
+			p.wrongType(KindServer, id, field, "a string", v)
+			return
+		}
+		e, ok := exposure(v.str)
+		if !ok {
+			p.add(KindServer, id, field, CodeInvalidValue,
+				"exposure "+strconv.Quote(v.str)+" is not direct, deferred, codemode or hidden; removed")
+			return
+		}
+		s.Exposure = e
+	case "cwd", "sharedAuthority":
+		if v.kind != kindString {
+			p.wrongType(KindServer, id, field, "a string", v)
+			return
+		}
+		if m.name == "cwd" {
+			s.Cwd = v.str
+		} else {
+			s.SharedAuthority = v.str
+		}
+	case "credentials":
+		if v.kind != kindString || (v.str != CredentialsUser && v.str != CredentialsShared) {
+			what := kindName(v.kind)
+			if v.kind == kindString {
+				what = strconv.Quote(v.str)
+			}
+			p.add(KindServer, id, field, CodeInvalidValue, "credentials is "+what+`, not "user" or "shared"; removed`)
+			return
+		}
+		s.Credentials = v.str
+	}
+}
+
+// exposure validates an exposure value, mapping the alias to its target.
+func exposure(v string) (string, bool) {
+	switch v {
+	case ExposureDirect, ExposureDeferred, ExposureCodemode, ExposureHidden:
+		return v, true
+	case ExposureAlias:
+		return ExposureCodemode, true
+	}
+	return "", false
+}
+
+// validID reports whether id matches ^[a-z0-9][a-z0-9_-]{0,63}$. The stricter id rules (R2)
+// are policy.
+func validID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'):
+		case (c == '_' || c == '-') && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// commandProblem says how cmd breaks R12, or returns "".
+func commandProblem(cmd string) string {
+	switch {
+	case cmd == "":
+		return "is empty"
+	case strings.TrimSpace(cmd) == "":
+		return "is blank"
+	case strings.TrimSpace(cmd) != cmd:
+		return "has surrounding whitespace"
+	case strings.ContainsAny(cmd, "\x00\r\n"):
+		return "contains NUL, CR or LF"
+	case cmd[0] == '-':
+		return `starts with "-"`
+	}
+	return ""
+}
+
+func kindName(k kind) string {
+	switch k {
+	case kindNull:
+		return "null"
+	case kindBool:
+		return "a boolean"
+	case kindNumber:
+		return "a number"
+	case kindString:
+		return "a string"
+	case kindArray:
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+// memberPath is prefix followed by member name, as pathString spells it.
+func memberPath(prefix, name string) string {
+	var b strings.Builder
+	b.WriteString(prefix)
+	appendElem(&b, pathElem{name: name}, prefix == "")
+	return b.String()
+}
+
+func indexPath(prefix string, i int) string {
+	return prefix + "[" + strconv.Itoa(i) + "]"
+}
+
+// Transports, as abi spells them.
+const (
+	TransportStdio = abi.TransportStdio
+	TransportHTTP  = abi.TransportHTTP
+)
