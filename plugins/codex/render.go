@@ -1,0 +1,176 @@
+// Command codex is loadout's Codex CLI renderer plugin (render.codex), measured against Codex CLI
+// 0.169.0 (FORMATS.md §2).
+//
+// It renders:
+//   - {{loadout.root.config}}/config.toml (mode 0600, Secret when a secret pair is in it) with
+//     one [mcp_servers.<id>] table per server in order, holding only keys Codex knows, so the
+//     file also loads under --strict-config. stdio: command, args, env, cwd. http (streamable
+//     HTTP, inferred from url): url and http_headers. Codex has no inline bearer token (an
+//     inline bearer_token is rejected) and bearer_token_env_var would put the secret in the
+//     harness's environment, where every shell command the agent runs could read it; a secret
+//     header, Authorization: Bearer included, is therefore rendered in http_headers inside this
+//     0600 file, where the host substitutes it. enabled_tools for a restricted server (an empty
+//     list when no tool survived), enabled = false for a disabled server, tool_timeout_sec from
+//     the timeout.
+//   - env CODEX_HOME={{loadout.root.config}}.
+//   - skills natively under {{loadout.root.config}}/skills/<name>/ for an isolated run; for an
+//     ambient-auth run the resources go under the checkout's .cat-context/skill/<name>/, the
+//     instructions are folded into the prompt, and .cat-context/ is git-excluded. The manifest
+//     declares nativeSkills.
+//   - a prompt that names every enabled server and the tools it may use.
+//
+// A stdio server's env is its spawn environment: the host environment the policy let through,
+// then the server's own env (which may override it), so the values are pinned in the file.
+//
+// render is pure and deterministic; main.go registers it with the sdk for the wasm build.
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format"
+)
+
+var manifest = abi.Manifest{
+	Name:         "render.codex",
+	Version:      "1.0.0",
+	ABIVersion:   abi.Version,
+	Harness:      "codex",
+	Transports:   []string{abi.TransportStdio, abi.TransportHTTP},
+	NativeSkills: true,
+	Roots:        []string{abi.RootConfig, abi.RootCheckout},
+}
+
+const (
+	configPath = "config.toml"
+	// maxTimeout bounds tool_timeout_sec (seconds): Codex turns it into a Rust Duration, which
+	// cannot hold arbitrarily large floats.
+	maxTimeout = 1e9
+)
+
+// Warning codes this plugin emits.
+const (
+	warnTransport = "transport_unsupported"
+	warnTimeout   = "timeout_adjusted"
+)
+
+func render(req abi.Request) (abi.Plan, error) {
+	skills, skillWarns, err := format.PrepareSkills(req.Skills)
+	if err != nil {
+		return abi.Plan{}, err
+	}
+	plan := abi.Plan{Files: []abi.File{}, Args: []string{}, Env: []abi.Pair{}, GitExclude: []string{}, Warnings: []abi.Warning{}}
+
+	var doc format.TOMLDocument
+	secret := false
+	var offered []abi.Server
+	for _, s := range req.Servers {
+		if s.Transport != abi.TransportStdio && s.Transport != abi.TransportHTTP {
+			plan.Warnings = append(plan.Warnings, abi.Warning{Code: warnTransport, Server: s.ID,
+				Message: fmt.Sprintf("transport %q is not supported by Codex; the server is not rendered", s.Transport)})
+			continue
+		}
+		isSecret, warns := renderServer(doc.Table("mcp_servers", s.ID), s)
+		plan.Warnings = append(plan.Warnings, warns...)
+		secret = secret || isSecret
+		if s.Enabled {
+			offered = append(offered, s)
+		}
+	}
+	content, err := doc.Marshal()
+	if err != nil {
+		return abi.Plan{}, fmt.Errorf("encode %s: %w", configPath, err)
+	}
+	plan.Files = append(plan.Files, abi.File{
+		Root: abi.RootConfig, Path: configPath, Mode: "0600", Format: abi.FormatTOML,
+		Content: string(content), Secret: secret || strings.Contains(string(content), abi.PlaceholderPrefix+"secret."),
+	})
+	plan.Env = append(plan.Env, abi.Pair{Name: "CODEX_HOME", Value: "{{loadout.root.config}}"})
+
+	var prompt strings.Builder
+	if len(offered) > 0 {
+		prompt.WriteString("## MCP servers\n\nThese MCP servers are configured for this run, each with the tools you may use:\n")
+		for _, s := range offered {
+			prompt.WriteString("- " + s.ID + ": " + format.ToolSummary(s.ToolsRestricted, s.AllowedTools, func(t string) string { return t }) + "\n")
+		}
+	}
+
+	plan.Warnings = append(plan.Warnings, skillWarns...)
+	if req.Run.AmbientAuth {
+		files, folded, exclude := format.FoldSkills(skills)
+		plan.Files = append(plan.Files, files...)
+		plan.GitExclude = append(plan.GitExclude, exclude...)
+		if folded != "" && prompt.Len() > 0 {
+			prompt.WriteString("\n")
+		}
+		prompt.WriteString(folded)
+	} else {
+		files, err := format.SkillFiles(abi.RootConfig, "skills", skills)
+		if err != nil {
+			return abi.Plan{}, err
+		}
+		plan.Files = append(plan.Files, files...)
+	}
+	plan.Prompt = prompt.String()
+	return plan, nil
+}
+
+// renderServer fills the [mcp_servers.<id>] table t and returns whether it holds a secret and
+// its warnings.
+func renderServer(t *format.Object, s abi.Server) (bool, []abi.Warning) {
+	var warns []abi.Warning
+	secret := false
+	if s.Transport == abi.TransportStdio {
+		t.Set("command", s.Command)
+		if len(s.Args) > 0 {
+			t.Set("args", append([]string(nil), s.Args...))
+		}
+		env := format.NewObject()
+		for _, p := range append(append([]abi.Pair(nil), s.HostEnv...), s.Env...) {
+			env.Set(p.Name, p.Value)
+			secret = secret || p.Secret
+		}
+		if env.Len() > 0 {
+			t.Set("env", env)
+		}
+		if s.Cwd != "" {
+			t.Set("cwd", s.Cwd)
+		}
+	} else {
+		t.Set("url", s.URL)
+		headers := format.NewObject()
+		for _, p := range s.Headers {
+			headers.Set(p.Name, p.Value)
+			secret = secret || p.Secret
+		}
+		if headers.Len() > 0 {
+			t.Set("http_headers", headers)
+		}
+	}
+	if s.ToolsRestricted {
+		t.Set("enabled_tools", append([]string{}, s.AllowedTools...))
+	}
+	if !s.Enabled {
+		t.Set("enabled", false)
+	}
+	switch {
+	case s.Timeout < 0:
+		warns = append(warns, abi.Warning{Code: warnTimeout, Server: s.ID, Message: fmt.Sprintf("timeout %gs is negative; the harness default is used", s.Timeout)})
+	case s.Timeout > maxTimeout:
+		t.Set("tool_timeout_sec", int64(maxTimeout))
+		warns = append(warns, abi.Warning{Code: warnTimeout, Server: s.ID, Message: fmt.Sprintf("timeout %gs is too large for Codex; rendered as %gs", s.Timeout, float64(maxTimeout))})
+	case s.Timeout > 0:
+		t.Set("tool_timeout_sec", seconds(s.Timeout))
+	}
+	return secret, warns
+}
+
+// seconds returns a whole number of seconds as an integer, anything else as a float.
+func seconds(f float64) any {
+	if f == float64(int64(f)) {
+		return int64(f)
+	}
+	return f
+}

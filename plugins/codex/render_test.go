@@ -1,0 +1,230 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format/formattest"
+)
+
+var update = flag.Bool("update", false, "update golden files")
+
+func loadRequest(t *testing.T, name string) abi.Request {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "requests", name+".json"))
+	require.NoError(t, err, "read request %s", name)
+	var req abi.Request
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&req), "decode request %s", name)
+	return req
+}
+
+func mustRender(t *testing.T, req abi.Request) abi.Plan {
+	t.Helper()
+	plan, err := render(req)
+	require.NoError(t, err, "render(%+v)", req)
+	return plan
+}
+
+// knownKeys are the [mcp_servers.<id>] keys Codex 0.169.0 accepts under --strict-config for
+// each transport (FORMATS.md §2.1) that this renderer may emit.
+var knownKeys = map[string]map[string]bool{
+	"stdio": {"command": true, "args": true, "env": true, "cwd": true, "enabled_tools": true, "enabled": true, "tool_timeout_sec": true},
+	"http":  {"url": true, "http_headers": true, "enabled_tools": true, "enabled": true, "tool_timeout_sec": true},
+}
+
+// decodeConfig parses config.toml out of plan and checks every table holds only known keys.
+func decodeConfig(t *testing.T, plan abi.Plan) (abi.File, []string, map[string]map[string]any) {
+	t.Helper()
+	for _, f := range plan.Files {
+		if f.Root != abi.RootConfig || f.Path != "config.toml" {
+			continue
+		}
+		var doc struct {
+			MCPServers map[string]map[string]any `toml:"mcp_servers"`
+		}
+		md, err := toml.Decode(f.Content, &doc)
+		require.NoError(t, err, "parse config.toml:\n%s", f.Content)
+		var order []string
+		for _, k := range md.Keys() {
+			if len(k) == 2 && k[0] == "mcp_servers" {
+				order = append(order, k[1])
+			}
+		}
+		for id, tbl := range doc.MCPServers {
+			transport := "stdio"
+			if _, ok := tbl["url"]; ok {
+				transport = "http"
+				assert.NotContains(t, tbl, "command", "server %s must not carry both url and command", id)
+			}
+			for k := range tbl {
+				assert.True(t, knownKeys[transport][k], "server %s (%s): key %q is unknown to Codex and fails --strict-config", id, transport, k)
+			}
+		}
+		return f, order, doc.MCPServers
+	}
+	require.FailNow(t, "plan has no config/config.toml")
+	return abi.File{}, nil, nil
+}
+
+func TestGolden(t *testing.T) {
+	for _, name := range []string{"rich", "ambient", "edge", "empty"} {
+		t.Run(name, func(t *testing.T) {
+			req := loadRequest(t, name)
+			plan := mustRender(t, req)
+			formattest.CheckPlan(t, manifest, plan)
+			decodeConfig(t, plan)
+			got := formattest.Archive(plan)
+			assert.Equal(t, string(got), string(formattest.Archive(mustRender(t, req))), "render(%s) twice must give identical bytes", name)
+			formattest.Golden(t, filepath.Join("testdata", name+".txtar"), got, *update)
+		})
+	}
+}
+
+func TestManifest(t *testing.T) {
+	assert.Equal(t, abi.Manifest{
+		Name: "render.codex", Version: "1.0.0", ABIVersion: abi.Version, Harness: "codex",
+		Transports: []string{"stdio", "http"}, NativeSkills: true, Roots: []string{"config", "checkout"},
+	}, manifest, "manifest")
+}
+
+func TestServerTables(t *testing.T) {
+	tests := []struct {
+		name       string
+		server     abi.Server
+		want       map[string]any // nil: no table
+		wantSecret bool
+		wantWarn   string
+		wantPrompt string
+	}{
+		{"stdio pinned env", abi.Server{ID: "s", Transport: "stdio", Command: "/bin/x", Args: []string{"a\"b", "c\\d"}, Cwd: "/w", Enabled: true,
+			HostEnv: []abi.Pair{{Name: "HOME", Value: "/h"}, {Name: "PATH", Value: "/bin"}}, Env: []abi.Pair{{Name: "HOME", Value: "/own"}}},
+			map[string]any{"command": "/bin/x", "args": []any{"a\"b", "c\\d"}, "cwd": "/w", "env": map[string]any{"HOME": "/own", "PATH": "/bin"}}, false, "", "- s: all tools"},
+		{"http bearer in headers", abi.Server{ID: "h", Transport: "http", URL: "https://h.example/mcp", Enabled: true,
+			Headers: []abi.Pair{{Name: "Authorization", Value: "Bearer {{loadout.secret.1}}", Secret: true}, {Name: "X-A", Value: "b"}}},
+			map[string]any{"url": "https://h.example/mcp", "http_headers": map[string]any{"Authorization": "Bearer {{loadout.secret.1}}", "X-A": "b"}}, true, "", "- h: all tools"},
+		{"restricted to nothing", abi.Server{ID: "r", Transport: "stdio", Command: "x", Enabled: true, ToolsRestricted: true},
+			map[string]any{"command": "x", "enabled_tools": []any{}}, false, "", "- r: no tools"},
+		{"restricted", abi.Server{ID: "r", Transport: "stdio", Command: "x", Enabled: true, ToolsRestricted: true, AllowedTools: []string{"a", "b.c"}},
+			map[string]any{"command": "x", "enabled_tools": []any{"a", "b.c"}}, false, "", "- r: only a, b.c"},
+		{"disabled", abi.Server{ID: "d", Transport: "stdio", Command: "x"},
+			map[string]any{"command": "x", "enabled": false}, false, "", ""},
+		{"timeout int", abi.Server{ID: "t", Transport: "http", URL: "https://x", Enabled: true, Timeout: 60},
+			map[string]any{"url": "https://x", "tool_timeout_sec": int64(60)}, false, "", "- t: all tools"},
+		{"timeout float", abi.Server{ID: "t", Transport: "http", URL: "https://x", Enabled: true, Timeout: 2.5},
+			map[string]any{"url": "https://x", "tool_timeout_sec": 2.5}, false, "", "- t: all tools"},
+		{"timeout huge", abi.Server{ID: "t", Transport: "http", URL: "https://x", Enabled: true, Timeout: 1e300},
+			map[string]any{"url": "https://x", "tool_timeout_sec": int64(1e9)}, false, warnTimeout, "- t: all tools"},
+		{"sse", abi.Server{ID: "x", Transport: "sse", URL: "https://x", Enabled: true}, nil, false, warnTransport, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			plan := mustRender(t, abi.Request{Servers: []abi.Server{tc.server}})
+			formattest.CheckPlan(t, manifest, plan)
+			f, _, servers := decodeConfig(t, plan)
+			assert.Equal(t, tc.wantSecret, f.Secret, "render(%s): config.toml Secret", tc.name)
+			assert.Equal(t, "0600", f.Mode, "render(%s): config.toml mode", tc.name)
+			if tc.want == nil {
+				assert.NotContains(t, servers, tc.server.ID, "render(%s) must not render the server", tc.name)
+			} else {
+				assert.Equal(t, tc.want, servers[tc.server.ID], "render(%s): server table", tc.name)
+			}
+			if tc.wantPrompt == "" {
+				assert.NotContains(t, plan.Prompt, "- "+tc.server.ID+":", "render(%s): the prompt must not offer the server", tc.name)
+			} else {
+				assert.Contains(t, plan.Prompt, tc.wantPrompt+"\n", "render(%s): the prompt states the tools", tc.name)
+			}
+			var codes []string
+			for _, w := range plan.Warnings {
+				codes = append(codes, w.Code)
+			}
+			if tc.wantWarn == "" {
+				assert.Empty(t, codes, "render(%s): warnings", tc.name)
+			} else {
+				assert.Equal(t, []string{tc.wantWarn}, codes, "render(%s): warnings", tc.name)
+			}
+			assert.Equal(t, []abi.Pair{{Name: "CODEX_HOME", Value: "{{loadout.root.config}}"}}, plan.Env, "render(%s): env", tc.name)
+			assert.Empty(t, plan.Args, "render(%s): args", tc.name)
+		})
+	}
+}
+
+func TestServerOrder(t *testing.T) {
+	var servers []abi.Server
+	for _, id := range []string{"zeta", "alpha", "a-b", "a_b", "m"} {
+		servers = append(servers, abi.Server{ID: id, Transport: abi.TransportStdio, Command: "x", Enabled: true})
+	}
+	plan := mustRender(t, abi.Request{Servers: servers})
+	_, order, _ := decodeConfig(t, plan)
+	assert.Equal(t, []string{"zeta", "alpha", "a-b", "a_b", "m"}, order, "tables keep request order")
+}
+
+func TestSkillsPlacement(t *testing.T) {
+	skills := []abi.Skill{{Name: "a.b", Description: "D", Instructions: "do", Resources: []abi.Resource{{Path: "x.md", Content: "X"}}}}
+	plan := mustRender(t, abi.Request{Skills: skills})
+	var paths []string
+	for _, f := range plan.Files {
+		paths = append(paths, f.Root+"/"+f.Path)
+	}
+	assert.Equal(t, []string{"config/config.toml", "config/skills/a-b/SKILL.md", "config/skills/a-b/x.md"}, paths, "isolated run: native skills")
+
+	plan = mustRender(t, abi.Request{Run: abi.Run{AmbientAuth: true}, Skills: skills})
+	paths = nil
+	for _, f := range plan.Files {
+		paths = append(paths, f.Root+"/"+f.Path)
+	}
+	assert.Equal(t, []string{"config/config.toml", "checkout/.cat-context/skill/a-b/x.md"}, paths, "ambient run: skills in the checkout")
+	assert.Equal(t, []string{".cat-context/"}, plan.GitExclude, "ambient run: gitExclude")
+	assert.Contains(t, plan.Prompt, "### Skill: a-b", "ambient run: instructions folded into the prompt")
+}
+
+// validUTF8 replaces each invalid byte of s by U+FFFD, as the encoders do.
+func validUTF8(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// FuzzRender checks the plan properties and the TOML round trip on requests built from fuzzed
+// strings.
+func FuzzRender(f *testing.F) {
+	f.Add("id", "arg\n\"x\"\x7f", "K", "v\u2028\\u0041", "tool", "My_Skill", "desc\nmore", "https://x.example/", false, 1.5)
+	f.Add("a.b", "${HOME}", "bad key", "{{loadout.secret.1}}", "", "..", "", "http://127.0.0.1/", true, 0.0)
+	f.Fuzz(func(t *testing.T, id, arg, key, val, tool, skill, desc, url string, ambient bool, timeout float64) {
+		secret := strings.Contains(val, formattest.SecretPrefix)
+		req := abi.Request{ABIVersion: abi.Version, Run: abi.Run{AmbientAuth: ambient},
+			Servers: []abi.Server{
+				{ID: id, Transport: abi.TransportStdio, Command: arg, Args: []string{arg, val}, Env: []abi.Pair{{Name: key, Value: val, Secret: secret}},
+					Enabled: true, ToolsRestricted: tool != "", AllowedTools: []string{tool}, Timeout: timeout},
+				{ID: id + "-h", Transport: abi.TransportHTTP, URL: url, Headers: []abi.Pair{{Name: key, Value: val, Secret: true}}, Enabled: false},
+			},
+			Skills: []abi.Skill{{Name: skill, Description: desc, Instructions: arg, Resources: []abi.Resource{{Path: "f.md", Content: arg}}}},
+		}
+		if strings.Contains(arg+skill+desc, formattest.SecretPrefix) {
+			_, err := render(req)
+			var e *abi.Error
+			require.ErrorAs(t, err, &e, "render of skills holding a secret placeholder must fail")
+			return
+		}
+		plan := mustRender(t, req)
+		formattest.CheckPlan(t, manifest, plan)
+		assert.Equal(t, string(formattest.Archive(plan)), string(formattest.Archive(mustRender(t, req))), "render must be deterministic")
+		_, _, servers := decodeConfig(t, plan)
+		got := servers[validUTF8(id)]
+		require.NotNil(t, got, "server %q must be rendered:\n%s", id, plan.Files[0].Content)
+		assert.Equal(t, validUTF8(arg), got["command"], "command round trip")
+		assert.Equal(t, []any{validUTF8(arg), validUTF8(val)}, got["args"], "args round trip")
+	})
+}
