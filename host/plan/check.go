@@ -1,0 +1,591 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/loadout-dev/loadout/sdk/abi"
+)
+
+// Secret is one secret placeholder of the vetted request and the one place it may appear: the
+// value at Key of Field (FieldEnv or FieldHeaders) of server Server. Value is the secret itself;
+// Check never reads it (only materialize substitutes it).
+type Secret struct {
+	Placeholder string // {{loadout.secret.N}}
+	Value       string
+	Server      string
+	Field       string
+	Key         string
+}
+
+// Fields a secret may belong to.
+const (
+	FieldEnv     = "env"
+	FieldHeaders = "headers"
+)
+
+// Blob is one content-by-reference placeholder and its content. Check never reads Value.
+type Blob struct {
+	Placeholder string // {{loadout.blob.N}}
+	Value       string
+}
+
+// Limits bound a plan. A zero field takes the default documented next to it.
+type Limits struct {
+	MaxFiles        int // files per plan; default 1024
+	MaxFileBytes    int // content bytes per file, before substitution; default 4 MiB
+	MaxTotalBytes   int // content bytes of all files, before substitution; default 32 MiB
+	MaxArgs         int // args; default 512
+	MaxArgBytes     int // bytes per arg; default 4096
+	MaxEnv          int // env entries; default 64
+	MaxPromptBytes  int // prompt bytes, before substitution; default 256 KiB
+	MaxGitExclude   int // gitExclude entries; default 64
+	MaxWarnings     int // warnings; default 1024
+	MaxWarningBytes int // bytes of a warning's code+message+server+skill; default 2048
+}
+
+// DefaultLimits are the limits a zero Limits stands for.
+var DefaultLimits = Limits{
+	MaxFiles:        1024,
+	MaxFileBytes:    4 << 20,
+	MaxTotalBytes:   32 << 20,
+	MaxArgs:         512,
+	MaxArgBytes:     4096,
+	MaxEnv:          64,
+	MaxPromptBytes:  256 << 10,
+	MaxGitExclude:   64,
+	MaxWarnings:     1024,
+	MaxWarningBytes: 2048,
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	set := func(v *int, def int) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	set(&l.MaxFiles, d.MaxFiles)
+	set(&l.MaxFileBytes, d.MaxFileBytes)
+	set(&l.MaxTotalBytes, d.MaxTotalBytes)
+	set(&l.MaxArgs, d.MaxArgs)
+	set(&l.MaxArgBytes, d.MaxArgBytes)
+	set(&l.MaxEnv, d.MaxEnv)
+	set(&l.MaxPromptBytes, d.MaxPromptBytes)
+	set(&l.MaxGitExclude, d.MaxGitExclude)
+	set(&l.MaxWarnings, d.MaxWarnings)
+	set(&l.MaxWarningBytes, d.MaxWarningBytes)
+	return l
+}
+
+// Input is everything Check compares a plan with. It is read, never modified.
+type Input struct {
+	Manifest abi.Manifest // the plugin's manifest (roots, harness)
+	Request  abi.Request  // the vetted request the plugin rendered
+	Secrets  []Secret     // every secret placeholder of Request
+	Blobs    []Blob       // every blob placeholder of Request
+	Limits   Limits
+}
+
+// Rule codes of a Violation. They are stable: callers and tests branch on them.
+const (
+	RuleLimit            = "limit"            // a count or size cap is exceeded
+	RuleEncoding         = "encoding"         // a string is not valid UTF-8 or holds NUL
+	RuleRoot             = "root"             // a file's root is not one of the manifest's
+	RulePath             = "path"             // a path is not a clean, local, portable path
+	RulePathNotAllowed   = "path_not_allowed" // the harness may not write there
+	RulePathDuplicate    = "path_duplicate"   // two files with the same or case-colliding path
+	RulePathConflict     = "path_conflict"    // a file is also another file's directory
+	RuleMode             = "mode"             // mode is not 0600/0644, or not 0600 for a secret file
+	RuleSecretFile       = "secret_file"      // a secret file under the checkout
+	RuleFormat           = "format"           // unknown format
+	RuleContent          = "content"          // content does not parse as its format
+	RulePlaceholder      = "placeholder"      // an unknown or malformed placeholder
+	RuleSecretPlacement  = "secret_placement" // a secret placeholder outside its approved place
+	RuleBlobPlacement    = "blob_placement"   // a blob placeholder outside file contents and prompt
+	RuleRootPlacement    = "root_placement"   // a root placeholder where none may be
+	RuleEnv              = "env"              // an invalid, refused or duplicate env name
+	RuleArg              = "arg"              // an argument the harness may not receive
+	RuleGitExclude       = "git_exclude"      // a gitExclude entry that is not a local checkout path
+	RuleWarning          = "warning"          // an empty or oversize warning
+	RuleHarness          = "harness"          // manifest and request disagree on the harness
+	RuleConfigMissing    = "config_missing"   // the harness config file is absent or not unique
+	RuleConfigKey        = "config_key"       // the harness config holds a key loadout does not allow
+	RuleServerSet        = "server_set"       // servers added, reordered or silently omitted
+	RuleServerMismatch   = "server_mismatch"  // a server differs from its vetted definition
+	RuleToolRestrictions = "tool_restriction" // a tool grant beyond the vetted allowedTools
+)
+
+// Violation is one way a plan breaks the rules.
+type Violation struct {
+	File  string // root:path of the file concerned, or files[i] when those are unusable
+	Field string // the plan member or config location concerned, e.g. args[3], env[0].name
+	Rule  string // one of the Rule* constants
+	Msg   string
+}
+
+func (v *Violation) Error() string {
+	var b strings.Builder
+	b.WriteString("plan ")
+	switch {
+	case v.File != "" && v.Field != "":
+		b.WriteString(v.File + " " + v.Field)
+	case v.File != "":
+		b.WriteString(v.File)
+	default:
+		b.WriteString(v.Field)
+	}
+	b.WriteString(": " + v.Rule + ": " + v.Msg)
+	return b.String()
+}
+
+// Violations returns every *Violation joined in err (as Check returns it).
+func Violations(err error) []*Violation {
+	var out []*Violation
+	var walk func(error)
+	walk = func(e error) {
+		if e == nil {
+			return
+		}
+		if v, ok := e.(*Violation); ok {
+			out = append(out, v)
+			return
+		}
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, c := range j.Unwrap() {
+				walk(c)
+			}
+			return
+		}
+		walk(errors.Unwrap(e))
+	}
+	walk(err)
+	return out
+}
+
+// checker accumulates violations for one Check call.
+type checker struct {
+	in      Input
+	lim     Limits
+	h       *harness // nil for a third-party harness
+	secrets map[string]Secret
+	blobs   map[string]bool
+	vs      []error
+}
+
+func (c *checker) add(file, field, rule, format string, args ...any) {
+	c.vs = append(c.vs, &Violation{File: file, Field: field, Rule: rule, Msg: fmt.Sprintf(format, args...)})
+}
+
+// Check verifies a plugin's plan against the rules of SECURITY.md §3 and the vetted request,
+// treating the plugin as hostile. It returns nil, or every violation found, joined with
+// errors.Join (use Violations or errors.As to read them). It never modifies p or in, never
+// panics, and is safe to call from several goroutines.
+//
+// Placeholders: a secret placeholder may appear only in the content of a file with Secret set
+// (and, for a built-in harness, only in its config file at the place the vetted request put
+// it); a blob placeholder only in file contents (never in markdown front matter) and the
+// prompt; a root placeholder in file contents, args, env values and the prompt, never in a
+// path, an env name, a gitExclude entry or a warning (those are relative names or plain text).
+func Check(p *abi.Plan, in Input) error {
+	if p == nil {
+		return &Violation{Rule: RuleContent, Msg: "no plan"}
+	}
+	c := &checker{in: in, lim: in.Limits.withDefaults(), secrets: map[string]Secret{}, blobs: map[string]bool{}}
+	if h, ok := builtinHarnesses[in.Manifest.Harness]; ok {
+		c.h = h
+	}
+	for _, s := range in.Secrets {
+		c.secrets[s.Placeholder] = s
+	}
+	for _, b := range in.Blobs {
+		c.blobs[b.Placeholder] = true
+	}
+	if in.Request.Harness != "" && in.Request.Harness != in.Manifest.Harness {
+		c.add("", "", RuleHarness, "plugin renders harness %q, request is for %q", in.Manifest.Harness, in.Request.Harness)
+	}
+	c.checkFiles(p.Files)
+	c.checkArgs(p.Args)
+	c.checkEnv(p.Env)
+	c.checkPrompt(p.Prompt)
+	c.checkGitExclude(p.GitExclude)
+	c.checkWarnings(p.Warnings)
+	if c.h != nil {
+		c.checkConfig(p)
+	}
+	return errors.Join(c.vs...)
+}
+
+// placement says which placeholder kinds a string may hold.
+type placement struct {
+	secret, blob, root bool
+}
+
+// checkPlaceholders reports every unknown placeholder in s, and every known one of a kind
+// not allowed here. It returns the secret occurrences.
+func (c *checker) checkPlaceholders(file, field, s string, allow placement) []Occurrence {
+	var secrets []Occurrence
+	for _, o := range Scan(s) {
+		switch o.Kind {
+		case KindSecret:
+			if _, ok := c.secrets[o.Text]; !ok {
+				c.add(file, field, RulePlaceholder, "unknown secret placeholder %q", o.Text)
+				continue
+			}
+			if !allow.secret {
+				c.add(file, field, RuleSecretPlacement, "secret placeholder %s may not appear here", o.Text)
+				continue
+			}
+			secrets = append(secrets, o)
+		case KindBlob:
+			if !c.blobs[o.Text] {
+				c.add(file, field, RulePlaceholder, "unknown blob placeholder %q", o.Text)
+			} else if !allow.blob {
+				c.add(file, field, RuleBlobPlacement, "blob placeholder %s may not appear here", o.Text)
+			}
+		case KindRoot:
+			if o.ID != abi.RootConfig && o.ID != abi.RootRun && o.ID != abi.RootCheckout {
+				c.add(file, field, RulePlaceholder, "unknown root placeholder %q", o.Text)
+			} else if !allow.root {
+				c.add(file, field, RuleRootPlacement, "root placeholder %s may not appear here", o.Text)
+			}
+		default:
+			c.add(file, field, RulePlaceholder, "malformed placeholder %q", truncate(o.Text, 64))
+		}
+	}
+	return secrets
+}
+
+// checkText reports invalid UTF-8 and NUL in a plain string.
+func (c *checker) checkText(file, field, s string) bool {
+	if !utf8.ValidString(s) {
+		c.add(file, field, RuleEncoding, "not valid UTF-8")
+		return false
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		c.add(file, field, RuleEncoding, "holds a NUL byte")
+		return false
+	}
+	return true
+}
+
+var validModes = map[string]bool{"0600": true, "0644": true}
+
+func (c *checker) checkFiles(files []abi.File) {
+	if len(files) > c.lim.MaxFiles {
+		c.add("", "files", RuleLimit, "%d files, at most %d allowed", len(files), c.lim.MaxFiles)
+		return
+	}
+	total := 0
+	seen := map[string]string{} // folded root:path → original
+	var ok []abi.File
+	for i, f := range files {
+		name := "files[" + strconv.Itoa(i) + "]"
+		pathOK := c.checkRootAndPath(name, f)
+		if pathOK {
+			name = f.Root + ":" + f.Path
+		}
+		if !validModes[f.Mode] {
+			c.add(name, "mode", RuleMode, "mode %q, want 0600 or 0644", truncate(f.Mode, 16))
+		} else if f.Secret && f.Mode != "0600" {
+			c.add(name, "mode", RuleMode, "a secret file must have mode 0600, not %s", f.Mode)
+		}
+		if f.Secret && f.Root == abi.RootCheckout {
+			c.add(name, "secret", RuleSecretFile, "a secret file may not be written under the checkout")
+		}
+		total += len(f.Content)
+		if len(f.Content) > c.lim.MaxFileBytes {
+			c.add(name, "content", RuleLimit, "%d content bytes, at most %d allowed", len(f.Content), c.lim.MaxFileBytes)
+			continue
+		}
+		c.checkContent(name, f)
+		if pathOK {
+			key := f.Root + ":" + fold(f.Path)
+			if prev, dup := seen[key]; dup {
+				c.add(name, "path", RulePathDuplicate, "collides with %s", prev)
+				continue
+			}
+			seen[key] = name
+			ok = append(ok, f)
+		}
+	}
+	if total > c.lim.MaxTotalBytes {
+		c.add("", "files", RuleLimit, "%d content bytes in all, at most %d allowed", total, c.lim.MaxTotalBytes)
+	}
+	// File/directory conflicts: no file's path may be a directory prefix of another's.
+	for _, f := range ok {
+		segs := strings.Split(f.Path, "/")
+		for n := 1; n < len(segs); n++ {
+			dir := f.Root + ":" + fold(strings.Join(segs[:n], "/"))
+			if other, clash := seen[dir]; clash {
+				c.add(f.Root+":"+f.Path, "path", RulePathConflict, "its directory %s is also a file", other)
+			}
+		}
+	}
+}
+
+func (c *checker) checkRootAndPath(name string, f abi.File) bool {
+	okRoot := false
+	for _, r := range c.in.Manifest.Roots {
+		if r == f.Root && (r == abi.RootConfig || r == abi.RootRun || r == abi.RootCheckout) {
+			okRoot = true
+		}
+	}
+	if !okRoot {
+		c.add(name, "root", RuleRoot, "root %q is not one of the plugin's roots %q", truncate(f.Root, 32), c.in.Manifest.Roots)
+	}
+	if msg := pathProblem(f.Path, allowedHidden(f.Root)); msg != "" {
+		c.add(name, "path", RulePath, "path %q: %s", truncate(f.Path, 128), msg)
+		return false
+	}
+	if !okRoot {
+		return false
+	}
+	if !c.pathAllowed(f.Root, f.Path) {
+		c.add(name, "path", RulePathNotAllowed, "harness %q may not write %s:%s", c.in.Manifest.Harness, f.Root, f.Path)
+		return false
+	}
+	return true
+}
+
+// pathAllowed applies the harness's path table; a third-party harness gets the generic one.
+func (c *checker) pathAllowed(root, p string) bool {
+	rules := genericPaths
+	if c.h != nil {
+		rules = c.h.paths
+	}
+	for _, r := range rules {
+		if r.match(root, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *checker) checkContent(name string, f abi.File) {
+	if !c.checkText(name, "content", f.Content) {
+		return
+	}
+	allow := placement{secret: f.Secret && f.Root != abi.RootCheckout, blob: true, root: true}
+	if c.h != nil && !(f.Root == c.h.config.root && f.Path == c.h.config.path) {
+		allow.secret = false // a built-in harness keeps its secrets in its config file only
+	}
+	secrets := c.checkPlaceholders(name, "content", f.Content, allow)
+	if len(secrets) > 0 && !f.Secret {
+		c.add(name, "secret", RuleSecretPlacement, "holds a secret placeholder but is not marked secret")
+	}
+	switch f.Format {
+	case abi.FormatJSON:
+		v, err := ParseJSON([]byte(f.Content))
+		if err != nil {
+			c.add(name, "content", RuleContent, "invalid json: %v", err)
+			return
+		}
+		c.literalPlaceholders(name, f.Content, jsonStrings(v))
+	case abi.FormatTOML:
+		t, err := ParseTOML(f.Content)
+		if err != nil {
+			c.add(name, "content", RuleContent, "invalid toml: %v", err)
+			return
+		}
+		c.literalPlaceholders(name, f.Content, tomlStrings(t))
+	case abi.FormatMarkdown:
+		fm, _, has, err := FrontMatter(f.Content)
+		if err != nil {
+			c.add(name, "content", RuleContent, "invalid markdown front matter: %v", err)
+			return
+		}
+		if has {
+			for _, o := range Scan(fm) {
+				if o.Kind == KindBlob || o.Kind == KindSecret {
+					c.add(name, "content", RuleBlobPlacement, "placeholder %s may not appear in front matter", o.Text)
+				}
+			}
+		}
+	case abi.FormatText:
+	default:
+		c.add(name, "format", RuleFormat, "format %q, want json, toml, markdown or text", truncate(f.Format, 32))
+	}
+}
+
+// literalPlaceholders requires every placeholder of a parsed json/toml document to be spelled
+// literally in its source: one hidden behind escapes would escape substitution and the scan.
+func (c *checker) literalPlaceholders(name, src string, strs []string) {
+	parsed := 0
+	for _, s := range strs {
+		parsed += len(Scan(s))
+	}
+	if raw := len(Scan(src)); raw != parsed {
+		c.add(name, "content", RulePlaceholder, "%d placeholders in the source but %d in its parsed strings: placeholders must be spelled literally inside strings", raw, parsed)
+	}
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+
+// refusedEnv reports whether the harness environment may not set name: variables that inject
+// code or redirect trust (SECURITY.md R4) must never come from a plugin.
+func refusedEnv(name string) bool {
+	u := strings.ToUpper(name)
+	switch u {
+	case "PATH", "NODE_OPTIONS", "NODE_PATH", "BASH_ENV", "ENV", "JAVA_TOOL_OPTIONS", "PERL5OPT",
+		"PERL5LIB", "RUBYOPT", "RUBYLIB", "MCP_ACCESS_TOKEN", "HOME", "SHELL", "IFS", "PROMPT_COMMAND",
+		"GCONV_PATH", "HOSTALIASES", "LOCALDOMAIN", "RES_OPTIONS", "NODE_EXTRA_CA_CERTS", "CURL_CA_BUNDLE",
+		"REQUESTS_CA_BUNDLE", "ZDOTDIR", "EDITOR", "VISUAL", "PAGER":
+		return true
+	}
+	for _, pre := range []string{"LD_", "DYLD_", "BASH_FUNC_", "PYTHON", "GIT_", "NPM_CONFIG_", "SSL_CERT_", "ANTHROPIC_", "OPENAI_"} {
+		if strings.HasPrefix(u, pre) {
+			return true
+		}
+	}
+	return strings.HasSuffix(u, "_PROXY")
+}
+
+func (c *checker) checkEnv(env []abi.Pair) {
+	if len(env) > c.lim.MaxEnv {
+		c.add("", "env", RuleLimit, "%d env entries, at most %d allowed", len(env), c.lim.MaxEnv)
+		return
+	}
+	seen := map[string]bool{}
+	for i, e := range env {
+		field := "env[" + strconv.Itoa(i) + "]"
+		if !envName.MatchString(e.Name) {
+			c.add("", field+".name", RuleEnv, "invalid env name %q", truncate(e.Name, 64))
+		} else if refusedEnv(e.Name) {
+			c.add("", field+".name", RuleEnv, "env name %s may not be set by a plugin", e.Name)
+		} else if seen[e.Name] {
+			c.add("", field+".name", RuleEnv, "duplicate env name %s", e.Name)
+		}
+		seen[e.Name] = true
+		if e.Secret {
+			c.add("", field+".secret", RuleSecretPlacement, "the harness environment may not hold a secret")
+		}
+		if len(e.Value) > c.lim.MaxArgBytes {
+			c.add("", field+".value", RuleLimit, "%d bytes, at most %d allowed", len(e.Value), c.lim.MaxArgBytes)
+			continue
+		}
+		if c.checkText("", field+".value", e.Value) {
+			c.checkPlaceholders("", field+".value", e.Value, placement{root: true})
+		}
+	}
+}
+
+func (c *checker) checkArgs(args []string) {
+	if len(args) > c.lim.MaxArgs {
+		c.add("", "args", RuleLimit, "%d args, at most %d allowed", len(args), c.lim.MaxArgs)
+		return
+	}
+	for i, a := range args {
+		field := "args[" + strconv.Itoa(i) + "]"
+		if len(a) > c.lim.MaxArgBytes {
+			c.add("", field, RuleLimit, "%d bytes, at most %d allowed", len(a), c.lim.MaxArgBytes)
+			continue
+		}
+		if !c.checkText("", field, a) {
+			continue
+		}
+		c.checkPlaceholders("", field, a, placement{root: true})
+		if refusedArg(a) {
+			c.add("", field, RuleArg, "argument %q may not be set by a plugin", truncate(a, 64))
+		}
+	}
+	if c.h != nil && c.h.checkArgs != nil {
+		c.h.checkArgs(c, args)
+	}
+}
+
+// refusedArg reports flags that would widen what the harness may do beyond the vetted request
+// (sandbox, approvals, config overrides, extra directories or settings), for every harness.
+func refusedArg(a string) bool {
+	flag, _, _ := strings.Cut(a, "=")
+	switch flag {
+	case "-c", "--config", "--sandbox", "-s", "--full-auto", "--yolo", "--add-dir", "--permission-mode",
+		"--settings", "--setting-sources", "--plugin-dir", "--extension", "-e", "--profile",
+		"--dangerously-skip-permissions", "--dangerously-bypass-approvals-and-sandbox",
+		"--allow-dangerously-skip-permissions", "--system-prompt", "--system-prompt-file":
+		return true
+	}
+	return strings.HasPrefix(flag, "--dangerously")
+}
+
+func (c *checker) checkPrompt(prompt string) {
+	if len(prompt) > c.lim.MaxPromptBytes {
+		c.add("", "prompt", RuleLimit, "%d bytes, at most %d allowed", len(prompt), c.lim.MaxPromptBytes)
+		return
+	}
+	if c.checkText("", "prompt", prompt) {
+		c.checkPlaceholders("", "prompt", prompt, placement{root: true, blob: true})
+	}
+}
+
+func (c *checker) checkGitExclude(entries []string) {
+	if len(entries) > c.lim.MaxGitExclude {
+		c.add("", "gitExclude", RuleLimit, "%d entries, at most %d allowed", len(entries), c.lim.MaxGitExclude)
+		return
+	}
+	seen := map[string]bool{}
+	for i, e := range entries {
+		field := "gitExclude[" + strconv.Itoa(i) + "]"
+		if !c.checkText("", field, e) {
+			continue
+		}
+		c.checkPlaceholders("", field, e, placement{})
+		p := strings.TrimSuffix(e, "/")
+		if strings.ContainsAny(p, "*?[]!#") || strings.HasPrefix(p, " ") || strings.HasSuffix(p, " ") {
+			c.add("", field, RuleGitExclude, "entry %q holds a gitignore pattern character; only plain paths are allowed", truncate(e, 64))
+			continue
+		}
+		if msg := pathProblem(p, allowedHidden(abi.RootCheckout)); msg != "" {
+			c.add("", field, RuleGitExclude, "entry %q: %s", truncate(e, 64), msg)
+			continue
+		}
+		if !c.pathAllowed(abi.RootCheckout, p) && !c.pathAllowed(abi.RootCheckout, p+"/x") {
+			c.add("", field, RuleGitExclude, "entry %q is outside what the harness may write in the checkout", truncate(e, 64))
+			continue
+		}
+		if seen[e] {
+			c.add("", field, RuleGitExclude, "duplicate entry %q", e)
+		}
+		seen[e] = true
+	}
+}
+
+func (c *checker) checkWarnings(ws []abi.Warning) {
+	if len(ws) > c.lim.MaxWarnings {
+		c.add("", "warnings", RuleLimit, "%d warnings, at most %d allowed", len(ws), c.lim.MaxWarnings)
+		return
+	}
+	for i, w := range ws {
+		field := "warnings[" + strconv.Itoa(i) + "]"
+		if n := len(w.Code) + len(w.Message) + len(w.Server) + len(w.Skill); n > c.lim.MaxWarningBytes {
+			c.add("", field, RuleWarning, "%d bytes, at most %d allowed", n, c.lim.MaxWarningBytes)
+			continue
+		}
+		if w.Code == "" {
+			c.add("", field+".code", RuleWarning, "empty warning code")
+		}
+		for _, s := range []string{w.Code, w.Message, w.Server, w.Skill} {
+			if c.checkText("", field, s) {
+				c.checkPlaceholders("", field, s, placement{})
+			}
+		}
+	}
+}
+
+// fold maps a path to the key under which case-insensitive file systems would confuse it.
+func fold(p string) string { return strings.ToLower(strings.ToUpper(p)) }
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

@@ -1,0 +1,30 @@
+// Package plan decodes and checks the plan a renderer plugin returns. The plugin is untrusted
+// (SECURITY.md §3): Decode reads its output strictly, and Check holds the decoded plan to the
+// rules of loadout — roots and paths, modes, formats, sizes, where each placeholder may appear —
+// and, for the built-in harnesses (claude, codex, pi), parses the harness config back and
+// compares it with the vetted request, so that nothing the policy did not approve is written.
+//
+// The package owns its input types (Input, Secret, Blob, Limits) so that it depends on the wire
+// contract (sdk/abi) only; the pipeline adapts the policy's vetted output to them. Every
+// function is pure and safe for concurrent use; nothing here keeps state between calls.
+//
+// The per-harness rules live in one table, builtinHarnesses (harness.go):
+//
+//	claude  run:mcp-servers.json (json)  config:skills/**  checkout:.cat-context/**
+//	codex   config:config.toml (toml)    config:skills/**  checkout:.cat-context/**
+//	pi      config:mcp.json (json)       config:skills/**  checkout:.cat-context/**
+//
+// A third-party harness gets the generic rules: anything under config and run, only
+// .cat-context/** in the checkout, secrets in any secret file outside the checkout, and no
+// config read-back.
+//
+// Config read-back for a built-in harness: only the servers table (and pi's
+// autoEnableCodemode) may appear at the top level; each server may carry only the keys its
+// harness documents that loadout renders (no headersHelper, oauth, bearer_token_env_var,
+// env_http_headers, approval modes); the rendered server ids are the vetted ones, in request
+// order, and a vetted enabled server may be missing only when a warning names it; command, args
+// and url equal the vetted ones verbatim (no wrapper command is accepted); each env and header
+// value equals the vetted value at the same key (a stdio server's env may also pin a HostEnv
+// variable to its vetted value); tool grants stay within the vetted allowedTools; and every
+// secret placeholder sits at exactly the server, field and key the vetted request gave it.
+package plan

@@ -1,0 +1,749 @@
+package plan
+
+import (
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/loadout-dev/loadout/sdk/abi"
+)
+
+// pathRule allows one path (pattern without "**"), everything under a directory ("dir/**") or
+// everything ("**") under a root.
+type pathRule struct {
+	root, pattern string
+}
+
+func (r pathRule) match(root, p string) bool {
+	if r.root != root {
+		return false
+	}
+	switch {
+	case r.pattern == "**":
+		return true
+	case strings.HasSuffix(r.pattern, "/**"):
+		return strings.HasPrefix(p, strings.TrimSuffix(r.pattern, "**"))
+	}
+	return p == r.pattern
+}
+
+// configFile is where a built-in harness's MCP configuration lives.
+type configFile struct {
+	root, path, format string
+}
+
+// harness holds what Check knows about one built-in harness: the paths it may write, its
+// config file and how to read it back, the server keys it may emit, and its argument rules.
+type harness struct {
+	paths      []pathRule
+	config     configFile
+	serverKeys map[string]bool
+	topKeys    map[string]bool // top-level keys besides the servers table
+	serversKey string
+	typed      bool // the config has a "type" key per server
+	checkArgs  func(c *checker, args []string)
+}
+
+// builtinHarnesses is the one table of per-harness rules (DESIGN.md §4, FORMATS.md §1.1, §2.1,
+// §3.3). A plugin whose manifest names another harness gets genericPaths and no config checks.
+var builtinHarnesses = map[string]*harness{
+	"claude": {
+		paths: []pathRule{
+			{abi.RootRun, "mcp-servers.json"},
+			{abi.RootConfig, "skills/**"},
+			{abi.RootCheckout, CheckoutContextDir + "/**"},
+		},
+		config:     configFile{abi.RootRun, "mcp-servers.json", abi.FormatJSON},
+		serversKey: "mcpServers",
+		typed:      true,
+		serverKeys: setOf("type", "command", "args", "env", "url", "headers", "timeout", "alwaysLoad"),
+		checkArgs:  checkClaudeArgs,
+	},
+	"codex": {
+		paths: []pathRule{
+			{abi.RootConfig, "config.toml"},
+			{abi.RootConfig, "skills/**"},
+			{abi.RootCheckout, CheckoutContextDir + "/**"},
+		},
+		config:     configFile{abi.RootConfig, "config.toml", abi.FormatTOML},
+		serversKey: "mcp_servers",
+		serverKeys: setOf("command", "args", "env", "env_vars", "cwd", "url", "http_headers", "enabled",
+			"required", "enabled_tools", "disabled_tools", "startup_timeout_sec", "tool_timeout_sec"),
+		checkArgs: checkNoFlags,
+	},
+	"pi": {
+		paths: []pathRule{
+			{abi.RootConfig, "mcp.json"},
+			{abi.RootConfig, "skills/**"},
+			{abi.RootCheckout, CheckoutContextDir + "/**"},
+		},
+		config:     configFile{abi.RootConfig, "mcp.json", abi.FormatJSON},
+		serversKey: "mcpServers",
+		typed:      true,
+		topKeys:    setOf("autoEnableCodemode"),
+		serverKeys: setOf("type", "command", "args", "env", "cwd", "url", "headers", "enabled",
+			"description", "timeout", "exposure", "toolExposure"),
+		checkArgs: checkNoFlags,
+	},
+}
+
+// genericPaths applies to a third-party harness: anything under its config and run roots, and
+// only the context directory of the checkout.
+var genericPaths = []pathRule{
+	{abi.RootConfig, "**"},
+	{abi.RootRun, "**"},
+	{abi.RootCheckout, CheckoutContextDir + "/**"},
+}
+
+func setOf(keys ...string) map[string]bool {
+	m := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		m[k] = true
+	}
+	return m
+}
+
+// located is one string of a rendered server with where it sits (field, key).
+type located struct {
+	field, key, s string
+}
+
+// rendered is one server entry read back from a harness config.
+type rendered struct {
+	id                     string
+	loc                    string
+	typ, command, url, cwd *string
+	args                   []string
+	hasArgs                bool
+	env, headers           []abi.Pair
+	hasEnv, hasHeaders     bool
+	enabled                *bool
+	enabledTools           []string
+	hasEnabledTools        bool
+	exposure               *string
+	toolExposure           []abi.Pair
+	strs                   []located
+}
+
+func strp(s string) *string { return &s }
+
+// checkConfig parses the built-in harness's config file back and compares it with the vetted
+// request.
+func (c *checker) checkConfig(p *abi.Plan) {
+	h := c.h
+	cf := h.config
+	name := cf.root + ":" + cf.path
+	var file *abi.File
+	for i := range p.Files {
+		if p.Files[i].Root == cf.root && p.Files[i].Path == cf.path {
+			file = &p.Files[i]
+			break
+		}
+	}
+	var servers []rendered
+	var top []located
+	ok := true
+	if file != nil {
+		if file.Format != cf.format {
+			c.add(name, "format", RuleConfigMissing, "format %q, want %s", truncate(file.Format, 16), cf.format)
+			return
+		}
+		if len(file.Content) > c.lim.MaxFileBytes {
+			return
+		}
+		if cf.format == abi.FormatJSON {
+			servers, top, ok = c.readJSONConfig(name, file.Content)
+		} else {
+			servers, top, ok = c.readTOMLConfig(name, file.Content)
+		}
+		if !ok {
+			return
+		}
+	}
+	for _, l := range top {
+		for _, o := range Scan(l.s) {
+			if o.Kind == KindSecret {
+				c.add(name, l.field, RuleSecretPlacement, "secret placeholder %s outside any server", o.Text)
+			}
+		}
+	}
+	c.compareServers(name, p.Warnings, servers)
+}
+
+func (c *checker) readJSONConfig(name, content string) ([]rendered, []located, bool) {
+	h := c.h
+	v, err := ParseJSON([]byte(content))
+	if err != nil {
+		return nil, nil, false // reported by checkContent
+	}
+	if v.Kind != Object {
+		c.add(name, "", RuleConfigKey, "config is a %s, want an object", v.Kind)
+		return nil, nil, false
+	}
+	var servers []rendered
+	var top []located
+	found := false
+	for _, m := range v.Members {
+		switch {
+		case m.Name == h.serversKey:
+			found = true
+			if m.Value.Kind != Object {
+				c.add(name, m.Name, RuleConfigKey, "%s is a %s, want an object", m.Name, m.Value.Kind)
+				return nil, nil, false
+			}
+			for _, sm := range m.Value.Members {
+				servers = append(servers, c.readJSONServer(name, h.serversKey+"."+sm.Name, sm.Name, sm.Value))
+			}
+		case h.topKeys[m.Name]:
+			if m.Value.Kind != Bool {
+				c.add(name, m.Name, RuleConfigKey, "%s is a %s, want a boolean", m.Name, m.Value.Kind)
+			}
+		default:
+			c.add(name, joinPath("", m.Name), RuleConfigKey, "top-level key %q is not allowed", truncate(m.Name, 64))
+			for _, s := range jsonStrings(m.Value) {
+				top = append(top, located{field: m.Name, s: s})
+			}
+		}
+	}
+	if !found {
+		c.add(name, h.serversKey, RuleConfigKey, "config has no %s object", h.serversKey)
+	}
+	return servers, top, true
+}
+
+func (c *checker) readJSONServer(name, loc, id string, v *Value) rendered {
+	r := rendered{id: id, loc: loc}
+	r.strs = append(r.strs, located{field: "id", s: id})
+	if v.Kind != Object {
+		c.add(name, loc, RuleServerMismatch, "server entry is a %s, want an object", v.Kind)
+		return r
+	}
+	bad := func(key string, want string, got Kind) {
+		c.add(name, loc+"."+key, RuleServerMismatch, "%s is a %s, want %s", key, got, want)
+	}
+	pairs := func(key string, x *Value) []abi.Pair {
+		if x.Kind != Object {
+			bad(key, "an object", x.Kind)
+			return nil
+		}
+		var out []abi.Pair
+		for _, m := range x.Members {
+			r.strs = append(r.strs, located{field: key, key: m.Name, s: m.Name})
+			if m.Value.Kind != String {
+				bad(key+"."+m.Name, "a string", m.Value.Kind)
+				continue
+			}
+			r.strs = append(r.strs, located{field: key, key: m.Name, s: m.Value.Str})
+			out = append(out, abi.Pair{Name: m.Name, Value: m.Value.Str})
+		}
+		return out
+	}
+	for _, m := range v.Members {
+		key, x := m.Name, m.Value
+		if !c.h.serverKeys[key] {
+			c.add(name, loc+"."+key, RuleConfigKey, "server key %q is not allowed", truncate(key, 64))
+			for _, s := range jsonStrings(x) {
+				r.strs = append(r.strs, located{field: key, s: s})
+			}
+			continue
+		}
+		switch key {
+		case "type", "command", "url", "cwd", "description", "exposure":
+			if x.Kind != String {
+				bad(key, "a string", x.Kind)
+				continue
+			}
+			r.strs = append(r.strs, located{field: key, s: x.Str})
+			switch key {
+			case "type":
+				r.typ = strp(x.Str)
+			case "command":
+				r.command = strp(x.Str)
+			case "url":
+				r.url = strp(x.Str)
+			case "cwd":
+				r.cwd = strp(x.Str)
+			case "exposure":
+				r.exposure = strp(x.Str)
+			}
+		case "args":
+			r.hasArgs = true
+			if x.Kind != Array {
+				bad(key, "an array", x.Kind)
+				continue
+			}
+			for _, it := range x.Items {
+				if it.Kind != String {
+					bad(key+"[]", "a string", it.Kind)
+					continue
+				}
+				r.strs = append(r.strs, located{field: key, s: it.Str})
+				r.args = append(r.args, it.Str)
+			}
+		case "env":
+			r.hasEnv = true
+			r.env = pairs(key, x)
+		case "headers":
+			r.hasHeaders = true
+			r.headers = pairs(key, x)
+		case "toolExposure":
+			r.toolExposure = pairs(key, x)
+		case "enabled", "alwaysLoad":
+			if x.Kind != Bool {
+				bad(key, "a boolean", x.Kind)
+				continue
+			}
+			if key == "enabled" {
+				b := x.Bool
+				r.enabled = &b
+			}
+		case "timeout":
+			if x.Kind != Number || strings.HasPrefix(x.Number, "-") || x.Number == "0" {
+				c.add(name, loc+"."+key, RuleServerMismatch, "timeout must be a positive number")
+			}
+		}
+	}
+	return r
+}
+
+func (c *checker) readTOMLConfig(name, content string) ([]rendered, []located, bool) {
+	h := c.h
+	doc, err := ParseTOML(content)
+	if err != nil {
+		return nil, nil, false // reported by checkContent
+	}
+	var top []located
+	for k, v := range doc.Map {
+		if k == h.serversKey {
+			continue
+		}
+		c.add(name, k, RuleConfigKey, "top-level key %q is not allowed", truncate(k, 64))
+		for _, s := range tomlStrings(&TOMLDoc{Map: map[string]any{k: v}}) {
+			top = append(top, located{field: k, s: s})
+		}
+	}
+	sort.Slice(top, func(i, j int) bool { return top[i].field < top[j].field })
+	table, _ := doc.Map[h.serversKey].(map[string]any)
+	if raw, present := doc.Map[h.serversKey]; present && table == nil {
+		c.add(name, h.serversKey, RuleConfigKey, "%s is a %T, want a table", h.serversKey, raw)
+		return nil, top, true
+	}
+	var order []string
+	seen := map[string]bool{}
+	for _, k := range doc.Keys {
+		if len(k) >= 2 && k[0] == h.serversKey && !seen[k[1]] {
+			seen[k[1]] = true
+			order = append(order, k[1])
+		}
+	}
+	for id := range table {
+		if !seen[id] { // not reported by Keys: keep it, after the ordered ones
+			seen[id] = true
+			order = append(order, id)
+		}
+	}
+	var servers []rendered
+	for _, id := range order {
+		loc := h.serversKey + "." + strconv.Quote(id)
+		servers = append(servers, c.readTOMLServer(name, loc, id, table[id]))
+	}
+	return servers, top, true
+}
+
+func (c *checker) readTOMLServer(name, loc, id string, v any) rendered {
+	r := rendered{id: id, loc: loc}
+	r.strs = append(r.strs, located{field: "id", s: id})
+	m, ok := v.(map[string]any)
+	if !ok {
+		c.add(name, loc, RuleServerMismatch, "server entry is a %T, want a table", v)
+		return r
+	}
+	bad := func(key, want string, got any) {
+		c.add(name, loc+"."+key, RuleServerMismatch, "%s is a %T, want %s", key, got, want)
+	}
+	strList := func(key string, x any) ([]string, bool) {
+		list, ok := x.([]any)
+		if !ok {
+			bad(key, "an array", x)
+			return nil, false
+		}
+		out := []string{}
+		for _, it := range list {
+			s, ok := it.(string)
+			if !ok {
+				bad(key+"[]", "a string", it)
+				return nil, false
+			}
+			r.strs = append(r.strs, located{field: key, s: s})
+			out = append(out, s)
+		}
+		return out, true
+	}
+	pairs := func(key string, x any) []abi.Pair {
+		t, ok := x.(map[string]any)
+		if !ok {
+			bad(key, "a table", x)
+			return nil
+		}
+		names := make([]string, 0, len(t))
+		for k := range t {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		var out []abi.Pair
+		for _, k := range names {
+			r.strs = append(r.strs, located{field: key, key: k, s: k})
+			s, ok := t[k].(string)
+			if !ok {
+				bad(key+"."+k, "a string", t[k])
+				continue
+			}
+			r.strs = append(r.strs, located{field: key, key: k, s: s})
+			out = append(out, abi.Pair{Name: k, Value: s})
+		}
+		return out
+	}
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, key := range names {
+		x := m[key]
+		if !c.h.serverKeys[key] {
+			c.add(name, loc+"."+key, RuleConfigKey, "server key %q is not allowed", truncate(key, 64))
+			for _, s := range tomlStrings(&TOMLDoc{Map: map[string]any{key: x}}) {
+				r.strs = append(r.strs, located{field: key, s: s})
+			}
+			continue
+		}
+		switch key {
+		case "command", "url", "cwd":
+			s, ok := x.(string)
+			if !ok {
+				bad(key, "a string", x)
+				continue
+			}
+			r.strs = append(r.strs, located{field: key, s: s})
+			switch key {
+			case "command":
+				r.command = strp(s)
+			case "url":
+				r.url = strp(s)
+			case "cwd":
+				r.cwd = strp(s)
+			}
+		case "args":
+			r.hasArgs = true
+			r.args, _ = strList(key, x)
+		case "enabled_tools":
+			r.hasEnabledTools = true
+			r.enabledTools, _ = strList(key, x)
+		case "disabled_tools":
+			strList(key, x)
+		case "env_vars":
+			if list, ok := strList(key, x); ok {
+				r.strs = r.strs[:len(r.strs)-len(list)]
+				for _, s := range list {
+					r.strs = append(r.strs, located{field: key, s: s})
+				}
+				c.checkEnvVars(name, loc, id, list)
+			}
+		case "env":
+			r.hasEnv = true
+			r.env = pairs("env", x)
+		case "http_headers":
+			r.hasHeaders = true
+			r.headers = pairs("headers", x)
+		case "enabled", "required":
+			b, ok := x.(bool)
+			if !ok {
+				bad(key, "a boolean", x)
+				continue
+			}
+			if key == "enabled" {
+				r.enabled = &b
+			}
+		case "startup_timeout_sec", "tool_timeout_sec":
+			switch n := x.(type) {
+			case int64:
+				if n <= 0 {
+					c.add(name, loc+"."+key, RuleServerMismatch, "%s must be positive", key)
+				}
+			case float64:
+				if !(n > 0) {
+					c.add(name, loc+"."+key, RuleServerMismatch, "%s must be positive", key)
+				}
+			default:
+				bad(key, "a number", x)
+			}
+		}
+	}
+	return r
+}
+
+// checkEnvVars allows codex's pass-through variable names only for the server's vetted host env.
+func (c *checker) checkEnvVars(name, loc, id string, list []string) {
+	v, ok := c.vetted(id)
+	if !ok {
+		return
+	}
+	for _, n := range list {
+		if !slices.ContainsFunc(v.HostEnv, func(p abi.Pair) bool { return p.Name == n }) {
+			c.add(name, loc+".env_vars", RuleServerMismatch, "passes through %q, which is not in the server's vetted host env", truncate(n, 64))
+		}
+	}
+}
+
+func (c *checker) vetted(id string) (abi.Server, bool) {
+	for _, s := range c.in.Request.Servers {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return abi.Server{}, false
+}
+
+// compareServers checks the set, order and content of the rendered servers against the vetted
+// request, and that every secret placeholder sits exactly where the vetted request put it.
+func (c *checker) compareServers(name string, warnings []abi.Warning, rs []rendered) {
+	index := map[string]int{}
+	for i, s := range c.in.Request.Servers {
+		if _, dup := index[s.ID]; !dup {
+			index[s.ID] = i
+		}
+	}
+	warned := map[string]bool{}
+	for _, w := range warnings {
+		if w.Server != "" {
+			warned[w.Server] = true
+		}
+	}
+	present := map[string]bool{}
+	last := -1
+	for _, r := range rs {
+		i, ok := index[r.id]
+		if !ok {
+			c.add(name, r.loc, RuleServerSet, "server %q is not in the vetted request", truncate(r.id, 64))
+			c.secretPlacement(name, r, nil)
+			continue
+		}
+		present[r.id] = true
+		if i < last {
+			c.add(name, r.loc, RuleServerSet, "server %q is out of request order", r.id)
+		}
+		last = max(last, i)
+		v := c.in.Request.Servers[i]
+		c.compareServer(name, r, v)
+		c.secretPlacement(name, r, &v)
+	}
+	for _, v := range c.in.Request.Servers {
+		if !present[v.ID] && v.Enabled && !warned[v.ID] {
+			c.add(name, c.h.serversKey, RuleServerSet, "vetted server %q is missing and no warning names it", v.ID)
+		}
+	}
+}
+
+func pairValue(ps []abi.Pair, name string) (string, bool) {
+	for i := len(ps) - 1; i >= 0; i-- {
+		if ps[i].Name == name {
+			return ps[i].Value, true
+		}
+	}
+	return "", false
+}
+
+func (c *checker) compareServer(name string, r rendered, v abi.Server) {
+	mismatch := func(field, format string, args ...any) {
+		c.add(name, r.loc+"."+field, RuleServerMismatch, format, args...)
+	}
+	if r.enabled != nil && *r.enabled != v.Enabled {
+		mismatch("enabled", "enabled is %t, the vetted server's is %t", *r.enabled, v.Enabled)
+	}
+	if !v.Enabled && r.enabled == nil {
+		mismatch("enabled", "the vetted server is disabled but is rendered without enabled = false")
+	}
+	switch v.Transport {
+	case abi.TransportStdio:
+		if c.h.typed && r.typ != nil && *r.typ != "stdio" {
+			mismatch("type", "type %q, want stdio", truncate(*r.typ, 32))
+		}
+		if r.url != nil || r.hasHeaders {
+			mismatch("url", "a stdio server may not have a url or headers")
+		}
+		if r.command == nil || *r.command != v.Command {
+			mismatch("command", "command differs from the vetted one")
+		}
+		if !slices.Equal(r.args, v.Args) {
+			mismatch("args", "args differ from the vetted ones")
+		}
+		for _, p := range r.env {
+			want, ok := pairValue(v.Env, p.Name)
+			if !ok {
+				want, ok = pairValue(v.HostEnv, p.Name)
+			}
+			if !ok {
+				mismatch("env", "env %q is not in the vetted server", truncate(p.Name, 64))
+			} else if p.Value != want {
+				mismatch("env", "env %q differs from the vetted value", p.Name)
+			}
+		}
+		for _, p := range v.Env {
+			if _, ok := pairValue(r.env, p.Name); !ok {
+				mismatch("env", "vetted env %q is missing", p.Name)
+			}
+		}
+		if r.cwd != nil && (v.Cwd == "" || *r.cwd != v.Cwd) {
+			mismatch("cwd", "cwd differs from the vetted one")
+		}
+	case abi.TransportHTTP:
+		if c.h.typed && r.typ == nil && c.h.config.path == "mcp-servers.json" {
+			mismatch("type", "an http server needs type \"http\"")
+		}
+		if r.typ != nil && *r.typ != "http" && *r.typ != "streamable-http" {
+			mismatch("type", "type %q, want http", truncate(*r.typ, 32))
+		}
+		if r.command != nil || r.hasArgs || r.hasEnv || r.cwd != nil {
+			mismatch("command", "an http server may not have a command, args, env or cwd")
+		}
+		if r.url == nil || *r.url != v.URL {
+			mismatch("url", "url differs from the vetted one")
+		}
+		for _, p := range r.headers {
+			want, ok := pairValue(v.Headers, p.Name)
+			if !ok {
+				mismatch("headers", "header %q is not in the vetted server", truncate(p.Name, 64))
+			} else if p.Value != want {
+				mismatch("headers", "header %q differs from the vetted value", p.Name)
+			}
+		}
+		for _, p := range v.Headers {
+			if _, ok := pairValue(r.headers, p.Name); !ok {
+				mismatch("headers", "vetted header %q is missing", p.Name)
+			}
+		}
+	default:
+		mismatch("transport", "transport %q cannot be rendered", v.Transport)
+	}
+	c.compareTools(name, r, v)
+}
+
+// compareTools checks the tool restriction a codex or pi config expresses (claude's lives in
+// its args): a restricted server may expose only its vetted allowedTools.
+func (c *checker) compareTools(name string, r rendered, v abi.Server) {
+	if r.hasEnabledTools {
+		for _, t := range r.enabledTools {
+			if v.ToolsRestricted && !slices.Contains(v.AllowedTools, t) {
+				c.add(name, r.loc+".enabled_tools", RuleToolRestrictions, "tool %q is not in the vetted allowedTools", truncate(t, 64))
+			}
+		}
+	}
+	if c.h.serversKey == "mcp_servers" && v.ToolsRestricted && !r.hasEnabledTools {
+		c.add(name, r.loc+".enabled_tools", RuleToolRestrictions, "the vetted server restricts its tools but enabled_tools is missing")
+	}
+	if c.h.serverKeys["toolExposure"] {
+		for _, p := range r.toolExposure {
+			if !validExposure(p.Value) {
+				c.add(name, r.loc+".toolExposure", RuleServerMismatch, "exposure %q of %q is not valid", truncate(p.Value, 32), truncate(p.Name, 64))
+			}
+		}
+		if r.exposure != nil && !validExposure(*r.exposure) {
+			c.add(name, r.loc+".exposure", RuleServerMismatch, "exposure %q is not valid", truncate(*r.exposure, 32))
+		}
+		if v.ToolsRestricted {
+			if r.exposure == nil || *r.exposure != "hidden" {
+				c.add(name, r.loc+".exposure", RuleToolRestrictions, "the vetted server restricts its tools: exposure must be hidden")
+			}
+			for _, p := range r.toolExposure {
+				if p.Value != "hidden" && !slices.Contains(v.AllowedTools, p.Name) {
+					c.add(name, r.loc+".toolExposure", RuleToolRestrictions, "tool %q is exposed but not in the vetted allowedTools", truncate(p.Name, 64))
+				}
+			}
+		}
+	}
+}
+
+func validExposure(s string) bool {
+	switch s {
+	case "direct", "deferred", "codemode", "codemode-deferred", "hidden":
+		return true
+	}
+	return false
+}
+
+// secretPlacement reports every secret placeholder in a rendered server that is not at the
+// server, field and key the vetted request gave it (v nil: the server was never vetted).
+func (c *checker) secretPlacement(name string, r rendered, v *abi.Server) {
+	for _, l := range r.strs {
+		for _, o := range Scan(l.s) {
+			if o.Kind != KindSecret {
+				continue
+			}
+			s, known := c.secrets[o.Text]
+			if !known {
+				continue // reported as an unknown placeholder
+			}
+			if v == nil || s.Server != r.id || s.Field != l.field || s.Key != l.key || l.s == l.key {
+				where := l.field
+				if l.key != "" {
+					where += " " + strconv.Quote(l.key)
+				}
+				c.add(name, r.loc, RuleSecretPlacement, "secret placeholder %s is at server %q %s; the vetted request put it at server %q %s %q",
+					o.Text, truncate(r.id, 64), where, s.Server, s.Field, s.Key)
+			}
+		}
+	}
+}
+
+// checkClaudeArgs allows only the flags the claude renderer needs, --mcp-config pointing at the
+// run root's config, and --allowedTools rules granting no more than the vetted tools.
+func checkClaudeArgs(c *checker, args []string) {
+	allowedTools := false
+	for i, a := range args {
+		field := "args[" + strconv.Itoa(i) + "]"
+		switch {
+		case a == "--mcp-config":
+			if i+1 >= len(args) || args[i+1] != RootPlaceholder(abi.RootRun)+"/mcp-servers.json" {
+				c.add("", field, RuleArg, "--mcp-config must be followed by %s/mcp-servers.json", RootPlaceholder(abi.RootRun))
+			}
+		case a == "--strict-mcp-config":
+		case a == "--allowedTools" || a == "--allowed-tools":
+			allowedTools = true
+		case strings.HasPrefix(a, "-"):
+			c.add("", field, RuleArg, "flag %q is not one the claude harness may receive", truncate(a, 64))
+		case strings.HasPrefix(a, "mcp__"):
+			c.checkClaudeRule(field, a)
+		}
+	}
+	if !allowedTools {
+		for _, s := range c.in.Request.Servers {
+			if s.Enabled && s.ToolsRestricted {
+				c.add("", "args", RuleToolRestrictions, "server %q restricts its tools but there is no --allowedTools", s.ID)
+				break
+			}
+		}
+	}
+}
+
+func (c *checker) checkClaudeRule(field, rule string) {
+	rest := strings.TrimPrefix(rule, "mcp__")
+	id, tool, hasTool := strings.Cut(rest, "__")
+	v, ok := c.vetted(id)
+	switch {
+	case !ok || !v.Enabled:
+		c.add("", field, RuleToolRestrictions, "rule %q names no vetted enabled server", truncate(rule, 64))
+	case !hasTool && v.ToolsRestricted:
+		c.add("", field, RuleToolRestrictions, "rule %q grants every tool of a restricted server", truncate(rule, 64))
+	case hasTool && v.ToolsRestricted && !slices.Contains(v.AllowedTools, tool):
+		c.add("", field, RuleToolRestrictions, "rule %q grants a tool outside the vetted allowedTools", truncate(rule, 64))
+	}
+}
+
+// checkNoFlags is the argument rule of a harness whose renderer configures it through files and
+// env only: no argument at all.
+func checkNoFlags(c *checker, args []string) {
+	for i, a := range args {
+		c.add("", "args["+strconv.Itoa(i)+"]", RuleArg, "harness %q takes no arguments from a plugin, got %q", c.in.Manifest.Harness, truncate(a, 64))
+	}
+}
