@@ -1,0 +1,310 @@
+// Command pi is loadout's Pi renderer plugin (render.pi), measured against
+// @earendil-works/pi-coding-agent 1.6.0, whose native MCP support reads <agent-dir>/mcp.json
+// (FORMATS.md §3.3).
+//
+// It renders:
+//   - {{loadout.root.config}}/mcp.json (mode 0600, Secret when a secret pair is in it):
+//     {"mcpServers": {...}} in server order; stdio servers as type/command/args/env/cwd, http
+//     servers as type/url/headers; description, timeout (seconds), enabled: false for a
+//     disabled server, and the request's exposure and toolExposure. A server restricted to some
+//     tools gets exposure "hidden" (every other tool is registered but unreachable) and one
+//     exact toolExposure entry per allowed tool, with the exposure the request gives that tool
+//     (its exact entry, else its first matching pattern, else the server's exposure) or
+//     "direct" when the request gives none; the request's own patterns are not rendered for such
+//     a server, since a pattern such as "*" would expose the tools the restriction removed.
+//   - env PI_CODING_AGENT_DIR={{loadout.root.config}} (the agent directory).
+//   - skills natively under {{loadout.root.config}}/skills/<name>/.
+//   - a prompt that names every enabled server and the tools it may use.
+//
+// Pi's server names must be unique after folding "-" and "_" together: the second of two such
+// servers is not rendered and comes back as a warning, so the file stays valid. Pi expands
+// ${VAR} in env and header values and runs a value that starts with "!" as a shell command,
+// with no escape syntax: a server holding such a literal value is not rendered either.
+//
+// render is pure and deterministic; main.go registers it with the sdk for the wasm build.
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format"
+)
+
+var manifest = abi.Manifest{
+	Name:         "render.pi",
+	Version:      "1.0.0",
+	ABIVersion:   abi.Version,
+	Harness:      "pi",
+	Transports:   []string{abi.TransportStdio, abi.TransportHTTP},
+	NativeSkills: true,
+	Roots:        []string{abi.RootConfig},
+}
+
+const (
+	configPath = "mcp.json"
+	// maxTimeout is the largest timeout (seconds) a Node timer honours; a larger one fires at once.
+	maxTimeout = 2147483
+)
+
+// Warning codes this plugin emits.
+const (
+	warnTransport = "transport_unsupported"
+	warnReserved  = "server_name_reserved"
+	warnConflict  = "server_name_conflict"
+	warnExpansion = "value_expansion"
+	warnExposure  = "exposure_unsupported"
+	warnTimeout   = "timeout_adjusted"
+)
+
+// exposures are the exposure values Pi 1.6.0 accepts; the alias codemode-deferred is rendered
+// as codemode.
+var exposures = map[string]string{
+	"codemode": "codemode", "codemode-deferred": "codemode", "deferred": "deferred", "direct": "direct", "hidden": "hidden",
+}
+
+// reservedNames are JavaScript Object.prototype names, which a JavaScript config loader may
+// confuse with inherited members (FORMATS.md §4).
+var reservedNames = map[string]bool{
+	"constructor": true, "__proto__": true, "__defineGetter__": true, "__defineSetter__": true,
+	"__lookupGetter__": true, "__lookupSetter__": true, "hasOwnProperty": true, "isPrototypeOf": true,
+	"propertyIsEnumerable": true, "toLocaleString": true, "toString": true, "valueOf": true,
+}
+
+func render(req abi.Request) (abi.Plan, error) {
+	skills, skillWarns, err := format.PrepareSkills(req.Skills)
+	if err != nil {
+		return abi.Plan{}, err
+	}
+	plan := abi.Plan{Files: []abi.File{}, Args: []string{}, Env: []abi.Pair{}, GitExclude: []string{}, Warnings: []abi.Warning{}}
+
+	servers := format.NewObject()
+	secret := false
+	claimed := map[string]string{} // folded name → the id that claimed it
+	var offered []abi.Server
+	for _, s := range req.Servers {
+		warn := func(code, msg string) { plan.Warnings = append(plan.Warnings, abi.Warning{Code: code, Server: s.ID, Message: msg}) }
+		if s.Transport != abi.TransportStdio && s.Transport != abi.TransportHTTP {
+			warn(warnTransport, fmt.Sprintf("transport %q is not supported by Pi; the server is not rendered", s.Transport))
+			continue
+		}
+		if reservedNames[s.ID] {
+			warn(warnReserved, fmt.Sprintf("server name %q is a JavaScript built-in name; the server is not rendered", s.ID))
+			continue
+		}
+		folded := strings.ReplaceAll(s.ID, "-", "_")
+		if first, ok := claimed[folded]; ok {
+			warn(warnConflict, fmt.Sprintf("Pi treats server names that differ only in \"-\" and \"_\" as one: %q conflicts with %q; the server is not rendered", s.ID, first))
+			continue
+		}
+		if field, ok := expansionField(s); ok {
+			warn(warnExpansion, fmt.Sprintf("%s starts with \"!\" or holds \"${\", which Pi would run or expand; the server is not rendered", field))
+			continue
+		}
+		claimed[folded] = s.ID
+		entry, isSecret, warns := renderServer(s)
+		plan.Warnings = append(plan.Warnings, warns...)
+		servers.Set(s.ID, entry)
+		secret = secret || isSecret
+		if s.Enabled {
+			offered = append(offered, s)
+		}
+	}
+	content, err := format.MarshalJSON(format.NewObject().Set("mcpServers", servers))
+	if err != nil {
+		return abi.Plan{}, fmt.Errorf("encode %s: %w", configPath, err)
+	}
+	plan.Files = append(plan.Files, abi.File{
+		Root: abi.RootConfig, Path: configPath, Mode: "0600", Format: abi.FormatJSON,
+		Content: string(content), Secret: secret || strings.Contains(string(content), abi.PlaceholderPrefix+"secret."),
+	})
+	plan.Env = append(plan.Env, abi.Pair{Name: "PI_CODING_AGENT_DIR", Value: "{{loadout.root.config}}"})
+
+	var prompt strings.Builder
+	if len(offered) > 0 {
+		prompt.WriteString("## MCP servers\n\nThese MCP servers are configured for this run, each with the tools you may use:\n")
+		for _, s := range offered {
+			prompt.WriteString("- " + s.ID + ": " + format.ToolSummary(s.ToolsRestricted, s.AllowedTools, func(t string) string {
+				return t + " (" + toolName(s.ID, t) + ")"
+			}) + "\n")
+		}
+	}
+	plan.Prompt = prompt.String()
+
+	plan.Warnings = append(plan.Warnings, skillWarns...)
+	files, err := format.SkillFiles(abi.RootConfig, "skills", skills)
+	if err != nil {
+		return abi.Plan{}, err
+	}
+	plan.Files = append(plan.Files, files...)
+	return plan, nil
+}
+
+// renderServer returns the mcpServers entry of s, whether it holds a secret, and its warnings.
+func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning) {
+	var warns []abi.Warning
+	warn := func(code, msg string) { warns = append(warns, abi.Warning{Code: code, Server: s.ID, Message: msg}) }
+	entry := format.NewObject()
+	secret := false
+	if s.Transport == abi.TransportStdio {
+		entry.Set("type", "stdio").Set("command", s.Command)
+		if len(s.Args) > 0 {
+			entry.Set("args", append([]string(nil), s.Args...))
+		}
+		env := format.NewObject()
+		for _, p := range append(append([]abi.Pair(nil), s.HostEnv...), s.Env...) {
+			env.Set(p.Name, p.Value)
+			secret = secret || p.Secret
+		}
+		if env.Len() > 0 {
+			entry.Set("env", env)
+		}
+		if s.Cwd != "" {
+			entry.Set("cwd", s.Cwd)
+		}
+	} else {
+		entry.Set("type", "http").Set("url", s.URL)
+		headers := format.NewObject()
+		for _, p := range s.Headers {
+			headers.Set(p.Name, p.Value)
+			secret = secret || p.Secret
+		}
+		if headers.Len() > 0 {
+			entry.Set("headers", headers)
+		}
+	}
+	if s.Description != "" {
+		entry.Set("description", s.Description)
+	}
+	switch {
+	case s.Timeout < 0:
+		warn(warnTimeout, fmt.Sprintf("timeout %gs is negative; the harness default is used", s.Timeout))
+	case s.Timeout > maxTimeout:
+		entry.Set("timeout", int64(maxTimeout))
+		warn(warnTimeout, fmt.Sprintf("timeout %gs exceeds the largest timer Pi honours; rendered as %ds", s.Timeout, maxTimeout))
+	case s.Timeout > 0:
+		entry.Set("timeout", seconds(s.Timeout))
+	}
+
+	exposure, ok := exposures[s.Exposure]
+	if s.Exposure != "" && !ok {
+		warn(warnExposure, fmt.Sprintf("exposure %q is not one Pi accepts; the default is used", s.Exposure))
+	}
+	if s.ToolsRestricted {
+		entry.Set("exposure", "hidden")
+		te := format.NewObject()
+		for _, tool := range s.AllowedTools {
+			e := resolveExposure(s.ToolExposure, tool, exposure)
+			if e == "" {
+				e = "direct"
+			}
+			te.Set(tool, e)
+		}
+		if te.Len() > 0 {
+			entry.Set("toolExposure", te)
+		}
+	} else {
+		if exposure != "" {
+			entry.Set("exposure", exposure)
+		}
+		te := format.NewObject()
+		for _, p := range s.ToolExposure {
+			e, ok := exposures[p.Value]
+			if !ok {
+				warn(warnExposure, fmt.Sprintf("tool exposure %q for %q is not one Pi accepts; the entry is not rendered", p.Value, p.Name))
+				continue
+			}
+			te.Set(p.Name, e)
+		}
+		if te.Len() > 0 {
+			entry.Set("toolExposure", te)
+		}
+	}
+	if !s.Enabled {
+		entry.Set("enabled", false)
+	}
+	return entry, secret, warns
+}
+
+// resolveExposure returns the exposure rules give tool, Pi's way: an exact entry wins, else
+// the first matching "*" pattern in order, else def.
+func resolveExposure(rules []abi.Pair, tool, def string) string {
+	for _, r := range rules {
+		if r.Name == tool {
+			if e, ok := exposures[r.Value]; ok {
+				return e
+			}
+		}
+	}
+	for _, r := range rules {
+		if strings.Contains(r.Name, "*") && globMatch(r.Name, tool) {
+			if e, ok := exposures[r.Value]; ok {
+				return e
+			}
+		}
+	}
+	return def
+}
+
+// globMatch reports whether name matches pattern, where "*" matches any run of characters.
+func globMatch(pattern, name string) bool {
+	parts := strings.Split(pattern, "*")
+	if len(parts) == 1 {
+		return pattern == name
+	}
+	first, last := parts[0], parts[len(parts)-1]
+	if len(name) < len(first)+len(last) || !strings.HasPrefix(name, first) || !strings.HasSuffix(name, last) {
+		return false
+	}
+	middle := name[len(first) : len(name)-len(last)]
+	for _, p := range parts[1 : len(parts)-1] {
+		i := strings.Index(middle, p)
+		if i < 0 {
+			return false
+		}
+		middle = middle[i+len(p):]
+	}
+	return true
+}
+
+// expansionField names the first env or header value Pi would expand ("${") or run ("!").
+func expansionField(s abi.Server) (string, bool) {
+	bad := func(v string) bool { return strings.HasPrefix(v, "!") || strings.Contains(v, "${") }
+	for _, p := range s.HostEnv {
+		if bad(p.Value) {
+			return "host env " + p.Name, true
+		}
+	}
+	for _, p := range s.Env {
+		if bad(p.Value) {
+			return "env " + p.Name, true
+		}
+	}
+	for _, p := range s.Headers {
+		if bad(p.Value) {
+			return "header " + p.Name, true
+		}
+	}
+	return "", false
+}
+
+// toolName is the name Pi gives an MCP tool: mcp__<server>__<tool>, every character outside
+// [A-Za-z0-9_] replaced by "_".
+func toolName(server, tool string) string {
+	b := []byte("mcp__" + server + "__" + tool)
+	for i, c := range b {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// seconds returns a whole number of seconds as an integer, anything else as a float.
+func seconds(f float64) any {
+	if f == float64(int64(f)) {
+		return int64(f)
+	}
+	return f
+}
