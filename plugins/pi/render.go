@@ -84,7 +84,9 @@ func render(req abi.Request) (abi.Plan, error) {
 	claimed := map[string]string{} // folded name → the id that claimed it
 	var offered []abi.Server
 	for _, s := range req.Servers {
-		warn := func(code, msg string) { plan.Warnings = append(plan.Warnings, abi.Warning{Code: code, Server: s.ID, Message: msg}) }
+		warn := func(code, msg string) {
+			plan.Warnings = append(plan.Warnings, abi.Warning{Code: code, Server: s.ID, Message: msg})
+		}
 		if s.Transport != abi.TransportStdio && s.Transport != abi.TransportHTTP {
 			warn(warnTransport, fmt.Sprintf("transport %q is not supported by Pi; the server is not rendered", s.Transport))
 			continue
