@@ -375,7 +375,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if err != nil {
 		s.log.Warn("grace period over; cancelling in-flight requests", "err", err)
 		cancelBase()
-		err = hs.Close()
+		_ = hs.Close() // the grace error is the one to report
 	}
 	<-errc // http.ErrServerClosed
 	s.Close()
