@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/sdktest"
 	"github.com/loadout-dev/loadout/sdk/format/formattest"
 )
 
@@ -31,9 +32,7 @@ func loadRequest(t *testing.T, name string) abi.Request {
 
 func mustRender(t *testing.T, req abi.Request) abi.Plan {
 	t.Helper()
-	plan, err := render(req)
-	require.NoError(t, err, "render(%+v)", req)
-	return plan
+	return sdktest.Render(t, manifest, render, req)
 }
 
 // knownKeys are the [mcp_servers.<id>] keys Codex 0.169.0 accepts under --strict-config for
@@ -213,9 +212,8 @@ func FuzzRender(f *testing.F) {
 			Skills: []abi.Skill{{Name: skill, Description: desc, Instructions: arg, Resources: []abi.Resource{{Path: "f.md", Content: arg}}}},
 		}
 		if strings.Contains(arg+skill+desc, formattest.SecretPrefix) {
-			_, err := render(req)
-			var e *abi.Error
-			require.ErrorAs(t, err, &e, "render of skills holding a secret placeholder must fail")
+			e := sdktest.RenderError(t, manifest, render, req)
+			assert.Equal(t, abi.CodeInvalidInput, e.Code, "error code of a request whose skills hold a secret placeholder")
 			return
 		}
 		plan := mustRender(t, req)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/sdktest"
 	"github.com/loadout-dev/loadout/sdk/format/formattest"
 )
 
@@ -30,9 +31,7 @@ func loadRequest(t *testing.T, name string) abi.Request {
 
 func mustRender(t *testing.T, req abi.Request) abi.Plan {
 	t.Helper()
-	plan, err := render(req)
-	require.NoError(t, err, "render(%+v)", req)
-	return plan
+	return sdktest.Render(t, manifest, render, req)
 }
 
 // decodeServers parses mcp.json out of plan.
@@ -207,9 +206,8 @@ func FuzzRender(f *testing.F) {
 			Skills: []abi.Skill{{Name: skill, Description: desc, Instructions: arg}},
 		}
 		if strings.Contains(arg+skill+desc, formattest.SecretPrefix) {
-			_, err := render(req)
-			var e *abi.Error
-			require.ErrorAs(t, err, &e, "render of skills holding a secret placeholder must fail")
+			e := sdktest.RenderError(t, manifest, render, req)
+			assert.Equal(t, abi.CodeInvalidInput, e.Code, "error code of a request whose skills hold a secret placeholder")
 			return
 		}
 		plan := mustRender(t, req)
