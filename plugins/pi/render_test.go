@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
-	"github.com/loadout-dev/loadout/sdk/sdktest"
 	"github.com/loadout-dev/loadout/sdk/format/formattest"
+	"github.com/loadout-dev/loadout/sdk/sdktest"
 )
 
 var update = flag.Bool("update", false, "update golden files")
