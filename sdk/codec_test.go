@@ -304,3 +304,9 @@ func BenchmarkEncodePlan(b *testing.B) {
 		}
 	})
 }
+
+func jsonUnmarshalStrict(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
