@@ -13,35 +13,27 @@ import data.loadout.url
 # METADATA
 # entrypoint: true
 decision := {
-	"servers": [{"allow": s.allow, "reasons": s.reasons, "drop": s.drop} |
-		some i, _ in input.request.mcpServers
-		s := server[i]
-	],
+	"servers": [{"allow": v.allow, "reasons": v.reasons, "drop": v.drop} | some v in verdicts],
 	"skills": [{"allow": count(r) == 0, "reasons": r} |
 		some k, _ in input.request.skills
 		r := sort(object.get(allow.skill_deny, k, set()))
 	],
-	"secrets": [x |
-		some i, _ in input.request.mcpServers
-		some x in server[i].secrets
-	],
+	"secrets": [x | some v in verdicts; some x in v.secrets],
 	"spawnEnv": allow.spawn_env,
-	"warnings": [w |
-		some i, _ in input.request.mcpServers
-		some w in server[i].warnings
-	],
+	"warnings": [w | some v in verdicts; some w in v.warnings],
 }
 
-# server[i] is the verdict on request server i: allow, sorted deny reasons, drops in request
-# order (env, headers, allowedTools), its secrets and warnings.
-server[i] := {
+# verdicts[i] is the verdict on request server i, computed once per evaluation: allow, sorted
+# deny reasons, drops in request order (env, headers, allowedTools), secrets and warnings.
+verdicts := [verdict(i, srv) | some i, srv in input.request.mcpServers]
+
+verdict(i, srv) := {
 	"allow": allowed,
 	"reasons": reasons,
 	"drop": array.concat(array.concat(env_drops, header_drops), tool_drops),
 	"secrets": server_secrets,
 	"warnings": warnings,
 } if {
-	some i, srv in input.request.mcpServers
 	f := input.facts.servers[i]
 	reasons := sort(object.get(url.deny, i, set()) | object.get(allow.deny, i, set()))
 	allowed := count(reasons) == 0

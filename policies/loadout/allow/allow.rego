@@ -9,8 +9,6 @@ package loadout.allow
 
 import data.tunables.allow as conf
 
-transports := {"stdio", "http"}
-
 credential_modes := {"", "user", "shared"}
 
 reserved_ids := {id | some id in conf.ids.reserved}
@@ -26,20 +24,20 @@ denied_skill_names := {lower(n) | some n in conf.skills.denied_names}
 # spawn_env is what of the host environment reaches a stdio server: exact keys and prefixes.
 spawn_env := {"keys": conf.host_env.keys, "prefixes": conf.host_env.prefixes}
 
+# flag_codes maps a server flag (host/policy facts) to the allowlist rule code it breaks.
+flag_codes := {
+	"idInvalid": "id_invalid",
+	"idDoubleUnderscore": "id_double_underscore",
+	"idTrailingUnderscore": "id_trailing_underscore",
+	"transportInvalid": "transport_invalid",
+	"commandInvalid": "command_invalid",
+}
+
 # deny[i] is the set of allowlist rule codes server i breaks (absent: none).
-deny[i] contains "id_invalid" if {
+deny[i] contains code if {
 	some i, f in input.facts.servers
-	f.id.invalid
-}
-
-deny[i] contains "id_double_underscore" if {
-	some i, f in input.facts.servers
-	f.id.doubleUnderscore
-}
-
-deny[i] contains "id_trailing_underscore" if {
-	some i, f in input.facts.servers
-	f.id.trailingUnderscore
+	some flag in f.flags
+	code := flag_codes[flag]
 }
 
 deny[i] contains "id_reserved" if {
@@ -53,43 +51,38 @@ deny[i] contains "id_reserved" if {
 	startswith(srv.id, prefix)
 }
 
-deny[i] contains "transport_invalid" if {
-	some i, srv in input.request.mcpServers
-	not transports[srv.transport]
-}
-
-deny[i] contains "command_invalid" if {
-	some i, srv in input.request.mcpServers
-	srv.transport == "stdio"
-	input.facts.servers[i].command.invalid
-}
-
+# Credential rules only visit the servers with credentials or users (facts.credentialed).
 deny[i] contains "credentials_invalid" if {
-	some i, srv in input.request.mcpServers
+	some i in input.facts.credentialed
+	srv := input.request.mcpServers[i]
 	not credential_modes[srv.credentials]
 }
 
 deny[i] contains "shared_authority_invalid" if {
-	some i, srv in input.request.mcpServers
+	some i in input.facts.credentialed
+	srv := input.request.mcpServers[i]
 	srv.credentials == "shared"
 	not input.facts.servers[i].sharedAuthorityOK
 }
 
 deny[i] contains "users_not_shared" if {
-	some i, srv in input.request.mcpServers
+	some i in input.facts.credentialed
+	srv := input.request.mcpServers[i]
 	srv.hasUsers
 	srv.credentials != "shared"
 }
 
 deny[i] contains "user_missing" if {
-	some i, srv in input.request.mcpServers
+	some i in input.facts.credentialed
+	srv := input.request.mcpServers[i]
 	srv.credentials == "shared"
 	srv.hasUsers
 	not input.request.run.hasUser
 }
 
 deny[i] contains "user_not_allowed" if {
-	some i, srv in input.request.mcpServers
+	some i in input.facts.credentialed
+	srv := input.request.mcpServers[i]
 	srv.credentials == "shared"
 	srv.hasUsers
 	input.request.run.hasUser

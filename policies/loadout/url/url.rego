@@ -15,50 +15,27 @@ anywhere := {s | some s in conf.schemes_anywhere}
 
 loopback_only := {s | some s in conf.schemes_loopback}
 
-# http[i] is the URL facts of request server i when it uses the http transport.
-http[i] := f.url if {
-	some i, srv in input.request.mcpServers
-	srv.transport == "http"
-	f := input.facts.servers[i]
+# flag_codes maps a server flag (host/policy facts) to the URL rule code it breaks.
+flag_codes := {
+	"urlMissing": "url_missing",
+	"urlBadBytes": "url_bad_bytes",
+	"urlUserinfo": "url_userinfo",
+	"urlHostsDisagree": "url_parse_mismatch",
+	"urlBadPort": "url_bad_port",
+	"urlEmptyHost": "url_empty_host",
 }
 
 # deny[i] is the set of URL rule codes server i breaks (absent: none).
-deny[i] contains "url_missing" if {
-	some i, u in http
-	not u.present
-}
-
-deny[i] contains "url_bad_bytes" if {
-	some i, u in http
-	u.badBytes
-}
-
-deny[i] contains "url_userinfo" if {
-	some i, u in http
-	u.userinfo
-}
-
-deny[i] contains "url_parse_mismatch" if {
-	some i, u in http
-	u.present
-	u.hostsDisagree
-}
-
-deny[i] contains "url_bad_port" if {
-	some i, u in http
-	u.badPort
-}
-
-deny[i] contains "url_empty_host" if {
-	some i, u in http
-	u.present
-	u.hostEmpty
+deny[i] contains code if {
+	some i, f in input.facts.servers
+	some flag in f.flags
+	code := flag_codes[flag]
 }
 
 deny[i] contains "url_not_allowed" if {
-	some i, u in http
-	u.present
-	not target_allowed(u)
+	some i in input.facts.http
+	input.request.mcpServers[i].url != ""
+	not target_allowed(input.facts.servers[i].url)
 }
 
 # target_allowed(u) holds when the scheme may reach the host: a scheme allowed anywhere, or a
