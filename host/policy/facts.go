@@ -11,119 +11,149 @@ import (
 
 // Facts are what Go reads out of a request so that the policy only decides and never parses.
 // They are aligned by index with the request: Servers[i] describes request.mcpServers[i], and
-// within it Env[j] and Headers[j] describe the server's env[j] and headers[j].
+// within it Env[j] and Headers[j] describe the server's env[j] and headers[j]. Facts are
+// sparse: a false boolean, an empty string or list is left out of the policy input (the JSON
+// tags say so), which keeps the input small and the rules simple (`f.x` / `not f.x`).
 type Facts struct {
 	Servers []ServerFacts `json:"servers"`
+	// HTTP lists the indices of the http servers, Credentialed those with credentials or
+	// users set, so rules about them need not visit every server.
+	HTTP         []int `json:"http,omitempty"`
+	Credentialed []int `json:"credentialed,omitempty"`
 	// HostEnv are the names of the host environment variables, in order (never their values).
-	HostEnv []string `json:"hostEnv"`
+	HostEnv []string `json:"hostEnv,omitempty"`
 }
+
+// Server flags: the boolean facts of a server that hold, in this order. The policy maps each
+// to a deny code (or ignores it).
+const (
+	FlagIDInvalid            = "idInvalid"            // id does not match ^[a-z0-9][a-z0-9_-]{0,63}$
+	FlagIDDoubleUnderscore   = "idDoubleUnderscore"   // id holds "__" (R2)
+	FlagIDTrailingUnderscore = "idTrailingUnderscore" // id ends with "_" (R2)
+	FlagTransportInvalid     = "transportInvalid"     // transport is neither stdio nor http
+	// FlagCommandInvalid: a stdio command is blank, has surrounding whitespace, holds NUL, CR
+	// or LF, or starts with '-' (R12).
+	FlagCommandInvalid = "commandInvalid"
+	// URL flags, for http servers only (base rule and R1).
+	FlagURLMissing       = "urlMissing"       // the url is empty
+	FlagURLBadBytes      = "urlBadBytes"      // a byte <= 0x20 or >= 0x7f, or '\'
+	FlagURLUserinfo      = "urlUserinfo"      // the authority holds an '@', even with empty userinfo
+	FlagURLHostsDisagree = "urlHostsDisagree" // net/url fails, or reads another scheme, host or port
+	FlagURLBadPort       = "urlBadPort"       // a ':' after the host whose port is not 1-65535 in digits
+	FlagURLEmptyHost     = "urlEmptyHost"     // the base rule reads an empty host
+)
 
 // ServerFacts are the facts of one server.
 type ServerFacts struct {
-	ID      IDFacts       `json:"id"`
-	Command CommandFacts  `json:"command"`
-	URL     URLFacts      `json:"url"`
-	Env     []EnvFacts    `json:"env"`
-	Headers []HeaderFacts `json:"headers"`
+	Flags   []string      `json:"flags,omitempty"`
+	URL     *URLFacts     `json:"url,omitempty"` // http servers only
+	Env     []EnvFacts    `json:"env,omitempty"`
+	Headers []HeaderFacts `json:"headers,omitempty"`
 	// SharedAuthorityOK: sharedAuthority is a non-blank single line.
-	SharedAuthorityOK bool `json:"sharedAuthorityOK"`
+	SharedAuthorityOK bool `json:"sharedAuthorityOK,omitempty"`
 	// Token: the request carries a non-empty stored token for this server's id.
-	Token bool `json:"token"`
+	Token bool `json:"token,omitempty"`
 }
 
-// IDFacts describe a server id: Invalid when it does not match ^[a-z0-9][a-z0-9_-]{0,63}$
-// (base rule), DoubleUnderscore and TrailingUnderscore for R2.
-type IDFacts struct {
-	Invalid            bool `json:"invalid"`
-	DoubleUnderscore   bool `json:"doubleUnderscore"`
-	TrailingUnderscore bool `json:"trailingUnderscore"`
-}
-
-// CommandFacts describe a stdio command (R12): Invalid when it is blank, has surrounding
-// whitespace, holds NUL, CR or LF, or starts with '-'.
-type CommandFacts struct {
-	Invalid bool `json:"invalid"`
-}
-
-// URLFacts describe an http server's URL (base rule and R1).
+// URLFacts describe an http server's URL (base rule and R1); the failures are server flags.
 type URLFacts struct {
-	Present bool `json:"present"` // the url is a non-empty string
 	// BaseMatch: the url matches ^(https?)://([^/?#]*) case-insensitively; Scheme is then its
 	// lowercased scheme, else the lowercased scheme Go's net/url reads (or "").
-	BaseMatch bool   `json:"baseMatch"`
-	Scheme    string `json:"scheme"`
+	BaseMatch bool   `json:"baseMatch,omitempty"`
+	Scheme    string `json:"scheme,omitempty"`
 	// BaseHost is the host as the base rule reads it: after the LAST '@' of the authority, the
 	// bracketed IPv6 literal (brackets removed) or the part before the first ':', lowercased.
-	BaseHost string `json:"baseHost"`
+	BaseHost string `json:"baseHost,omitempty"`
 	// URLHost is the host as Go's net/url reads it (Hostname, lowercased); "" if it fails.
-	URLHost string `json:"urlHost"`
-	// HostsDisagree: net/url fails to parse the url, or reads another scheme, host or port
-	// than the base rule.
-	HostsDisagree bool `json:"hostsDisagree"`
-	Userinfo      bool `json:"userinfo"`  // the authority holds an '@', even with empty userinfo
-	BadBytes      bool `json:"badBytes"`  // a byte <= 0x20 or >= 0x7f, or '\'
-	BadPort       bool `json:"badPort"`   // a ':' after the host whose port is not 1-65535 in digits
-	HostEmpty     bool `json:"hostEmpty"` // the base rule reads an empty host
+	URLHost string `json:"urlHost,omitempty"`
 	// Loopback: the base host is localhost (any case), a canonical dotted quad in 127.0.0.0/8
 	// (net/netip, Unmap before IsLoopback), or exactly [::1].
-	Loopback bool `json:"loopback"`
+	Loopback bool `json:"loopback,omitempty"`
+
+	present, badBytes, userinfo, hostsDisagree, badPort, hostEmpty bool
 }
 
 // EnvFacts describe one entry of a server's env (R4).
 type EnvFacts struct {
 	Upper string `json:"upper"` // the key, uppercased
 	// KeyInvalid: the key does not match ^[A-Za-z_][A-Za-z0-9_]{0,127}$.
-	KeyInvalid bool `json:"keyInvalid"`
+	KeyInvalid bool `json:"keyInvalid,omitempty"`
 	// ValueInvalid: the value holds a NUL.
-	ValueInvalid bool `json:"valueInvalid"`
+	ValueInvalid bool `json:"valueInvalid,omitempty"`
 	// Prefixes are Upper up to and including each '_', Suffixes Upper from each '_' on, so the
 	// policy matches refused prefixes and suffixes by set lookup. Empty when KeyInvalid.
-	Prefixes []string `json:"prefixes"`
-	Suffixes []string `json:"suffixes"`
+	Prefixes []string `json:"prefixes,omitempty"`
+	Suffixes []string `json:"suffixes,omitempty"`
 }
 
 // HeaderFacts describe one configured header (R5).
 type HeaderFacts struct {
-	Lower        string `json:"lower"`        // the name, lowercased
-	NameInvalid  bool   `json:"nameInvalid"`  // the name is not an RFC 9110 token
-	ValueInvalid bool   `json:"valueInvalid"` // the value holds CR, LF or NUL
+	Lower        string `json:"lower"`                  // the name, lowercased
+	NameInvalid  bool   `json:"nameInvalid,omitempty"`  // the name is not an RFC 9110 token
+	ValueInvalid bool   `json:"valueInvalid,omitempty"` // the value holds CR, LF or NUL
 }
 
 // ComputeFacts computes the facts of req and hostEnv. It never fails: a value it cannot read
 // is a fact.
 func ComputeFacts(req *spec.Request, hostEnv []spec.Pair) Facts {
-	f := Facts{Servers: make([]ServerFacts, len(req.Servers)), HostEnv: make([]string, len(hostEnv))}
-	for i, p := range hostEnv {
-		f.HostEnv[i] = p.Name
+	f := Facts{Servers: make([]ServerFacts, len(req.Servers))}
+	for _, p := range hostEnv {
+		f.HostEnv = append(f.HostEnv, p.Name)
 	}
 	for i := range req.Servers {
-		f.Servers[i] = serverFacts(req, &req.Servers[i])
+		s := &req.Servers[i]
+		f.Servers[i] = serverFacts(req, s)
+		if s.Transport == "http" {
+			f.HTTP = append(f.HTTP, i)
+		}
+		if s.Credentials != "" || s.HasUsers {
+			f.Credentialed = append(f.Credentialed, i)
+		}
 	}
 	return f
 }
 
 func serverFacts(req *spec.Request, s *spec.Server) ServerFacts {
 	sf := ServerFacts{
-		ID:                idFacts(s.ID),
 		SharedAuthorityOK: strings.TrimSpace(s.SharedAuthority) != "" && !strings.ContainsAny(s.SharedAuthority, "\r\n"),
 		Token:             tokenFor(req, s.ID) != "",
-		Env:               make([]EnvFacts, len(s.Env)),
-		Headers:           make([]HeaderFacts, len(s.Headers)),
 	}
+	flag := func(ok bool, name string) {
+		if ok {
+			sf.Flags = append(sf.Flags, name)
+		}
+	}
+	flag(!validID(s.ID), FlagIDInvalid)
+	flag(strings.Contains(s.ID, "__"), FlagIDDoubleUnderscore)
+	flag(strings.HasSuffix(s.ID, "_"), FlagIDTrailingUnderscore)
+	flag(s.Transport != "stdio" && s.Transport != "http", FlagTransportInvalid)
 	if s.Transport == "stdio" {
-		sf.Command = commandFacts(s.Command)
+		flag(invalidCommand(s.Command), FlagCommandInvalid)
 	}
 	if s.Transport == "http" {
-		sf.URL = urlFacts(s.URL)
+		u := urlFacts(s.URL)
+		sf.URL = &u
+		flag(!u.present, FlagURLMissing)
+		flag(u.badBytes, FlagURLBadBytes)
+		flag(u.userinfo, FlagURLUserinfo)
+		flag(u.present && u.hostsDisagree, FlagURLHostsDisagree)
+		flag(u.badPort, FlagURLBadPort)
+		flag(u.present && u.hostEmpty, FlagURLEmptyHost)
 	}
-	for j, p := range s.Env {
-		sf.Env[j] = envFacts(p)
+	if len(s.Env) > 0 {
+		sf.Env = make([]EnvFacts, len(s.Env))
+		for j, p := range s.Env {
+			sf.Env[j] = envFacts(p)
+		}
 	}
-	for j, p := range s.Headers {
-		sf.Headers[j] = HeaderFacts{
-			Lower:        strings.ToLower(p.Name),
-			NameInvalid:  !isToken(p.Name),
-			ValueInvalid: strings.ContainsAny(p.Value, "\r\n\x00"),
+	if len(s.Headers) > 0 {
+		sf.Headers = make([]HeaderFacts, len(s.Headers))
+		for j, p := range s.Headers {
+			sf.Headers[j] = HeaderFacts{
+				Lower:        strings.ToLower(p.Name),
+				NameInvalid:  !isToken(p.Name),
+				ValueInvalid: strings.ContainsAny(p.Value, "\r\n\x00"),
+			}
 		}
 	}
 	return sf
@@ -137,14 +167,6 @@ func tokenFor(req *spec.Request, id string) string {
 		}
 	}
 	return ""
-}
-
-func idFacts(id string) IDFacts {
-	return IDFacts{
-		Invalid:            !validID(id),
-		DoubleUnderscore:   strings.Contains(id, "__"),
-		TrailingUnderscore: strings.HasSuffix(id, "_"),
-	}
 }
 
 // validID reports whether id matches ^[a-z0-9][a-z0-9_-]{0,63}$.
@@ -164,11 +186,12 @@ func validID(id string) bool {
 	return true
 }
 
-func commandFacts(cmd string) CommandFacts {
-	return CommandFacts{Invalid: strings.TrimSpace(cmd) == "" ||
+// invalidCommand reports whether a stdio command breaks R12.
+func invalidCommand(cmd string) bool {
+	return strings.TrimSpace(cmd) == "" ||
 		strings.TrimSpace(cmd) != cmd ||
 		strings.ContainsAny(cmd, "\x00\r\n") ||
-		strings.HasPrefix(cmd, "-")}
+		strings.HasPrefix(cmd, "-")
 }
 
 func envFacts(p spec.Pair) EnvFacts {
@@ -176,8 +199,6 @@ func envFacts(p spec.Pair) EnvFacts {
 		Upper:        strings.ToUpper(p.Name),
 		KeyInvalid:   !validEnvKey(p.Name),
 		ValueInvalid: strings.IndexByte(p.Value, 0) >= 0,
-		Prefixes:     []string{},
-		Suffixes:     []string{},
 	}
 	if e.KeyInvalid {
 		return e
@@ -226,13 +247,13 @@ func isToken(s string) bool {
 }
 
 func urlFacts(raw string) URLFacts {
-	u := URLFacts{Present: raw != ""}
-	if !u.Present {
+	u := URLFacts{present: raw != ""}
+	if !u.present {
 		return u
 	}
 	for i := 0; i < len(raw); i++ {
 		if c := raw[i]; c <= 0x20 || c >= 0x7f || c == '\\' {
-			u.BadBytes = true
+			u.badBytes = true
 			break
 		}
 	}
@@ -253,7 +274,7 @@ func urlFacts(raw string) URLFacts {
 	}
 	hostport := authority
 	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
-		u.Userinfo = true
+		u.userinfo = true
 		hostport = authority[at+1:]
 	}
 	var bracketed bool
@@ -271,11 +292,11 @@ func urlFacts(raw string) URLFacts {
 				port, hasPort = after[1:], true
 			default:
 				// Bytes after the literal that are not a port: no parser reads this host.
-				u.HostsDisagree = true
+				u.hostsDisagree = true
 			}
 		} else {
 			u.BaseHost = strings.ToLower(hostport[1:])
-			u.HostsDisagree = true
+			u.hostsDisagree = true
 		}
 	default:
 		if colon := strings.IndexByte(hostport, ':'); colon >= 0 {
@@ -285,24 +306,24 @@ func urlFacts(raw string) URLFacts {
 			u.BaseHost = strings.ToLower(hostport)
 		}
 	}
-	u.HostEmpty = u.BaseHost == ""
-	u.BadPort = hasPort && !validPort(port)
+	u.hostEmpty = u.BaseHost == ""
+	u.badPort = hasPort && !validPort(port)
 
 	parsed, err := url.Parse(raw)
 	switch {
 	case err != nil:
-		u.HostsDisagree = true
+		u.hostsDisagree = true
 	default:
 		if !u.BaseMatch {
 			u.Scheme = strings.ToLower(parsed.Scheme)
 		}
 		u.URLHost = strings.ToLower(parsed.Hostname())
 		if parsed.User != nil {
-			u.Userinfo = true
+			u.userinfo = true
 		}
 		if parsed.Opaque != "" || strings.ToLower(parsed.Scheme) != u.Scheme ||
 			u.URLHost != u.BaseHost || parsed.Port() != port {
-			u.HostsDisagree = true
+			u.hostsDisagree = true
 		}
 	}
 

@@ -26,7 +26,7 @@ func inputValue(req *spec.Request, f *Facts) ast.Value {
 
 func item(k string, v *ast.Term) [2]*ast.Term { return [2]*ast.Term{ast.InternedTerm(k), v} }
 
-func str(s string) *ast.Term { return ast.StringTerm(s) }
+func str(s string) *ast.Term { return ast.InternedTerm(s) }
 
 func boolean(b bool) *ast.Term { return ast.InternedTerm(b) }
 
@@ -107,54 +107,96 @@ func serverTerm(s *spec.Server) *ast.Term {
 	)
 }
 
+func ints(ns []int) *ast.Term {
+	ts := make([]*ast.Term, len(ns))
+	for i, n := range ns {
+		ts[i] = num(n)
+	}
+	return ast.ArrayTerm(ts...)
+}
+
+// factsTerm builds the sparse facts object: false booleans, empty strings and lists are left
+// out, as their JSON tags say.
 func factsTerm(f *Facts) *ast.Term {
 	servers := make([]*ast.Term, len(f.Servers))
 	for i := range f.Servers {
 		sf := &f.Servers[i]
-		env := make([]*ast.Term, len(sf.Env))
-		for j, e := range sf.Env {
-			env[j] = ast.ObjectTerm(
-				item("upper", str(e.Upper)),
-				item("keyInvalid", boolean(e.KeyInvalid)),
-				item("valueInvalid", boolean(e.ValueInvalid)),
-				item("prefixes", strs(e.Prefixes)),
-				item("suffixes", strs(e.Suffixes)),
-			)
+		items := make([][2]*ast.Term, 0, 6)
+		if len(sf.Flags) > 0 {
+			items = append(items, item("flags", strs(sf.Flags)))
 		}
-		headers := make([]*ast.Term, len(sf.Headers))
-		for j, h := range sf.Headers {
-			headers[j] = ast.ObjectTerm(
-				item("lower", str(h.Lower)),
-				item("nameInvalid", boolean(h.NameInvalid)),
-				item("valueInvalid", boolean(h.ValueInvalid)),
-			)
+		if u := sf.URL; u != nil {
+			ui := make([][2]*ast.Term, 0, 5)
+			if u.BaseMatch {
+				ui = append(ui, item("baseMatch", boolean(true)))
+			}
+			if u.Scheme != "" {
+				ui = append(ui, item("scheme", str(u.Scheme)))
+			}
+			if u.BaseHost != "" {
+				ui = append(ui, item("baseHost", str(u.BaseHost)))
+			}
+			if u.URLHost != "" {
+				ui = append(ui, item("urlHost", str(u.URLHost)))
+			}
+			if u.Loopback {
+				ui = append(ui, item("loopback", boolean(true)))
+			}
+			items = append(items, item("url", ast.ObjectTerm(ui...)))
 		}
-		u := &sf.URL
-		servers[i] = ast.ObjectTerm(
-			item("id", ast.ObjectTerm(
-				item("invalid", boolean(sf.ID.Invalid)),
-				item("doubleUnderscore", boolean(sf.ID.DoubleUnderscore)),
-				item("trailingUnderscore", boolean(sf.ID.TrailingUnderscore)),
-			)),
-			item("command", ast.ObjectTerm(item("invalid", boolean(sf.Command.Invalid)))),
-			item("url", ast.ObjectTerm(
-				item("present", boolean(u.Present)),
-				item("baseMatch", boolean(u.BaseMatch)),
-				item("scheme", str(u.Scheme)),
-				item("baseHost", str(u.BaseHost)),
-				item("urlHost", str(u.URLHost)),
-				item("hostsDisagree", boolean(u.HostsDisagree)),
-				item("userinfo", boolean(u.Userinfo)),
-				item("badBytes", boolean(u.BadBytes)),
-				item("badPort", boolean(u.BadPort)),
-				item("hostEmpty", boolean(u.HostEmpty)),
-				item("loopback", boolean(u.Loopback)),
-			)),
-			item("env", ast.ArrayTerm(env...)),
-			item("headers", ast.ArrayTerm(headers...)),
-			item("sharedAuthorityOK", boolean(sf.SharedAuthorityOK)),
-			item("token", boolean(sf.Token)),
-		)
+		if len(sf.Env) > 0 {
+			env := make([]*ast.Term, len(sf.Env))
+			for j, e := range sf.Env {
+				ei := make([][2]*ast.Term, 0, 3)
+				ei = append(ei, item("upper", str(e.Upper)))
+				if e.KeyInvalid {
+					ei = append(ei, item("keyInvalid", boolean(true)))
+				}
+				if e.ValueInvalid {
+					ei = append(ei, item("valueInvalid", boolean(true)))
+				}
+				if len(e.Prefixes) > 0 {
+					ei = append(ei, item("prefixes", strs(e.Prefixes)))
+				}
+				if len(e.Suffixes) > 0 {
+					ei = append(ei, item("suffixes", strs(e.Suffixes)))
+				}
+				env[j] = ast.ObjectTerm(ei...)
+			}
+			items = append(items, item("env", ast.ArrayTerm(env...)))
+		}
+		if len(sf.Headers) > 0 {
+			headers := make([]*ast.Term, len(sf.Headers))
+			for j, h := range sf.Headers {
+				hi := make([][2]*ast.Term, 0, 3)
+				hi = append(hi, item("lower", str(h.Lower)))
+				if h.NameInvalid {
+					hi = append(hi, item("nameInvalid", boolean(true)))
+				}
+				if h.ValueInvalid {
+					hi = append(hi, item("valueInvalid", boolean(true)))
+				}
+				headers[j] = ast.ObjectTerm(hi...)
+			}
+			items = append(items, item("headers", ast.ArrayTerm(headers...)))
+		}
+		if sf.SharedAuthorityOK {
+			items = append(items, item("sharedAuthorityOK", boolean(true)))
+		}
+		if sf.Token {
+			items = append(items, item("token", boolean(true)))
+		}
+		servers[i] = ast.ObjectTerm(items...)
 	}
-	return ast.ObjectTerm(item("servers", ast.ArrayTerm(servers...)), item("hostEnv", strs(f.HostEnv)))
+	items := [][2]*ast.Term{item("servers", ast.ArrayTerm(servers...))}
+	if len(f.HTTP) > 0 {
+		items = append(items, item("http", ints(f.HTTP)))
+	}
+	if len(f.Credentialed) > 0 {
+		items = append(items, item("credentialed", ints(f.Credentialed)))
+	}
+	if len(f.HostEnv) > 0 {
+		items = append(items, item("hostEnv", strs(f.HostEnv)))
+	}
+	return ast.ObjectTerm(items...)
 }

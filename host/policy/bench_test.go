@@ -1,0 +1,72 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/loadout-dev/loadout/host/spec"
+)
+
+// benchRequest is a realistic request with n servers: alternating stdio servers (env with a
+// secret, a refused key, tools) and http servers (a secret header, https or loopback URL).
+func benchRequest(n int) *spec.Request {
+	req := &spec.Request{
+		Harness: "claude",
+		Run:     spec.Run{User: "alice", HasUser: true},
+		Skills: []spec.Skill{{Name: "review", Description: "Review code", Instructions: "Read the diff.",
+			Resources: []spec.Resource{{RelPath: "templates/report.md", Content: "# Report"}}}},
+	}
+	for i := range n {
+		id := fmt.Sprintf("srv-%d", i)
+		if i%2 == 0 {
+			req.Servers = append(req.Servers, spec.Server{
+				Index: i, ID: id, Transport: "stdio", Command: "/usr/bin/mcp-fs", Args: []string{"--root", "."},
+				Env: []spec.Pair{{Name: "FS_TOKEN", Value: fmt.Sprintf("secret-%d", i)}, {Name: "LD_PRELOAD", Value: "/x.so"},
+					{Name: "LOG_LEVEL", Value: "debug"}},
+				SecretKeys: []string{"FS_TOKEN"}, ToolsDeclared: true, AllowedTools: []string{"read", "write", "x,Bash"},
+				Enabled: true,
+			})
+			req.Tokens = append(req.Tokens, spec.Pair{Name: id, Value: fmt.Sprintf("token-%d", i)})
+			continue
+		}
+		url := "https://mcp.example.com/mcp"
+		if i%4 == 1 {
+			url = "http://127.0.0.1:8080/mcp"
+		}
+		req.Servers = append(req.Servers, spec.Server{
+			Index: i, ID: id, Transport: "http", URL: url,
+			Headers:    []spec.Pair{{Name: "Authorization", Value: fmt.Sprintf("Bearer h-%d", i)}, {Name: "X-Trace", Value: "1"}},
+			SecretKeys: []string{"Authorization"}, Enabled: true,
+		})
+	}
+	return req
+}
+
+var benchHostEnv = []spec.Pair{
+	{Name: "PATH", Value: "/usr/bin:/bin"}, {Name: "HOME", Value: "/home/u"}, {Name: "LANG", Value: "C.UTF-8"},
+	{Name: "LC_ALL", Value: "C"}, {Name: "AWS_SECRET_ACCESS_KEY", Value: "x"}, {Name: "TERM", Value: "xterm"},
+}
+
+func benchmarkDecideVet(b *testing.B, n int) {
+	ctx := context.Background()
+	e, err := New(ctx, Config{})
+	if err != nil {
+		b.Fatalf("New: %v", err)
+	}
+	req := benchRequest(n)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		d, err := e.Decide(ctx, req, benchHostEnv)
+		if err != nil {
+			b.Fatalf("Decide: %v", err)
+		}
+		if _, err := Vet(req, d, benchHostEnv, VetOptions{ContentByRef: true}); err != nil {
+			b.Fatalf("Vet: %v", err)
+		}
+	}
+}
+
+func BenchmarkDecideVet5(b *testing.B)  { benchmarkDecideVet(b, 5) }
+func BenchmarkDecideVet50(b *testing.B) { benchmarkDecideVet(b, 50) }

@@ -1,0 +1,97 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/tester"
+
+	"github.com/loadout-dev/loadout/policies"
+)
+
+// Report is the outcome of RunTests: one TestResult per test rule (and per sub-case of a
+// data-driven test), in OPA's order.
+type Report struct {
+	Results []TestResult `json:"results"`
+	Passed  int          `json:"passed"`
+	Failed  int          `json:"failed"`
+	Errored int          `json:"errored"`
+	Skipped int          `json:"skipped"`
+}
+
+// OK reports whether the run has at least one test and none failed or errored: the verdict
+// of `opa test --fail-on-empty`.
+func (r Report) OK() bool { return r.Passed > 0 && r.Failed == 0 && r.Errored == 0 }
+
+// TestResult is one test rule's outcome.
+type TestResult struct {
+	Package  string        `json:"package"`
+	Name     string        `json:"name"`
+	Location string        `json:"location"` // file:row
+	Pass     bool          `json:"pass"`
+	Skip     bool          `json:"skip,omitempty"`
+	Error    string        `json:"error,omitempty"`
+	Failed   []string      `json:"failed,omitempty"` // failed sub-cases of a data-driven test
+	Duration time.Duration `json:"duration"`
+}
+
+// RunTests runs the *_test.rego of fsys (nil: the embedded defaults) through the embedded OPA,
+// with the engine's capabilities, as `opa test` does. A policy tree that does not compile is an
+// error (a *CompileError); failing tests are in the Report.
+func RunTests(ctx context.Context, fsys fs.FS) (Report, error) {
+	if fsys == nil {
+		fsys = policies.FS
+	}
+	modules, store, err := load(fsys, true)
+	if err != nil {
+		return Report{}, err
+	}
+	txn, err := store.NewTransaction(ctx)
+	if err != nil {
+		return Report{}, fmt.Errorf("run policy tests: %w", err)
+	}
+	defer store.Abort(ctx, txn)
+	compiler := ast.NewCompiler().
+		WithCapabilities(Capabilities()).
+		WithDefaultRegoVersion(ast.RegoV1).
+		WithEnablePrintStatements(false)
+	ch, err := tester.NewRunner().
+		SetCompiler(compiler).
+		SetStore(store).
+		SetModules(modules).
+		SetDefaultRegoVersion(ast.RegoV1).
+		RaiseBuiltinErrors(true).
+		RunTests(ctx, txn)
+	if err != nil {
+		return Report{}, fmt.Errorf("run policy tests: %w", compileError(err))
+	}
+	var rep Report
+	for r := range ch {
+		tr := TestResult{Package: r.Package, Name: r.Name, Duration: r.Duration, Skip: r.Skip}
+		if r.Location != nil {
+			tr.Location = fmt.Sprintf("%s:%d", r.Location.File, r.Location.Row)
+		}
+		switch {
+		case r.Skip:
+			rep.Skipped++
+		case r.Error != nil:
+			tr.Error = r.Error.Error()
+			rep.Errored++
+		case r.Fail:
+			rep.Failed++
+			for path, sub := range r.SubResults.Iter {
+				if sub.Fail && len(sub.SubResults) == 0 {
+					tr.Failed = append(tr.Failed, fmt.Sprint(path))
+				}
+			}
+		default:
+			tr.Pass = true
+			rep.Passed++
+		}
+		rep.Results = append(rep.Results, tr)
+	}
+	return rep, nil
+}
