@@ -175,6 +175,8 @@ type checker struct {
 	secrets map[string]Secret
 	blobs   map[string]bool
 	vs      []error
+	// allowedToolsFlag: the args hold --allowedTools (set by the claude argument rule).
+	allowedToolsFlag bool
 }
 
 func (c *checker) add(file, field, rule, format string, args ...any) {
@@ -401,8 +403,11 @@ func (c *checker) checkContent(name string, f abi.File) {
 		}
 		if has {
 			for _, o := range Scan(fm) {
-				if o.Kind == KindBlob || o.Kind == KindSecret {
-					c.add(name, "content", RuleBlobPlacement, "placeholder %s may not appear in front matter", o.Text)
+				switch o.Kind {
+				case KindBlob:
+					c.add(name, "content", RuleBlobPlacement, "blob placeholder %s may not appear in front matter", o.Text)
+				case KindSecret:
+					c.add(name, "content", RuleSecretPlacement, "secret placeholder %s may not appear in front matter", o.Text)
 				}
 			}
 		}

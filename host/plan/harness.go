@@ -42,7 +42,9 @@ type harness struct {
 	topKeys    map[string]bool // top-level keys besides the servers table
 	serversKey string
 	typed      bool // the config has a "type" key per server
-	checkArgs  func(c *checker, args []string)
+	// toolsInArgs: tool restrictions travel as --allowedTools rules, not in the config.
+	toolsInArgs bool
+	checkArgs   func(c *checker, args []string)
 }
 
 // builtinHarnesses is the one table of per-harness rules (DESIGN.md §4, FORMATS.md §1.1, §2.1,
@@ -54,11 +56,12 @@ var builtinHarnesses = map[string]*harness{
 			{abi.RootConfig, "skills/**"},
 			{abi.RootCheckout, CheckoutContextDir + "/**"},
 		},
-		config:     configFile{abi.RootRun, "mcp-servers.json", abi.FormatJSON},
-		serversKey: "mcpServers",
-		typed:      true,
-		serverKeys: setOf("type", "command", "args", "env", "url", "headers", "timeout", "alwaysLoad"),
-		checkArgs:  checkClaudeArgs,
+		config:      configFile{abi.RootRun, "mcp-servers.json", abi.FormatJSON},
+		serversKey:  "mcpServers",
+		typed:       true,
+		toolsInArgs: true,
+		serverKeys:  setOf("type", "command", "args", "env", "url", "headers", "timeout", "alwaysLoad"),
+		checkArgs:   checkClaudeArgs,
 	},
 	"codex": {
 		paths: []pathRule{
@@ -536,6 +539,9 @@ func (c *checker) compareServers(name string, warnings []abi.Warning, rs []rende
 		last = max(last, i)
 		v := c.in.Request.Servers[i]
 		c.compareServer(name, r, v)
+		if c.h.toolsInArgs && v.ToolsRestricted && !c.allowedToolsFlag {
+			c.add("", "args", RuleToolRestrictions, "server %q restricts its tools but there is no --allowedTools", v.ID)
+		}
 		c.secretPlacement(name, r, &v)
 	}
 	for _, v := range c.in.Request.Servers {
@@ -716,14 +722,7 @@ func checkClaudeArgs(c *checker, args []string) {
 			c.checkClaudeRule(field, a)
 		}
 	}
-	if !allowedTools {
-		for _, s := range c.in.Request.Servers {
-			if s.Enabled && s.ToolsRestricted {
-				c.add("", "args", RuleToolRestrictions, "server %q restricts its tools but there is no --allowedTools", s.ID)
-				break
-			}
-		}
-	}
+	c.allowedToolsFlag = allowedTools
 }
 
 func (c *checker) checkClaudeRule(field, rule string) {
