@@ -87,4 +87,3 @@ func TestDecodeRejects(t *testing.T) {
 		})
 	}
 }
-
