@@ -65,11 +65,18 @@ type pathElem struct {
 }
 
 // decoder is a strict single-pass JSON scanner. It is used by one goroutine for one body.
+// data is one private copy of the body: unescaped strings and number literals are substrings
+// of it, so decoding allocates once for the text instead of once per string.
+//
+// Members and elements of the objects and arrays being decoded are collected on mstack and
+// estack and copied out in one exactly sized slice when the object or array ends.
 type decoder struct {
-	data  []byte
-	pos   int
-	depth int
-	path  []pathElem
+	data   string
+	pos    int
+	depth  int
+	path   []pathElem
+	mstack []member
+	estack []value
 }
 
 // decode parses data into an ordered tree, refusing everything R11 refuses.
@@ -89,7 +96,12 @@ func decode(data []byte) (value, error) {
 		}
 		return value{}, reject("", CodeInvalidUTF8, "invalid UTF-8 at byte offset "+strconv.Itoa(off))
 	}
-	d := decoder{data: data, path: make([]pathElem, 0, 8)}
+	d := decoder{
+		data:   string(data),
+		path:   make([]pathElem, 0, 8),
+		mstack: make([]member, 0, 32),
+		estack: make([]value, 0, 32),
+	}
 	d.skipSpace()
 	if d.pos >= len(d.data) {
 		return value{}, reject("", CodeInvalidJSON, "empty request body")
@@ -153,7 +165,7 @@ func (d *decoder) value() (value, error) {
 }
 
 func (d *decoder) literal(word string, v value) (value, error) {
-	if len(d.data)-d.pos < len(word) || string(d.data[d.pos:d.pos+len(word)]) != word {
+	if len(d.data)-d.pos < len(word) || d.data[d.pos:d.pos+len(word)] != word {
 		return value{}, d.syntax("invalid literal")
 	}
 	d.pos += len(word)
@@ -181,6 +193,7 @@ func (d *decoder) object() (value, error) {
 		d.depth--
 		return v, nil
 	}
+	base := len(d.mstack)
 	for {
 		d.skipSpace()
 		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
@@ -190,7 +203,7 @@ func (d *decoder) object() (value, error) {
 		if err != nil {
 			return value{}, err
 		}
-		if dup := isDuplicate(v.members, name, &seen); dup {
+		if dup := isDuplicate(d.mstack[base:], name, &seen); dup {
 			return value{}, reject(pathString(append(d.path, pathElem{name: name})), CodeDuplicateMember,
 				"member name "+strconv.Quote(name)+" appears more than once in one object")
 		}
@@ -209,7 +222,7 @@ func (d *decoder) object() (value, error) {
 			return value{}, err
 		}
 		d.path = d.path[:len(d.path)-1]
-		v.members = append(v.members, member{name: name, val: mv})
+		d.mstack = append(d.mstack, member{name: name, val: mv})
 		d.skipSpace()
 		if d.pos >= len(d.data) {
 			return value{}, d.syntax("unexpected end of input in an object")
@@ -220,6 +233,10 @@ func (d *decoder) object() (value, error) {
 		case '}':
 			d.pos++
 			d.depth--
+			v.members = make([]member, len(d.mstack)-base)
+			copy(v.members, d.mstack[base:])
+			clear(d.mstack[base:])
+			d.mstack = d.mstack[:base]
 			return v, nil
 		default:
 			return value{}, d.syntax("expected ',' or '}' in an object")
@@ -264,6 +281,7 @@ func (d *decoder) array() (value, error) {
 		d.depth--
 		return v, nil
 	}
+	base := len(d.estack)
 	for i := 0; ; i++ {
 		d.skipSpace()
 		d.path = append(d.path, pathElem{index: i, isIndex: true})
@@ -272,7 +290,7 @@ func (d *decoder) array() (value, error) {
 			return value{}, err
 		}
 		d.path = d.path[:len(d.path)-1]
-		v.elems = append(v.elems, ev)
+		d.estack = append(d.estack, ev)
 		d.skipSpace()
 		if d.pos >= len(d.data) {
 			return value{}, d.syntax("unexpected end of input in an array")
@@ -283,6 +301,10 @@ func (d *decoder) array() (value, error) {
 		case ']':
 			d.pos++
 			d.depth--
+			v.elems = make([]value, len(d.estack)-base)
+			copy(v.elems, d.estack[base:])
+			clear(d.estack[base:])
+			d.estack = d.estack[:base]
 			return v, nil
 		default:
 			return value{}, d.syntax("expected ',' or ']' in an array")
@@ -327,7 +349,7 @@ func (d *decoder) number() (value, error) {
 			d.pos++
 		}
 	}
-	return value{kind: kindNumber, str: string(data[start:d.pos])}, nil
+	return value{kind: kindNumber, str: data[start:d.pos]}, nil
 }
 
 // str decodes the string starting at the opening quote. The body is known to be valid UTF-8;
@@ -340,7 +362,7 @@ func (d *decoder) str() (string, error) {
 	for d.pos < len(data) {
 		c := data[d.pos]
 		if c == '"' {
-			s := string(data[start:d.pos])
+			s := data[start:d.pos]
 			d.pos++
 			return s, nil
 		}
@@ -422,7 +444,8 @@ func (d *decoder) hex4() (rune, bool) {
 		return 0, false
 	}
 	var r rune
-	for _, c := range d.data[d.pos : d.pos+4] {
+	for i := d.pos; i < d.pos+4; i++ {
+		c := d.data[i]
 		r <<= 4
 		switch {
 		case c >= '0' && c <= '9':

@@ -188,7 +188,7 @@ func (p *parser) request(root *value) *Request {
 		case "tokens":
 			switch v.kind {
 			case kindObject:
-				req.Tokens = p.stringMap(KindRequest, "", "tokens", v)
+				req.Tokens = p.stringMap(KindRequest, "", ref{"", "tokens"}, v)
 			case kindNull:
 			default:
 				p.wrongType(KindRequest, "", "tokens", "an object", v)
@@ -228,12 +228,12 @@ func (p *parser) run(v *value, run *Run) {
 }
 
 // stringMap keeps the string values of an object in request order.
-func (p *parser) stringMap(kind, name, field string, v *value) []Pair {
+func (p *parser) stringMap(kind, name string, field ref, v *value) []Pair {
 	out := make([]Pair, 0, len(v.members))
 	for i := range v.members {
 		m := &v.members[i]
 		if m.val.kind != kindString {
-			p.add(kind, name, memberPath(field, m.name), CodeNonStringEntry,
+			p.add(kind, name, memberPath(field.String(), m.name), CodeNonStringEntry,
 				"value is "+kindName(m.val.kind)+", not a string; removed")
 			continue
 		}
@@ -243,12 +243,12 @@ func (p *parser) stringMap(kind, name, field string, v *value) []Pair {
 }
 
 // stringList keeps the string entries of an array in request order.
-func (p *parser) stringList(kind, name, field string, v *value) []string {
+func (p *parser) stringList(kind, name string, field ref, v *value) []string {
 	out := make([]string, 0, len(v.elems))
 	for i := range v.elems {
 		e := &v.elems[i]
 		if e.kind != kindString {
-			p.add(kind, name, indexPath(field, i), CodeNonStringEntry,
+			p.add(kind, name, indexPath(field.String(), i), CodeNonStringEntry,
 				"entry is "+kindName(e.kind)+", not a string; removed")
 			continue
 		}
@@ -548,23 +548,23 @@ func (p *parser) server(obj *value, index int, prefix string) (Server, bool) {
 // diagnostic; it never drops the server.
 func (p *parser) serverField(s *Server, m *member, prefix string) {
 	v := &m.val
-	field := prefix + "." + m.name
-	id := s.ID
 	if v.kind == kindNull {
 		return
 	}
+	field := ref{prefix, m.name}
+	id := s.ID
 	switch m.name {
 	case "command":
 		if s.Transport != TransportStdio {
-			p.add(KindServer, id, field, CodeFieldIgnored, "an http server has no command; ignored")
+			p.add(KindServer, id, field.String(), CodeFieldIgnored, "an http server has no command; ignored")
 		}
 	case "url":
 		if s.Transport != TransportHTTP {
-			p.add(KindServer, id, field, CodeFieldIgnored, "a stdio server has no url; ignored")
+			p.add(KindServer, id, field.String(), CodeFieldIgnored, "a stdio server has no url; ignored")
 		}
 	case "args":
 		if v.kind != kindArray {
-			p.wrongType(KindServer, id, field, "an array", v)
+			p.wrongType(KindServer, id, field.String(), "an array", v)
 			return
 		}
 		args := make([]string, 0, len(v.elems))
@@ -572,10 +572,10 @@ func (p *parser) serverField(s *Server, m *member, prefix string) {
 			e := &v.elems[i]
 			switch {
 			case e.kind != kindString:
-				p.add(KindServer, id, indexPath(field, i), CodeNonStringEntry,
+				p.add(KindServer, id, indexPath(field.String(), i), CodeNonStringEntry,
 					"entry is "+kindName(e.kind)+", not a string; removed")
 			case strings.IndexByte(e.str, 0) >= 0:
-				p.add(KindServer, id, indexPath(field, i), CodeNULInArg, "argument contains NUL; removed")
+				p.add(KindServer, id, indexPath(field.String(), i), CodeNULInArg, "argument contains NUL; removed")
 			default:
 				args = append(args, e.str)
 			}
@@ -583,7 +583,7 @@ func (p *parser) serverField(s *Server, m *member, prefix string) {
 		s.Args = args
 	case "env", "headers", "toolExposure":
 		if v.kind != kindObject {
-			p.wrongType(KindServer, id, field, "an object", v)
+			p.wrongType(KindServer, id, field.String(), "an object", v)
 			return
 		}
 		pairs := p.stringMap(KindServer, id, field, v)
@@ -597,7 +597,7 @@ func (p *parser) serverField(s *Server, m *member, prefix string) {
 			for _, pr := range pairs {
 				e, ok := exposure(pr.Value)
 				if !ok {
-					p.add(KindServer, id, memberPath(field, pr.Name), CodeInvalidValue,
+					p.add(KindServer, id, memberPath(field.String(), pr.Name), CodeInvalidValue,
 						"exposure "+strconv.Quote(pr.Value)+" is not direct, deferred, codemode or hidden; removed")
 					continue
 				}
@@ -608,14 +608,14 @@ func (p *parser) serverField(s *Server, m *member, prefix string) {
 	case "allowedTools":
 		s.ToolsDeclared = true // R10: any non-null value restricts the server
 		if v.kind != kindArray {
-			p.add(KindServer, id, field, CodeWrongType,
+			p.add(KindServer, id, field.String(), CodeWrongType,
 				"is "+kindName(v.kind)+", not an array; the server is restricted to no tool")
 			return
 		}
 		s.AllowedTools = p.stringList(KindServer, id, field, v)
 	case "secretKeys", "users":
 		if v.kind != kindArray {
-			p.wrongType(KindServer, id, field, "an array", v)
+			p.wrongType(KindServer, id, field.String(), "an array", v)
 			return
 		}
 		list := p.stringList(KindServer, id, field, v)
@@ -626,47 +626,47 @@ func (p *parser) serverField(s *Server, m *member, prefix string) {
 		}
 	case "description":
 		if v.kind != kindString {
-			p.wrongType(KindServer, id, field, "a string", v)
+			p.wrongType(KindServer, id, field.String(), "a string", v)
 			return
 		}
 		desc, changed := sanitizeDescription(v.str)
 		s.Description = desc
 		if changed {
-			p.add(KindServer, id, field, CodeDescriptionChanged,
+			p.add(KindServer, id, field.String(), CodeDescriptionChanged,
 				"line breaks and control characters became spaces, and the text is cut to 1024 characters")
 		}
 	case "enabled":
 		if v.kind != kindBool {
-			p.wrongType(KindServer, id, field, "a boolean", v)
+			p.wrongType(KindServer, id, field.String(), "a boolean", v)
 			return
 		}
 		s.Enabled = v.b
 	case "timeout":
 		if v.kind != kindNumber {
-			p.wrongType(KindServer, id, field, "a number", v)
+			p.wrongType(KindServer, id, field.String(), "a number", v)
 			return
 		}
 		f, err := strconv.ParseFloat(v.str, 64)
 		if err != nil || !(f > 0) || math.IsInf(f, 0) {
-			p.add(KindServer, id, field, CodeInvalidValue, "timeout "+v.str+" is not a positive number of seconds; removed")
+			p.add(KindServer, id, field.String(), CodeInvalidValue, "timeout "+v.str+" is not a positive number of seconds; removed")
 			return
 		}
 		s.Timeout = f
 	case "exposure":
 		if v.kind != kindString {
-			p.wrongType(KindServer, id, field, "a string", v)
+			p.wrongType(KindServer, id, field.String(), "a string", v)
 			return
 		}
 		e, ok := exposure(v.str)
 		if !ok {
-			p.add(KindServer, id, field, CodeInvalidValue,
+			p.add(KindServer, id, field.String(), CodeInvalidValue,
 				"exposure "+strconv.Quote(v.str)+" is not direct, deferred, codemode or hidden; removed")
 			return
 		}
 		s.Exposure = e
 	case "cwd", "sharedAuthority":
 		if v.kind != kindString {
-			p.wrongType(KindServer, id, field, "a string", v)
+			p.wrongType(KindServer, id, field.String(), "a string", v)
 			return
 		}
 		if m.name == "cwd" {
@@ -680,7 +680,7 @@ func (p *parser) serverField(s *Server, m *member, prefix string) {
 			if v.kind == kindString {
 				what = strconv.Quote(v.str)
 			}
-			p.add(KindServer, id, field, CodeInvalidValue, "credentials is "+what+`, not "user" or "shared"; removed`)
+			p.add(KindServer, id, field.String(), CodeInvalidValue, "credentials is "+what+`, not "user" or "shared"; removed`)
 			return
 		}
 		s.Credentials = v.str
@@ -749,6 +749,12 @@ func kindName(k kind) string {
 		return "an object"
 	}
 }
+
+// ref is the path of a member, spelled only when a diagnostic needs it: building every
+// member's path up front would cost an allocation per member.
+type ref struct{ prefix, name string }
+
+func (r ref) String() string { return memberPath(r.prefix, r.name) }
 
 // memberPath is prefix followed by member name, as pathString spells it.
 func memberPath(prefix, name string) string {
