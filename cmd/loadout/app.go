@@ -44,6 +44,7 @@ policy deny), 4 plugin failure.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{msg: err.Error()} })
 	root.AddCommand(
 		a.renderCommand(),
+		a.serveCommand(),
 		a.versionCommand(),
 	)
 	for _, c := range root.Commands() {
