@@ -47,7 +47,9 @@ func startServeCmd(t *testing.T, args ...string) (string, *syncBuffer, func() in
 	stderr := &syncBuffer{}
 	code := make(chan int, 1)
 	argv := append([]string{"--log-level", "info", "--log-format", "json", "serve", "--addr", "127.0.0.1:0"}, args...)
-	go func() { code <- run(ctx, argv, strings.NewReader(""), io.Discard, stderr, []string{"PATH=/usr/bin", "HOME=/home/x"}) }()
+	go func() {
+		code <- run(ctx, argv, strings.NewReader(""), io.Discard, stderr, []string{"PATH=/usr/bin", "HOME=/home/x"})
+	}()
 	var base string
 	deadline := time.Now().Add(10 * time.Second)
 	for base == "" {
