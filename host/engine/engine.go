@@ -22,7 +22,8 @@ type Limits struct {
 	MaxFiles    int           // files one plan may hold (checked by the host on the plan)
 }
 
-// DefaultLimits are the limits used when a caller sets none.
+// DefaultLimits are the limits used when a caller sets none; an engine fills each zero field of
+// the Limits it is given from here.
 var DefaultLimits = Limits{
 	ModuleBytes: 32 << 20,
 	MemoryPages: 1024, // 64 MiB
@@ -62,6 +63,7 @@ var (
 	ErrModuleSize  = errors.New("plugin module too large")
 	ErrOutput      = errors.New("plugin output out of bounds") // bad pointer/length, too large
 	ErrLink        = errors.New("plugin imports are not allowed")
+	ErrClosed      = errors.New("plugin module closed") // Call on a closed Module or Engine
 )
 
 // TrapError is a guest trap, panic, proc_exit or stack exhaustion.

@@ -1,0 +1,402 @@
+// Package wazero runs renderer plugins on wazero, the pure-Go WebAssembly runtime. It is the
+// default engine: it needs no cgo, so `CGO_ENABLED=0 go build ./...` builds the whole host.
+//
+// An Engine owns one wazero runtime, its compilation cache and the sandbox's WASI host module;
+// every Module it compiles shares them. Engine and Module are safe for concurrent use. Closing
+// the Engine closes every Module it compiled.
+//
+// Isolation: every Module.Call instantiates the compiled module afresh, runs _initialize, calls
+// the export once and closes the instance, so no instance serves two calls and nothing a call
+// leaves in memory or globals reaches the next one. The cost was measured against a pool of
+// pre-initialized single-use instances (host/engine/bench): for the Go-built plugins, which
+// dominate, instantiation plus _initialize is a few hundred microseconds next to a render of a
+// few milliseconds, and a pool would only move that work onto the same two cores the renders
+// use while holding up to a full memory cap per parked instance. A fresh instance per call is
+// the simpler guarantee and is what this engine does.
+//
+// Deadlines: the runtime is built WithCloseOnContextDone(true), so a spinning guest is stopped
+// when the deadline passes (instantiation with _initialize gets one deadline, the call another).
+// wazero implements this with a check of the context on every function entry and loop back-edge
+// (tetratelabs/wazero#2466); the bench package reports its cost.
+//
+// Memory: the page cap is enforced by a per-instance memory allocator; a memory.grow past the
+// cap fails (returns -1 to the guest) and is remembered, so a guest that then traps or exits
+// fails with an error for which errors.Is(err, engine.ErrMemoryLimit) holds.
+package wazero
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/loadout-dev/loadout/host/engine"
+	"github.com/loadout-dev/loadout/host/engine/internal/sandbox"
+	"github.com/loadout-dev/loadout/sdk/abi"
+)
+
+// Interface guards.
+var (
+	_ engine.Engine = (*Engine)(nil)
+	_ engine.Module = (*Module)(nil)
+)
+
+// Config configures an Engine. The zero value is valid: compiled code is cached in memory only.
+type Config struct {
+	// CacheDir, when set, is a directory where wazero keeps compiled machine code across
+	// processes, so a cold CLI start does not recompile a plugin it compiled before. The
+	// directory must be private to the user running loadout: its contents are trusted.
+	CacheDir string
+}
+
+// Engine compiles and runs plugins on wazero. Create it with New; it is safe for concurrent use.
+type Engine struct {
+	rt    wazero.Runtime
+	cache wazero.CompilationCache
+}
+
+// New returns an Engine. The caller closes it.
+func New(ctx context.Context, cfg Config) (e *Engine, err error) {
+	var cache wazero.CompilationCache
+	if cfg.CacheDir != "" {
+		cache, err = wazero.NewCompilationCacheWithDir(cfg.CacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("wazero compilation cache %s: %w", cfg.CacheDir, err)
+		}
+	} else {
+		cache = wazero.NewCompilationCache()
+	}
+	rc := wazero.NewRuntimeConfig().
+		WithCloseOnContextDone(true).
+		WithCompilationCache(cache).
+		WithCoreFeatures(api.CoreFeaturesV2)
+	rt := wazero.NewRuntimeWithConfig(ctx, rc)
+	defer func() {
+		if err != nil {
+			_ = rt.Close(ctx)
+			_ = cache.Close(ctx)
+		}
+	}()
+	if err := instantiateSandbox(ctx, rt); err != nil {
+		return nil, err
+	}
+	return &Engine{rt: rt, cache: cache}, nil
+}
+
+// Name returns "wazero".
+func (e *Engine) Name() string { return "wazero" }
+
+// Close closes the runtime, every module compiled by e, and the compilation cache handle
+// (a cache directory stays on disk).
+func (e *Engine) Close(ctx context.Context) error {
+	return errors.Join(e.rt.Close(ctx), e.cache.Close(ctx))
+}
+
+// stateKey carries the *call of the running instance in the context its host functions see.
+type stateKey struct{}
+
+// call is the state of one Module.Call: the sandbox of its instance and its memory allocator.
+type call struct {
+	sys   *sandbox.Sys
+	alloc *capAllocator
+}
+
+func valueTypes(ts []sandbox.ValueType) []api.ValueType {
+	out := make([]api.ValueType, len(ts))
+	for i, t := range ts {
+		out[i] = api.ValueType(t)
+	}
+	return out
+}
+
+func sandboxTypes(ts []api.ValueType) []sandbox.ValueType {
+	out := make([]sandbox.ValueType, len(ts))
+	for i, t := range ts {
+		out[i] = sandbox.ValueType(t)
+	}
+	return out
+}
+
+// instantiateSandbox defines the WASI host module every plugin links against.
+func instantiateSandbox(ctx context.Context, rt wazero.Runtime) error {
+	b := rt.NewHostModuleBuilder(sandbox.Module)
+	for _, name := range sandbox.Names() {
+		sig := sandbox.Signatures[name]
+		nparams, nresults := len(sig.Params), len(sig.Results)
+		fn := api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
+			c, ok := ctx.Value(stateKey{}).(*call)
+			if !ok {
+				panic(fmt.Errorf("%s.%s called outside a loadout call", sandbox.Module, name))
+			}
+			errno, err := c.sys.Call(name, mod.Memory(), stack[:nparams])
+			if err != nil {
+				var exit *sandbox.Exit
+				if errors.As(err, &exit) {
+					_ = mod.CloseWithExitCode(ctx, exit.Code)
+					panic(sys.NewExitError(exit.Code))
+				}
+				panic(err)
+			}
+			if nresults == 1 {
+				stack[0] = uint64(errno)
+			}
+		})
+		b.NewFunctionBuilder().WithGoModuleFunction(fn, valueTypes(sig.Params), valueTypes(sig.Results)).Export(name)
+	}
+	if _, err := b.Instantiate(ctx); err != nil {
+		return fmt.Errorf("instantiate the sandbox: %w", err)
+	}
+	return nil
+}
+
+// Compile checks the module's size, imports, exports and memory, then compiles it. Every
+// check runs on the compiled module before anything is instantiated.
+func (e *Engine) Compile(ctx context.Context, wasm []byte, limits engine.Limits) (_ engine.Module, err error) {
+	limits = sandbox.Limits(limits)
+	if len(wasm) > limits.ModuleBytes {
+		return nil, fmt.Errorf("module of %d bytes over the cap of %d: %w", len(wasm), limits.ModuleBytes, engine.ErrModuleSize)
+	}
+	cm, err := e.rt.CompileModule(ctx, wasm)
+	if err != nil {
+		return nil, fmt.Errorf("compile: %w: %w", engine.ErrABI, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = cm.Close(ctx)
+		}
+	}()
+	for _, def := range cm.ImportedFunctions() {
+		mod, name, _ := def.Import()
+		if err := sandbox.CheckImport(mod, name, sandboxTypes(def.ParamTypes()), sandboxTypes(def.ResultTypes())); err != nil {
+			return nil, err
+		}
+	}
+	for _, def := range cm.ImportedMemories() {
+		mod, name, _ := def.Import()
+		return nil, fmt.Errorf("import %s.%s: a plugin may not import memory: %w", mod, name, engine.ErrLink)
+	}
+	exports := cm.ExportedFunctions()
+	for _, name := range []string{abi.ExportABIVersion, abi.ExportAlloc, abi.ExportManifest, abi.ExportRender, abi.ExportInitialize} {
+		def, ok := exports[name]
+		var params, results []sandbox.ValueType
+		if ok {
+			params, results = sandboxTypes(def.ParamTypes()), sandboxTypes(def.ResultTypes())
+		}
+		if err := sandbox.CheckExport(name, ok, params, results); err != nil {
+			return nil, err
+		}
+	}
+	mem, ok := cm.ExportedMemories()[abi.ExportMemory]
+	if !ok {
+		return nil, fmt.Errorf("missing export %q: %w", abi.ExportMemory, engine.ErrABI)
+	}
+	maxPages, hasMax := mem.Max()
+	if err := sandbox.CheckMemory(uint64(mem.Min()), uint64(maxPages), hasMax, limits.MemoryPages); err != nil {
+		return nil, err
+	}
+	_, hasInit := exports[abi.ExportInitialize]
+	return &Module{
+		rt:      e.rt,
+		cm:      cm,
+		limits:  limits,
+		hasInit: hasInit,
+		calls:   map[uint64]context.CancelCauseFunc{},
+	}, nil
+}
+
+// Module is a compiled plugin; every Call runs in a fresh instance. It is safe for concurrent use.
+type Module struct {
+	rt      wazero.Runtime
+	cm      wazero.CompiledModule
+	limits  engine.Limits
+	hasInit bool
+
+	mu     sync.Mutex
+	closed bool
+	next   uint64
+	calls  map[uint64]context.CancelCauseFunc // calls in flight, cancelled by Close
+}
+
+// Close stops the calls in flight (they fail with engine.ErrClosed) and releases the module.
+func (m *Module) Close(ctx context.Context) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	for _, cancel := range m.calls {
+		cancel(engine.ErrClosed)
+	}
+	m.mu.Unlock()
+	return m.cm.Close(ctx)
+}
+
+// track registers a call in flight; the returned function unregisters it.
+func (m *Module) track(cancel context.CancelCauseFunc) (func(), error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, engine.ErrClosed
+	}
+	id := m.next
+	m.next++
+	m.calls[id] = cancel
+	return func() {
+		m.mu.Lock()
+		delete(m.calls, id)
+		m.mu.Unlock()
+	}, nil
+}
+
+// Call instantiates the module, runs _initialize, checks the ABI version, hands input to the
+// guest (for abi.ExportRender) and returns a copy of the bytes the export returned.
+func (m *Module) Call(ctx context.Context, export string, input []byte) ([]byte, error) {
+	if err := sandbox.CheckCall(export); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	untrack, err := m.track(cancel)
+	if err != nil {
+		return nil, fmt.Errorf("call %s: %w", export, err)
+	}
+	defer untrack()
+
+	c := &call{sys: sandbox.New(m.limits.StderrBytes), alloc: &capAllocator{limit: uint64(m.limits.MemoryPages) * 65536}}
+	ctx = experimental.WithMemoryAllocator(context.WithValue(ctx, stateKey{}, c), c.alloc)
+
+	// Instantiation and _initialize share one deadline.
+	phase, done := context.WithTimeout(ctx, m.limits.Deadline)
+	mod, err := m.rt.InstantiateModule(phase, m.cm, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+	if err != nil {
+		done()
+		if cerr := m.stopped(ctx, phase, abi.ExportInitialize); cerr != nil {
+			return nil, cerr
+		}
+		return nil, fmt.Errorf("instantiate: %w: %w", engine.ErrLink, err)
+	}
+	defer mod.Close(context.WithoutCancel(ctx))
+	if m.hasInit {
+		if _, err := mod.ExportedFunction(abi.ExportInitialize).Call(phase); err != nil {
+			done()
+			return nil, m.fail(ctx, phase, abi.ExportInitialize, err, c)
+		}
+	}
+	done()
+
+	// The call gets its own deadline.
+	phase, done = context.WithTimeout(ctx, m.limits.Deadline)
+	defer done()
+	res, err := mod.ExportedFunction(abi.ExportABIVersion).Call(phase)
+	if err != nil {
+		return nil, m.fail(ctx, phase, abi.ExportABIVersion, err, c)
+	}
+	if v := uint32(res[0]); v != abi.Version {
+		return nil, fmt.Errorf("plugin reports ABI version %d, want %d: %w", v, abi.Version, engine.ErrABIVersion)
+	}
+	var args []uint64
+	if export == abi.ExportRender {
+		res, err := mod.ExportedFunction(abi.ExportAlloc).Call(phase, uint64(len(input)))
+		if err != nil {
+			return nil, m.fail(ctx, phase, abi.ExportAlloc, err, c)
+		}
+		ptr := uint32(res[0])
+		if !mod.Memory().Write(ptr, input) {
+			return nil, fmt.Errorf("%s returned [%d, %d+%d) outside memory: %w", abi.ExportAlloc, ptr, ptr, len(input), engine.ErrOutput)
+		}
+		args = []uint64{uint64(ptr), uint64(len(input))}
+	}
+	res, err = mod.ExportedFunction(export).Call(phase, args...)
+	if err != nil {
+		return nil, m.fail(ctx, phase, export, err, c)
+	}
+	ptr, n, err := sandbox.Span(res[0], uint64(mod.Memory().Size()), m.limits.OutputBytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", export, err)
+	}
+	view, _ := mod.Memory().Read(ptr, n)
+	out := make([]byte, n)
+	copy(out, view)
+	return out, nil
+}
+
+// stopped returns the error for a call that ended because a context ended (the module closed,
+// the caller gave up, or the phase deadline passed), or nil when no context ended.
+func (m *Module) stopped(ctx, phase context.Context, export string) error {
+	switch {
+	case errors.Is(context.Cause(ctx), engine.ErrClosed):
+		return fmt.Errorf("%s: %w", export, engine.ErrClosed)
+	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("%s: %w: %w", export, engine.ErrTimeout, ctx.Err())
+	case ctx.Err() != nil:
+		return fmt.Errorf("%s: %w", export, ctx.Err())
+	case phase.Err() != nil:
+		return fmt.Errorf("%s after %s: %w", export, m.limits.Deadline, engine.ErrTimeout)
+	}
+	return nil
+}
+
+// fail maps an error from a guest function to the engine's typed errors.
+func (m *Module) fail(ctx, phase context.Context, export string, err error, c *call) error {
+	if cerr := m.stopped(ctx, phase, export); cerr != nil {
+		return cerr
+	}
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		switch exit.ExitCode() {
+		case sys.ExitCodeDeadlineExceeded:
+			return fmt.Errorf("%s after %s: %w", export, m.limits.Deadline, engine.ErrTimeout)
+		case sys.ExitCodeContextCanceled:
+			return fmt.Errorf("%s: %w", export, context.Canceled)
+		}
+		return sandbox.Trap(export, fmt.Sprintf("proc_exit(%d)", exit.ExitCode()), c.sys.Output(), c.alloc.hit)
+	}
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	return sandbox.Trap(export, msg, c.sys.Output(), c.alloc.hit)
+}
+
+// capAllocator backs an instance's memory and refuses to grow it past limit bytes. It belongs
+// to one instance (one goroutine).
+type capAllocator struct {
+	limit uint64
+	hit   bool // a grow past the limit was refused
+}
+
+// Allocate implements experimental.MemoryAllocator.
+func (a *capAllocator) Allocate(_, max uint64) experimental.LinearMemory {
+	return &linearMemory{a: a, limit: min(max, a.limit)}
+}
+
+type linearMemory struct {
+	a     *capAllocator
+	limit uint64
+	buf   []byte
+}
+
+// Reallocate grows the memory to size bytes; it never shrinks, so bytes past the old length
+// are still zero.
+func (l *linearMemory) Reallocate(size uint64) []byte {
+	if size > l.limit {
+		l.a.hit = true
+		return nil
+	}
+	if size <= uint64(cap(l.buf)) {
+		l.buf = l.buf[:size]
+		return l.buf
+	}
+	next := min(max(size, 2*uint64(cap(l.buf))), l.limit)
+	buf := make([]byte, size, next)
+	copy(buf, l.buf)
+	l.buf = buf
+	return buf
+}
+
+// Free releases the memory.
+func (l *linearMemory) Free() { l.buf = nil }
