@@ -76,20 +76,45 @@ var harnessPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/render", s.handleRender)
-	mux.HandleFunc("/v1/plugins", s.handlePlugins)
-	mux.HandleFunc("/healthz", s.handleHealth)
+	mux.Handle("/v1/plugins", s.logged(http.HandlerFunc(s.handlePlugins)))
+	mux.Handle("/healthz", s.logged(http.HandlerFunc(s.handleHealth)))
 	metricsHandler := promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{})
-	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("/metrics", s.logged(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !allowMethod(w, r, http.MethodGet) {
 			return
 		}
 		metricsHandler.ServeHTTP(w, r)
-	})
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	})))
+	mux.Handle("/", s.logged(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, ErrorBody{Error: ErrorInfo{Code: codeNotFound, Message: "no such route"}})
-	})
+	})))
 	return mux
 }
+
+// logged logs one debug line per request of a non-render route (health checks and scrapes
+// would flood an info log); render requests have their own info access log.
+func (s *Server) logged(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(sw, r)
+		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "duration", time.Since(start))
+	})
+}
+
+// statusWriter remembers the status a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // allowMethod answers 405 unless r uses method (GET also allows HEAD).
 func allowMethod(w http.ResponseWriter, r *http.Request, method string) bool {
