@@ -7,8 +7,8 @@ import (
 )
 
 // The policy input is built as an ast.Value directly: no JSON round trip per request. Field
-// names are spec.Request's and Facts' JSON names, so the policy sees exactly what
-// json.Marshal(Input{...}) would produce (TestInputMatchesJSON holds the two together).
+// names are spec.Request's and Facts' JSON names, so the policy sees what json.Marshal(Input{...})
+// produces, except that a nil list is sent as [] (TestInputMatchesJSON holds the two together).
 
 // Input is the policy input document, {"request": ..., "facts": ...}. It is what
 // `loadout policy eval` prints and what a policy author writes test inputs against.
