@@ -11,7 +11,7 @@ if [ $# -ne 1 ]; then
 fi
 src=$(cd "$(dirname "$0")" && pwd)
 out=$1
-"${CC:-clang}" --target=wasm32-wasi --sysroot=/usr \
+"${WASI_CC:-clang}" --target=wasm32-wasi --sysroot=/usr \
 	-std=c11 -O2 -Wall -Wextra -Werror -pedantic \
 	-mexec-model=reactor \
 	-ffile-prefix-map="$src"=. \
