@@ -333,7 +333,7 @@ func (p *parser) skill(obj *value, index int, prefix string, seen map[string]str
 	if r, ok := obj.get("resources"); ok {
 		switch r.kind {
 		case kindArray:
-			sk.Resources = p.resources(r, name, prefix+".resources")
+			sk.Resources = p.resources(r, prefix+".resources")
 		case kindNull:
 		default:
 			p.wrongType(KindSkill, name, prefix+".resources", "an array", r)
@@ -345,7 +345,7 @@ func (p *parser) skill(obj *value, index int, prefix string, seen map[string]str
 // resources sanitizes a skill's resources: each path is validated first, then de-duplicated
 // case-insensitively (first wins), checked for file/directory conflicts with the kept ones,
 // and held to MaxResources and the content caps.
-func (p *parser) resources(arr *value, skill, prefix string) []Resource {
+func (p *parser) resources(arr *value, prefix string) []Resource {
 	out := make([]Resource, 0, min(len(arr.elems), MaxResources))
 	var files, dirs map[string]struct{}
 	total := 0
