@@ -1,0 +1,195 @@
+package policy
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/loadout-dev/loadout/host/spec"
+	"github.com/loadout-dev/loadout/sdk/abi"
+)
+
+// vet runs the embedded policy and Vet on req.
+func vet(t *testing.T, req *spec.Request, hostEnv []spec.Pair, opts VetOptions) *Vetted {
+	t.Helper()
+	ctx := context.Background()
+	e, err := New(ctx, Config{})
+	require.NoError(t, err, "New with the embedded policies")
+	d, err := e.Decide(ctx, req, hostEnv)
+	require.NoError(t, err, "Decide")
+	v, err := Vet(req, d, hostEnv, opts)
+	require.NoError(t, err, "Vet")
+	return v
+}
+
+func TestVetServers(t *testing.T) {
+	t.Parallel()
+	req := &spec.Request{
+		Harness: "claude",
+		Servers: []spec.Server{
+			{Index: 0, ID: "dup", Transport: "http", URL: "http://evil.example/"},
+			{Index: 1, ID: "dup", Transport: "stdio", Command: "npx", Enabled: true,
+				Env:        []spec.Pair{{Name: "HOME", Value: "/srv"}, {Name: "LD_PRELOAD", Value: "x.so"}, {Name: "KEY", Value: "k-secret"}},
+				SecretKeys: []string{"KEY"}, ToolsDeclared: true, AllowedTools: []string{"read", "x,Bash"}},
+			{Index: 2, ID: "dup", Transport: "stdio", Command: "other"},
+			{Index: 3, ID: "web", Transport: "http", URL: "https://mcp.example.com/", Credentials: "user",
+				Headers:    []spec.Pair{{Name: "Authorization", Value: "Bearer configured"}, {Name: "X-Key", Value: "k-secret"}},
+				SecretKeys: []string{"X-Key"}},
+		},
+		Tokens: []spec.Pair{{Name: "dup", Value: "tok-dup"}, {Name: "web", Value: "tok-web"}},
+	}
+	hostEnv := []spec.Pair{{Name: "PATH", Value: "/bin"}, {Name: "HOME", Value: "/home/u"}, {Name: "LC_ALL", Value: "C"}, {Name: "AWS_SECRET", Value: "no"}}
+	v := vet(t, req, hostEnv, VetOptions{})
+	got := v.Request()
+
+	require.Len(t, got.Servers, 2, "Vet: kept servers")
+	fs, web := got.Servers[0], got.Servers[1]
+	assert.Equal(t, "dup", fs.ID, "the first allowed server claims the id")
+	assert.Equal(t, "npx", fs.Command, "the first allowed dup is the stdio one")
+	assert.Equal(t, []abi.Pair{
+		{Name: "HOME", Value: "/srv"},
+		{Name: "KEY", Value: "{{loadout.secret.1}}", Secret: true},
+		{Name: "MCP_ACCESS_TOKEN", Value: "{{loadout.secret.2}}", Secret: true},
+	}, fs.Env, "Vet: stdio env with drops applied, secrets replaced and the token last")
+	assert.Equal(t, []abi.Pair{{Name: "PATH", Value: "/bin"}, {Name: "HOME", Value: "/home/u"}, {Name: "LC_ALL", Value: "C"}}, fs.HostEnv,
+		"Vet: host env filtered by the allowlist")
+	assert.True(t, fs.ToolsRestricted, "declared allowedTools restrict")
+	assert.Equal(t, []string{"read"}, fs.AllowedTools, "invalid tool removed")
+	assert.Equal(t, []spec.Pair{
+		{Name: "PATH", Value: "/bin"}, {Name: "HOME", Value: "/srv"}, {Name: "LC_ALL", Value: "C"},
+		{Name: "KEY", Value: "k-secret"}, {Name: "MCP_ACCESS_TOKEN", Value: "tok-dup"},
+	}, v.SpawnEnv("dup"), "SpawnEnv: host allowlist, then kept env (overriding HOME), then the token")
+
+	assert.Equal(t, []abi.Pair{
+		{Name: "X-Key", Value: "{{loadout.secret.1}}", Secret: true},
+		{Name: "Authorization", Value: "Bearer {{loadout.secret.3}}", Secret: true},
+	}, web.Headers, "Vet: per-user server loses its Authorization; the token is the bearer; an equal secret shares its placeholder")
+	assert.Nil(t, v.SpawnEnv("web"), "SpawnEnv of an http server")
+	assert.Nil(t, web.HostEnv, "an http server gets no host env")
+
+	assert.Equal(t, []Secret{
+		{Placeholder: "{{loadout.secret.1}}", Value: "k-secret", Uses: []SecretUse{{Server: "dup", Field: "env", Key: "KEY"}, {Server: "web", Field: "headers", Key: "X-Key"}}},
+		{Placeholder: "{{loadout.secret.2}}", Value: "tok-dup", Uses: []SecretUse{{Server: "dup", Field: "env", Key: "MCP_ACCESS_TOKEN"}}},
+		{Placeholder: "{{loadout.secret.3}}", Value: "tok-web", Uses: []SecretUse{{Server: "web", Field: "headers", Key: "Authorization"}}},
+	}, v.Secrets(), "Secrets")
+	assert.Equal(t, []string{"k-secret", "tok-dup", "tok-web"}, v.Redactions(), "Redactions")
+
+	assert.Equal(t, []spec.Diagnostic{
+		{Kind: "server", Name: "dup", Field: "mcpServers[0].url", Code: "url_not_allowed", Message: reasonMessage("url_not_allowed")},
+		{Kind: "server", Name: "dup", Field: "mcpServers[1].env.LD_PRELOAD", Code: "env_key_refused", Message: `env "LD_PRELOAD" removed: ` + reasonMessage("env_key_refused")},
+		{Kind: "server", Name: "dup", Field: "mcpServers[1].allowedTools", Code: "tool_name_invalid", Message: `allowedTools "x,Bash" removed: ` + reasonMessage("tool_name_invalid")},
+		{Kind: "server", Name: "dup", Field: "mcpServers[2].id", Code: "duplicate_id", Message: `server id "dup" is already used by an earlier server (first wins)`},
+		{Kind: "server", Name: "web", Field: "mcpServers[3].headers.Authorization", Code: "credentials_user", Message: `headers "Authorization" removed: ` + reasonMessage("credentials_user")},
+	}, v.Dropped(), "Dropped")
+}
+
+func TestVetRequestIsACopy(t *testing.T) {
+	t.Parallel()
+	req := &spec.Request{Servers: []spec.Server{{ID: "a", Transport: "stdio", Command: "npx", Args: []string{"x"}, Env: []spec.Pair{{Name: "K", Value: "v"}}}}}
+	v := vet(t, req, nil, VetOptions{})
+	r1 := v.Request()
+	r1.Servers[0].Args[0] = "changed"
+	r1.Servers[0].Env[0].Value = "changed"
+	r2 := v.Request()
+	assert.Equal(t, []string{"x"}, r2.Servers[0].Args, "Request() must return a copy (args)")
+	assert.Equal(t, "v", r2.Servers[0].Env[0].Value, "Request() must return a copy (env)")
+}
+
+func TestVetContentByRef(t *testing.T) {
+	t.Parallel()
+	req := &spec.Request{Skills: []spec.Skill{{Name: "review", Description: "d", Instructions: "Do it.",
+		Resources: []spec.Resource{{RelPath: "a.md", Content: "A"}, {RelPath: "b.md", Content: "B"}}}}}
+	byRef := vet(t, req, nil, VetOptions{ContentByRef: true})
+	sk := byRef.Request().Skills[0]
+	assert.Equal(t, "{{loadout.blob.1}}", sk.Instructions, "instructions by reference")
+	assert.Equal(t, []abi.Resource{{Path: "a.md", Content: "{{loadout.blob.2}}"}, {Path: "b.md", Content: "{{loadout.blob.3}}"}}, sk.Resources, "resources by reference")
+	assert.Equal(t, []Blob{{"{{loadout.blob.1}}", "Do it."}, {"{{loadout.blob.2}}", "A"}, {"{{loadout.blob.3}}", "B"}}, byRef.Blobs(), "Blobs")
+
+	inline := vet(t, req, nil, VetOptions{})
+	assert.Equal(t, "Do it.", inline.Request().Skills[0].Instructions, "instructions inline")
+	assert.Empty(t, inline.Blobs(), "no blobs inline")
+}
+
+func TestVetRefusesPlaceholders(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		req  spec.Request
+	}{
+		{name: "args", req: spec.Request{Servers: []spec.Server{{ID: "a", Transport: "stdio", Command: "npx", Args: []string{"{{loadout.secret.1}}"}}}}},
+		{name: "env value", req: spec.Request{Servers: []spec.Server{{ID: "a", Transport: "stdio", Command: "npx", Env: []spec.Pair{{Name: "K", Value: "x{{loadout.root.run}}"}}}}}},
+		{name: "skill body", req: spec.Request{Skills: []spec.Skill{{Name: "s", Instructions: "{{loadout.blob.1}}"}}}},
+		{name: "resource", req: spec.Request{Skills: []spec.Skill{{Name: "s", Instructions: "x", Resources: []spec.Resource{{RelPath: "a", Content: "{{loadout.x"}}}}}},
+		{name: "token", req: spec.Request{Tokens: []spec.Pair{{Name: "a", Value: "{{loadout.secret.9}}"}}}},
+	}
+	ctx := context.Background()
+	e, err := New(ctx, Config{})
+	require.NoError(t, err, "New")
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req := tc.req
+			d, err := e.Decide(ctx, &req, nil)
+			require.NoError(t, err, "Decide(%s)", tc.name)
+			_, err = Vet(&req, d, nil, VetOptions{})
+			assert.ErrorIs(t, err, ErrPlaceholder, "Vet(%s): want ErrPlaceholder", tc.name)
+			assert.True(t, IsRejected(err), "Vet(%s): a placeholder in the request is a rejection", tc.name)
+		})
+	}
+}
+
+func TestVetRejectsForeignDecision(t *testing.T) {
+	t.Parallel()
+	req := &spec.Request{Servers: []spec.Server{{ID: "a", Transport: "stdio", Command: "npx"}}}
+	_, err := Vet(req, &Decision{}, nil, VetOptions{})
+	var me *MalformedError
+	assert.ErrorAs(t, err, &me, "Vet with a decision for another request")
+	_, err = Vet(req, nil, nil, VetOptions{})
+	assert.ErrorIs(t, err, ErrNoDecision, "Vet without a decision")
+}
+
+func TestVetSharedUsers(t *testing.T) {
+	t.Parallel()
+	shared := spec.Server{ID: "team", Transport: "http", URL: "https://team.example/", Credentials: "shared",
+		SharedAuthority: "team-a", HasUsers: true, Users: []string{"alice"}}
+	tests := []struct {
+		name string
+		run  spec.Run
+		want []string
+	}{
+		{name: "listed user", run: spec.Run{User: "alice", HasUser: true}, want: []string{"team"}},
+		{name: "other user", run: spec.Run{User: "bob", HasUser: true}, want: []string{}},
+		{name: "no user fails closed", run: spec.Run{}, want: []string{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			v := vet(t, &spec.Request{Run: tc.run, Servers: []spec.Server{shared}}, nil, VetOptions{})
+			ids := []string{}
+			for _, s := range v.Request().Servers {
+				ids = append(ids, s.ID)
+			}
+			assert.Equal(t, tc.want, ids, "Vet(run %+v): kept servers", tc.run)
+		})
+	}
+}
+
+func TestSpellings(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, json, toml string }{
+		{in: "plain", json: "plain", toml: "plain"},
+		{in: "p\"a\\ss\nword", json: `p\"a\\ss\nword`, toml: `p\"a\\ss\nword`},
+		{in: "\b\f\r\t", json: `\b\f\r\t`, toml: `\b\f\r\t`},
+		{in: "\x01\x1f", json: `\u0001\u001f`, toml: `\u0001\u001f`},
+		{in: "<a>&b", json: `\u003ca\u003e\u0026b`, toml: "<a>&b"},
+		{in: "\u2028\u2029", json: `\u2028\u2029`, toml: "\u2028\u2029"},
+		{in: "del\x7f", json: "del\x7f", toml: `del\u007f`},
+		{in: "é", json: "é", toml: "é"},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.json, jsonSpelling(tc.in), "jsonSpelling(%q)", tc.in)
+		assert.Equal(t, tc.toml, tomlSpelling(tc.in), "tomlSpelling(%q)", tc.in)
+	}
+}
