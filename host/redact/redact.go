@@ -1,0 +1,187 @@
+// Package redact masks secret strings in text: every occurrence of a secret becomes
+// [REDACTED]. Callers pass every spelling a secret may take (raw, JSON-escaped, TOML-escaped:
+// policy.Vetted.Redactions gives them); to this package they are just more strings.
+//
+// Matching is leftmost-longest: scanning from the left, at each position the longest secret
+// that starts there is masked and scanning resumes after it. Streaming (Copy, Writer) gives
+// exactly the output of String on the whole input, whatever the read or write boundaries.
+//
+// A Redactor is immutable after New and safe for concurrent use; a Writer is not.
+package redact
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"io"
+	"slices"
+)
+
+// Mask replaces every secret occurrence.
+const Mask = "[REDACTED]"
+
+// Redactor masks a fixed set of secrets.
+type Redactor struct {
+	secrets [][]byte   // non-empty, unique, longest first
+	byFirst [256][]int // indices into secrets by first byte, longest first
+	maxLen  int        // length of the longest secret
+}
+
+// New returns a Redactor for secrets. Empty strings are ignored, duplicates collapse.
+func New(secrets []string) *Redactor {
+	r := &Redactor{}
+	seen := map[string]bool{}
+	for _, s := range secrets {
+		if s == "" || seen[s] {
+			continue
+		}
+		seen[s] = true
+		r.secrets = append(r.secrets, []byte(s))
+	}
+	slices.SortFunc(r.secrets, func(a, b []byte) int {
+		if c := cmp.Compare(len(b), len(a)); c != 0 {
+			return c
+		}
+		return bytes.Compare(a, b)
+	})
+	for i, s := range r.secrets {
+		r.byFirst[s[0]] = append(r.byFirst[s[0]], i)
+		r.maxLen = max(r.maxLen, len(s))
+	}
+	return r
+}
+
+// String returns s with every secret masked.
+func (r *Redactor) String(s string) string {
+	if r == nil || len(r.secrets) == 0 {
+		return s
+	}
+	var out bytes.Buffer
+	r.scan(&out, []byte(s), true)
+	return out.String()
+}
+
+// matchAt returns the length of the longest secret at the start of b, or 0.
+func (r *Redactor) matchAt(b []byte) int {
+	for _, i := range r.byFirst[b[0]] {
+		if bytes.HasPrefix(b, r.secrets[i]) {
+			return len(r.secrets[i])
+		}
+	}
+	return 0
+}
+
+// scan writes the masked form of the positions of b it can decide and returns how many bytes
+// of b it consumed. Unless final, a position is decided only when every secret fits in b from
+// there, so the undecided tail (shorter than the longest secret) waits for more input.
+func (r *Redactor) scan(out *bytes.Buffer, b []byte, final bool) int {
+	limit := len(b)
+	if !final {
+		limit = len(b) - r.maxLen + 1
+	}
+	start, i := 0, 0
+	for i < limit {
+		n := r.matchAt(b[i:])
+		if n == 0 {
+			i++
+			continue
+		}
+		out.Write(b[start:i])
+		out.WriteString(Mask)
+		i += n
+		start = i
+	}
+	if i > len(b) {
+		i = len(b)
+	}
+	out.Write(b[start:i])
+	return i
+}
+
+// Copy copies src to dst with every secret masked, like io.Copy, and returns the number of
+// bytes written to dst. A secret split across reads is masked all the same.
+func (r *Redactor) Copy(dst io.Writer, src io.Reader) (int64, error) {
+	w := r.NewWriter(dst)
+	buf := make([]byte, 32<<10)
+	for {
+		n, rerr := src.Read(buf)
+		if n > 0 {
+			if _, err := w.Write(buf[:n]); err != nil {
+				return w.written, err
+			}
+		}
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+		if rerr != nil {
+			return w.written, rerr
+		}
+	}
+	err := w.Close()
+	return w.written, err
+}
+
+// Writer masks secrets in what is written to it and writes the result to the underlying
+// writer. It holds back fewer bytes than the longest secret until it can decide them; Close
+// writes the rest (it does not close the underlying writer). A Writer is not safe for
+// concurrent use.
+type Writer struct {
+	r       *Redactor
+	dst     io.Writer
+	pending []byte
+	out     bytes.Buffer
+	written int64
+	closed  bool
+}
+
+// ErrClosed is returned by Write after Close.
+var ErrClosed = errors.New("redact: write after close")
+
+// NewWriter returns a Writer that masks r's secrets on their way to dst.
+func (r *Redactor) NewWriter(dst io.Writer) *Writer {
+	return &Writer{r: r, dst: dst}
+}
+
+// Write masks p (with what is pending from earlier writes) and writes every decided byte.
+// It reports len(p) on success: the bytes are accepted, masked or pending.
+func (w *Writer) Write(p []byte) (int, error) {
+	if w.closed {
+		return 0, ErrClosed
+	}
+	if w.r == nil || len(w.r.secrets) == 0 {
+		n, err := w.dst.Write(p)
+		w.written += int64(n)
+		return n, err
+	}
+	w.pending = append(w.pending, p...)
+	n := w.r.scan(&w.out, w.pending, false)
+	w.pending = w.pending[:copy(w.pending, w.pending[n:])]
+	if err := w.flush(); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Close writes the pending bytes, masked. It does not close the underlying writer.
+func (w *Writer) Close() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	if w.r == nil || len(w.r.secrets) == 0 {
+		return nil
+	}
+	w.r.scan(&w.out, w.pending, true)
+	w.pending = nil
+	return w.flush()
+}
+
+func (w *Writer) flush() error {
+	if w.out.Len() == 0 {
+		return nil
+	}
+	n, err := w.dst.Write(w.out.Bytes())
+	w.written += int64(n)
+	w.out.Reset()
+	return err
+}
