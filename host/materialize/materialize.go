@@ -447,7 +447,7 @@ func (t *tx) stage(r *os.Root, p string, data []byte, mode, dirMode os.FileMode)
 	}
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
-	tmp := path.Join(path.Dir(p), "."+path.Base(p)+".loadout-"+hex.EncodeToString(rnd[:]))
+	tmp := path.Join(path.Dir(p), ".loadout-"+hex.EncodeToString(rnd[:])+".tmp") // short: the final name may be 255 bytes
 	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
