@@ -84,11 +84,11 @@ func materializeFixture(t *testing.T, sc *scenario, canary string, c clis) rende
 // recommended wrapper gives a stdio server exactly its spawn environment.
 func TestFixtures(t *testing.T) {
 	c := findCLIs(t)
-	canary, _ := binaries(t)
+	canary := canaryBinary(t)
 	for _, h := range []string{"claude", "codex", "pi"} {
 		t.Run(h, func(t *testing.T) {
 			t.Parallel()
-			sc := newScenario(t, h, canary, c)
+			sc := newScenario(t, h, c)
 			r := materializeFixture(t, sc, canary, c)
 			checkHarness(t, sc, r, c)
 		})

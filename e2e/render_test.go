@@ -91,11 +91,11 @@ func renderWithLoadout(t *testing.T, sc *scenario, loadout, canary string, c cli
 // connected, and the canary's environment exactly the spawn environment the policy allowed.
 func TestRender(t *testing.T) {
 	c := findCLIs(t)
-	canary, loadout := binaries(t)
+	canary, loadout := canaryBinary(t), loadoutBinary(t)
 	for _, h := range []string{"claude", "codex", "pi"} {
 		t.Run(h, func(t *testing.T) {
 			t.Parallel()
-			sc := newScenario(t, h, canary, c)
+			sc := newScenario(t, h, c)
 			r := renderWithLoadout(t, sc, loadout, canary, c)
 			checkHarness(t, sc, r, c)
 		})

@@ -88,7 +88,7 @@ type scenario struct {
 }
 
 // newScenario lays out the directories of one harness's run and computes the expectations.
-func newScenario(t *testing.T, harness, canary string, c clis) *scenario {
+func newScenario(t *testing.T, harness string, c clis) *scenario {
 	t.Helper()
 	dir := t.TempDir()
 	sc := &scenario{
@@ -130,7 +130,6 @@ func newScenario(t *testing.T, harness, canary string, c clis) *scenario {
 		envVar{"CANARY_TOKEN", canaryTokenValue},
 		envVar{"MCP_ACCESS_TOKEN", runTokenValue},
 	)
-	_ = canary
 	return sc
 }
 

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -48,57 +49,79 @@ func findCLIs(tb testing.TB) clis {
 	return c
 }
 
+// build is one binary built at most once per test binary.
+type build struct {
+	once sync.Once
+	path string
+	err  error
+}
+
 var (
-	buildOnce sync.Once
-	buildDir  string
-	buildErr  error
-	buildLog  string
+	binDirOnce sync.Once
+	binDir     string
+	binDirErr  error
+	canaryBin  build
+	loadoutBin build
 )
 
-// binaries builds the canary and the loadout binary once per test binary, into a directory
-// removed by TestMain.
-func binaries(tb testing.TB) (canary, loadout string) {
+// buildDir returns the directory the binaries are built into; TestMain removes it.
+func buildDir() (string, error) {
+	binDirOnce.Do(func() { binDir, binDirErr = os.MkdirTemp("", "loadout-e2e-bin-") })
+	return binDir, binDirErr
+}
+
+// goBuild builds pkg (relative to the repository root) into the build directory as name.
+func goBuild(ctx context.Context, root, name, pkg string) (string, error) {
+	dir, err := buildDir()
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %w: %s", pkg, err, b)
+	}
+	return out, nil
+}
+
+// canaryBinary builds the canary stdio MCP server once per test binary.
+func canaryBinary(tb testing.TB) string {
 	tb.Helper()
-	buildOnce.Do(func() {
-		root := repoRoot(tb)
-		buildDir, buildErr = os.MkdirTemp("", "loadout-e2e-bin-")
-		if buildErr != nil {
-			return
-		}
+	canaryBin.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		canaryBin.path, canaryBin.err = goBuild(ctx, repoRoot(tb), "canary", "./e2e/internal/canary")
+	})
+	require.NoError(tb, canaryBin.err, "build the canary")
+	return canaryBin.path
+}
+
+// loadoutBinary builds the plugins (./build.sh plugins, which the binary embeds) and then the
+// loadout binary, once per test binary.
+func loadoutBinary(tb testing.TB) string {
+	tb.Helper()
+	loadoutBin.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		for _, b := range []struct{ out, pkg string }{
-			{"canary", "./e2e/internal/canary"},
-			{"loadout", "./cmd/loadout"},
-		} {
-			if b.pkg == "./cmd/loadout" {
-				// The binary embeds the built-in plugins: build them first, as build.sh does.
-				cmd := exec.CommandContext(ctx, "./build.sh", "plugins")
-				cmd.Dir = root
-				out, err := cmd.CombinedOutput()
-				if err != nil {
-					buildErr, buildLog = err, "./build.sh plugins: "+string(out)
-					return
-				}
-			}
-			cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(buildDir, b.out), b.pkg)
-			cmd.Dir = root
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				buildErr, buildLog = err, "go build "+b.pkg+": "+string(out)
-				return
-			}
+		root := repoRoot(tb)
+		cmd := exec.CommandContext(ctx, "./build.sh", "plugins")
+		cmd.Dir = root
+		if b, err := cmd.CombinedOutput(); err != nil {
+			loadoutBin.err = fmt.Errorf("./build.sh plugins: %w: %s", err, b)
+			return
 		}
+		loadoutBin.path, loadoutBin.err = goBuild(ctx, root, "loadout", "./cmd/loadout")
 	})
-	require.NoError(tb, buildErr, "building the canary and loadout: %s", buildLog)
-	return filepath.Join(buildDir, "canary"), filepath.Join(buildDir, "loadout")
+	require.NoError(tb, loadoutBin.err, "build the loadout binary")
+	return loadoutBin.path
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
+	if binDir != "" {
+		os.RemoveAll(binDir)
 	}
 	os.Exit(code)
 }
