@@ -5,8 +5,12 @@
 //   - {{loadout.root.run}}/mcp-servers.json (mode 0600, Secret when a secret pair is in it):
 //     {"mcpServers": {...}} in server order; stdio servers as type/command/args/env, http
 //     servers as type/url/headers (Claude needs "type": "http"), timeout in milliseconds.
-//     Claude has no "cwd" and no "enabled" key: a server with a cwd is rendered without it and
-//     a warning; a disabled server is omitted with a warning.
+//     Claude has no "enabled" key: a disabled server is omitted with a warning.
+//   - every stdio server launched through /usr/bin/env -i (format.WrapSpawn, docs/SPAWN-ENV.md),
+//     because Claude passes its whole environment (its API key included) to the servers it
+//     spawns: the server gets exactly its spawn environment (HostEnv, then its own env), the
+//     values travel in alias variables of the config's env map, and a cwd becomes env's -C,
+//     since Claude has no per-server working directory.
 //   - args: --mcp-config <file> [--allowedTools <rule>...] --strict-mcp-config. --allowedTools
 //     is variadic in Claude Code (FORMATS.md §1.3): every rule is its own argv entry right after
 //     the flag, and the boolean --strict-mcp-config closes the list, so a prompt or flag the
@@ -18,9 +22,12 @@
 //     .cat-context/ is git-excluded.
 //   - a prompt that names every rendered server and the tools it may use.
 //
-// Claude Code expands ${VAR} in command, args, env, url and headers with no escape syntax, so a
-// server holding a literal "${" would receive the harness's own environment (an API key, say):
-// such a server is omitted with a warning rather than rendered.
+// Claude Code expands ${VAR} (and ${VAR:-default}) from its own environment in command, args,
+// env, url and headers. Literal values are therefore spelled with format.ClaudeLiteral (and env
+// values split at "${"), which Claude turns back into the literal text; the plan sets
+// LOADOUT_SPAWN_DOLLAR=$ in the harness's env so that the rewrite cannot be redirected. A secret
+// is a placeholder the plugin cannot see into: the host must refuse or encode a secret value
+// holding "${".
 //
 // render is pure and deterministic; main.go registers it with the sdk for the wasm build.
 package main
@@ -63,13 +70,13 @@ const (
 
 // Warning codes this plugin emits.
 const (
-	warnTransport = "transport_unsupported"
-	warnDisabled  = "server_disabled"
-	warnReserved  = "server_name_reserved"
-	warnExpansion = "value_expansion"
-	warnCwd       = "cwd_unsupported"
-	warnTimeout   = "timeout_adjusted"
-	warnToolName  = "tool_name_too_long"
+	warnTransport   = "transport_unsupported"
+	warnDisabled    = "server_disabled"
+	warnReserved    = "server_name_reserved"
+	warnUnwrappable = "command_unwrappable"
+	warnEnvName     = "env_name_unsupported"
+	warnTimeout     = "timeout_adjusted"
+	warnToolName    = "tool_name_too_long"
 )
 
 // reservedNames are JavaScript Object.prototype names Claude Code refuses as server names.
@@ -108,6 +115,10 @@ func render(req abi.Request) (abi.Plan, error) {
 		Content: string(content), Secret: secret || strings.Contains(string(content), abi.PlaceholderPrefix+"secret."),
 	})
 
+	if strings.Contains(string(content), format.ClaudeDollar) {
+		// Claude rewrites ClaudeDollar to "$" only while this variable is unset or "$".
+		plan.Env = append(plan.Env, abi.Pair{Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"})
+	}
 	plan.Args = append(plan.Args, "--mcp-config", "{{loadout.root.run}}/"+mcpConfigPath)
 	if rules, warns, restricted := allowRules(rendered); restricted {
 		plan.Args = append(plan.Args, "--allowedTools")
@@ -153,34 +164,36 @@ func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning, bool) {
 	case reservedNames[s.ID]:
 		return nil, false, []abi.Warning{warn(warnReserved, fmt.Sprintf("Claude Code reserves the server name %q; the server is not rendered", s.ID))}, false
 	}
-	if field, ok := expansionField(s); ok {
-		return nil, false, []abi.Warning{warn(warnExpansion, fmt.Sprintf("%s holds \"${\", which Claude Code would expand from its own environment; the server is not rendered", field))}, false
-	}
 	var warns []abi.Warning
 	entry := format.NewObject()
 	secret := false
 	if s.Transport == abi.TransportStdio {
-		entry.Set("type", "stdio").Set("command", s.Command)
-		if len(s.Args) > 0 {
-			entry.Set("args", append([]string(nil), s.Args...))
+		sp, err := format.WrapSpawn(format.SpawnClaude, s, s.Cwd)
+		if err != nil {
+			return nil, false, []abi.Warning{warn(warnUnwrappable, fmt.Sprintf("%v; the server cannot be pinned to its spawn environment and is not rendered", err))}, false
 		}
+		for _, name := range sp.Skipped {
+			warns = append(warns, warn(warnEnvName, fmt.Sprintf("env name %q cannot be passed through env -S; it is left out of the server's environment", name)))
+		}
+		entry.Set("type", "stdio").Set("command", sp.Command).Set("args", sp.Args)
 		env := format.NewObject()
-		for _, p := range append(append([]abi.Pair(nil), s.HostEnv...), s.Env...) {
+		for _, p := range sp.Env {
 			env.Set(p.Name, p.Value)
 			secret = secret || p.Secret
 		}
 		if env.Len() > 0 {
 			entry.Set("env", env)
 		}
-		if s.Cwd != "" {
-			warns = append(warns, warn(warnCwd, "Claude Code has no per-server working directory; the server starts in the harness's directory"))
-		}
 	} else {
-		entry.Set("type", "http").Set("url", s.URL)
+		entry.Set("type", "http").Set("url", format.ClaudeLiteral(s.URL))
 		headers := format.NewObject()
 		for _, p := range s.Headers {
-			headers.Set(p.Name, p.Value)
-			secret = secret || p.Secret
+			if p.Secret {
+				headers.Set(p.Name, p.Value)
+				secret = true
+			} else {
+				headers.Set(p.Name, format.ClaudeLiteral(p.Value))
+			}
 		}
 		if headers.Len() > 0 {
 			entry.Set("headers", headers)
@@ -195,38 +208,6 @@ func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning, bool) {
 		warns = append(warns, warn(warnTimeout, w))
 	}
 	return entry, secret, warns, true
-}
-
-// expansionField names the first field of s holding "${", which Claude Code expands.
-func expansionField(s abi.Server) (string, bool) {
-	const marker = "${"
-	if strings.Contains(s.Command, marker) {
-		return "command", true
-	}
-	for i, a := range s.Args {
-		if strings.Contains(a, marker) {
-			return fmt.Sprintf("args[%d]", i), true
-		}
-	}
-	for _, p := range s.HostEnv {
-		if strings.Contains(p.Value, marker) {
-			return "host env " + p.Name, true
-		}
-	}
-	for _, p := range s.Env {
-		if strings.Contains(p.Value, marker) {
-			return "env " + p.Name, true
-		}
-	}
-	if strings.Contains(s.URL, marker) {
-		return "url", true
-	}
-	for _, p := range s.Headers {
-		if strings.Contains(p.Value, marker) {
-			return "header " + p.Name, true
-		}
-	}
-	return "", false
 }
 
 // timeoutMS converts a timeout in seconds to Claude's milliseconds. It returns false when no

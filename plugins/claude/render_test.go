@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format"
 	"github.com/loadout-dev/loadout/sdk/format/formattest"
 	"github.com/loadout-dev/loadout/sdk/sdktest"
 )
@@ -145,24 +146,33 @@ func TestServerEntries(t *testing.T) {
 		wantSecret bool
 		wantWarn   string
 	}{
-		{"stdio", abi.Server{ID: "s", Transport: "stdio", Command: "/bin/x", Args: []string{"a"}, Enabled: true,
-			HostEnv: []abi.Pair{{Name: "HOME", Value: "/h"}, {Name: "PATH", Value: "/bin"}}, Env: []abi.Pair{{Name: "HOME", Value: "/own"}}},
-			map[string]any{"type": "stdio", "command": "/bin/x", "args": []any{"a"}, "env": map[string]any{"HOME": "/own", "PATH": "/bin"}}, false, ""},
+		{"stdio wrapped", abi.Server{ID: "s", Transport: "stdio", Command: "/bin/x", Args: []string{"a", "${HOME}"}, Enabled: true,
+			HostEnv: []abi.Pair{{Name: "HOME", Value: "/h"}, {Name: "PATH", Value: "/bin"}}, Env: []abi.Pair{{Name: "HOME", Value: "/own"}, {Name: "X", Value: "a${B}c"}}},
+			map[string]any{"type": "stdio", "command": "/usr/bin/env", "args": []any{"-i", "-S",
+				"HOME=${LOADOUT_SPAWN_DOLLAR:-$}{LOADOUT_SPAWN_1} PATH=${LOADOUT_SPAWN_DOLLAR:-$}{LOADOUT_SPAWN_2} X=${LOADOUT_SPAWN_DOLLAR:-$}{LOADOUT_SPAWN_3}${LOADOUT_SPAWN_DOLLAR:-$}{LOADOUT_SPAWN_4}",
+				"/bin/x", "a", "${LOADOUT_SPAWN_DOLLAR:-$}{HOME}"},
+				"env": map[string]any{"LOADOUT_SPAWN_1": "/own", "LOADOUT_SPAWN_2": "/bin", "LOADOUT_SPAWN_3": "a$", "LOADOUT_SPAWN_4": "{B}c"}}, false, ""},
+		{"no env", abi.Server{ID: "s", Transport: "stdio", Command: "x", Enabled: true},
+			map[string]any{"type": "stdio", "command": "/usr/bin/env", "args": []any{"-i", "x"}}, false, ""},
 		{"http secret header", secretHeader,
 			map[string]any{"type": "http", "url": "https://h.example/mcp", "headers": map[string]any{"Authorization": "Bearer {{loadout.secret.1}}"}}, true, ""},
 		{"secret env", abi.Server{ID: "s", Transport: "stdio", Command: "x", Enabled: true, Env: []abi.Pair{{Name: "T", Value: "{{loadout.secret.1}}", Secret: true}}},
-			map[string]any{"type": "stdio", "command": "x", "env": map[string]any{"T": "{{loadout.secret.1}}"}}, true, ""},
-		{"timeout ms", abi.Server{ID: "s", Transport: "stdio", Command: "x", Enabled: true, Timeout: 1.5},
-			map[string]any{"type": "stdio", "command": "x", "timeout": 1500.0}, false, ""},
-		{"timeout below minimum", abi.Server{ID: "s", Transport: "stdio", Command: "x", Enabled: true, Timeout: 0.1},
-			map[string]any{"type": "stdio", "command": "x", "timeout": 1000.0}, false, warnTimeout},
-		{"cwd dropped", abi.Server{ID: "s", Transport: "stdio", Command: "x", Enabled: true, Cwd: "/w"},
-			map[string]any{"type": "stdio", "command": "x"}, false, warnCwd},
+			map[string]any{"type": "stdio", "command": "/usr/bin/env", "args": []any{"-i", "-S", "T=${LOADOUT_SPAWN_DOLLAR:-$}{LOADOUT_SPAWN_1}", "x"},
+				"env": map[string]any{"LOADOUT_SPAWN_1": "{{loadout.secret.1}}"}}, true, ""},
+		{"timeout ms", abi.Server{ID: "s", Transport: "http", URL: "https://x", Enabled: true, Timeout: 1.5},
+			map[string]any{"type": "http", "url": "https://x", "timeout": 1500.0}, false, ""},
+		{"timeout below minimum", abi.Server{ID: "s", Transport: "http", URL: "https://x", Enabled: true, Timeout: 0.1},
+			map[string]any{"type": "http", "url": "https://x", "timeout": 1000.0}, false, warnTimeout},
+		{"cwd through env -C", abi.Server{ID: "s", Transport: "stdio", Command: "x", Enabled: true, Cwd: "/w"},
+			map[string]any{"type": "stdio", "command": "/usr/bin/env", "args": []any{"-i", "-C", "/w", "x"}}, false, ""},
+		{"bad env name left out", abi.Server{ID: "s", Transport: "stdio", Command: "x", Enabled: true, HostEnv: []abi.Pair{{Name: "A-B", Value: "1"}}},
+			map[string]any{"type": "stdio", "command": "/usr/bin/env", "args": []any{"-i", "x"}}, false, warnEnvName},
+		{"command with =", abi.Server{ID: "s", Transport: "stdio", Command: "a=b", Enabled: true}, nil, false, warnUnwrappable},
 		{"disabled", abi.Server{ID: "s", Transport: "stdio", Command: "x"}, nil, false, warnDisabled},
 		{"sse", abi.Server{ID: "s", Transport: "sse", URL: "https://x", Enabled: true}, nil, false, warnTransport},
 		{"reserved", abi.Server{ID: "constructor", Transport: "stdio", Command: "x", Enabled: true}, nil, false, warnReserved},
-		{"expansion in url", abi.Server{ID: "s", Transport: "http", URL: "https://x/${HOME}", Enabled: true}, nil, false, warnExpansion},
-		{"expansion in host env", abi.Server{ID: "s", Transport: "stdio", Command: "x", Enabled: true, HostEnv: []abi.Pair{{Name: "X", Value: "${Y}"}}}, nil, false, warnExpansion},
+		{"expansion in url and headers escaped", abi.Server{ID: "s", Transport: "http", URL: "https://x/${HOME}", Enabled: true, Headers: []abi.Pair{{Name: "K", Value: "${K:-d}"}}},
+			map[string]any{"type": "http", "url": "https://x/${LOADOUT_SPAWN_DOLLAR:-$}{HOME}", "headers": map[string]any{"K": "${LOADOUT_SPAWN_DOLLAR:-$}{K:-d}"}}, false, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -242,8 +252,10 @@ func FuzzRender(f *testing.F) {
 		assert.Equal(t, string(formattest.Archive(plan)), string(formattest.Archive(mustRender(t, req))), "render must be deterministic")
 		_, servers := decodeServers(t, plan)
 		if got, ok := servers[id]; ok {
-			assert.Equal(t, "cmd", got["command"], "command round trip")
-			assert.Equal(t, []any{strings.ToValidUTF8(arg, "\uFFFD")}, got["args"], "args round trip")
+			args, _ := got["args"].([]any)
+			require.GreaterOrEqual(t, len(args), 2, "wrapped args %v", got["args"])
+			assert.Equal(t, "/usr/bin/env", got["command"], "wrapper command")
+			assert.Equal(t, []any{"cmd", format.ClaudeLiteral(strings.ToValidUTF8(arg, "\uFFFD"))}, args[len(args)-2:], "command and args follow the wrapper")
 		} else {
 			assert.NotEmpty(t, plan.Warnings, "a server that is not rendered must be reported")
 		}

@@ -1,0 +1,162 @@
+package format
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/loadout-dev/loadout/sdk/abi"
+)
+
+// SpawnCommand is the program every stdio server is launched through: GNU coreutils env (8.30
+// or later, for -S and its ${NAME} expansion). See docs/SPAWN-ENV.md.
+const SpawnCommand = "/usr/bin/env"
+
+// SpawnAliasPrefix starts the name of every alias variable that carries a spawn-env value.
+const SpawnAliasPrefix = "LOADOUT_SPAWN_"
+
+// ClaudeDollar is the reference Claude Code rewrites to a literal "$": Claude expands
+// ${NAME:-default} from its own environment, and LOADOUT_SPAWN_DOLLAR is unset there (or set to
+// "$" by the plan), so "${LOADOUT_SPAWN_DOLLAR:-$}{X}" reaches the server as "${X}".
+const ClaudeDollar = "${LOADOUT_SPAWN_DOLLAR:-$}"
+
+// SpawnStyle selects how a harness treats the values of a server's env map, and so how the
+// wrapper references and encodes them (docs/SPAWN-ENV.md).
+type SpawnStyle int
+
+const (
+	// SpawnVerbatim is for a harness that passes env values and args literally (Codex).
+	SpawnVerbatim SpawnStyle = iota
+	// SpawnClaude is for Claude Code, which expands ${NAME} in command, args and env values:
+	// literal values are split at every "${" and the references are spelled with ClaudeDollar.
+	SpawnClaude
+	// SpawnPi is for Pi, which resolves $NAME, ${NAME} and a leading "!" in env values: literal
+	// values are escaped with PiLiteral. Args are passed literally.
+	SpawnPi
+)
+
+// ErrUnwrappable is returned when a server's command cannot follow env's operands: env reads an
+// operand holding "=" as an assignment.
+var ErrUnwrappable = errors.New("command holds \"=\", which env would read as an assignment")
+
+// Spawn is the wrapped launch of one stdio server: Command and Args replace the server's own,
+// Env is the alias map the harness config carries (in order; Secret kept from the source pair).
+// Skipped lists spawn-list names left out because env -S cannot carry them (they do not match
+// ^[A-Za-z_][A-Za-z0-9_]*$).
+type Spawn struct {
+	Command string
+	Args    []string
+	Env     []abi.Pair
+	Skipped []string
+}
+
+// WrapSpawn builds the launch that gives server s exactly its spawn environment — s.HostEnv,
+// then s.Env, a repeated name kept once at its first position with its last value — and nothing
+// else, with no value on any command line:
+//
+//	/usr/bin/env -i [-C <cwd>] [-S "NAME=<ref> …"] <command> <args>…
+//
+// with every value carried by an alias variable LOADOUT_SPAWN_<n> of the harness config's env
+// map. cwd, when not empty, becomes env's -C (for a harness with no working-directory key).
+// For SpawnClaude the command, args and cwd go through ClaudeLiteral, so Claude hands them over
+// unexpanded. A secret value is a placeholder the plugin cannot look into: it gets one alias,
+// unencoded; the host encodes it when it substitutes it.
+func WrapSpawn(style SpawnStyle, s abi.Server, cwd string) (Spawn, error) {
+	if strings.Contains(s.Command, "=") {
+		return Spawn{}, ErrUnwrappable
+	}
+	list := NewObject()
+	secret := map[string]bool{}
+	for _, p := range append(append([]abi.Pair(nil), s.HostEnv...), s.Env...) {
+		list.Set(p.Name, p.Value)
+		secret[p.Name] = p.Secret
+	}
+	var out Spawn
+	var spec []string
+	for i, name := range list.keys {
+		if !isSpawnName(name) {
+			out.Skipped = append(out.Skipped, name)
+			continue
+		}
+		value := list.vals[i].(string)
+		var pieces []string
+		switch {
+		case secret[name]:
+			pieces = []string{value}
+		case style == SpawnClaude:
+			pieces = splitExpansions(value)
+		case style == SpawnPi:
+			pieces = []string{PiLiteral(value)}
+		default:
+			pieces = []string{value}
+		}
+		var ref strings.Builder
+		for _, piece := range pieces {
+			alias := SpawnAliasPrefix + strconv.Itoa(len(out.Env)+1)
+			out.Env = append(out.Env, abi.Pair{Name: alias, Value: piece, Secret: secret[name]})
+			if style == SpawnClaude {
+				ref.WriteString(ClaudeDollar + "{" + alias + "}")
+			} else {
+				ref.WriteString("${" + alias + "}")
+			}
+		}
+		spec = append(spec, name+"="+ref.String())
+	}
+	lit := func(v string) string { return v }
+	if style == SpawnClaude {
+		lit = ClaudeLiteral
+	}
+	out.Command = SpawnCommand
+	out.Args = []string{"-i"}
+	if cwd != "" {
+		out.Args = append(out.Args, "-C", lit(cwd))
+	}
+	if len(spec) > 0 {
+		out.Args = append(out.Args, "-S", strings.Join(spec, " "))
+	}
+	out.Args = append(out.Args, lit(s.Command))
+	for _, a := range s.Args {
+		out.Args = append(out.Args, lit(a))
+	}
+	return out, nil
+}
+
+// isSpawnName reports whether name can be assigned through env -S.
+func isSpawnName(name string) bool {
+	if name == "" || name[0] >= '0' && name[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// splitExpansions cuts v between "$" and "{" at every "${", so that no piece holds "${".
+func splitExpansions(v string) []string {
+	parts := strings.Split(v, "${")
+	for i := range parts[:len(parts)-1] {
+		parts[i] += "$"
+		parts[i+1] = "{" + parts[i+1]
+	}
+	return parts
+}
+
+// ClaudeLiteral spells v so that Claude Code's ${NAME} expansion gives v back: every "${"
+// becomes ClaudeDollar+"{".
+func ClaudeLiteral(v string) string {
+	return strings.ReplaceAll(v, "${", ClaudeDollar+"{")
+}
+
+// PiLiteral spells v so that Pi's value resolution gives v back: every "$" becomes "$$", then a
+// leading "!" (which would run a shell command) becomes "$!".
+func PiLiteral(v string) string {
+	v = strings.ReplaceAll(v, "$", "$$")
+	if strings.HasPrefix(v, "!") {
+		v = "$" + v
+	}
+	return v
+}

@@ -1,0 +1,165 @@
+package format
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/loadout-dev/loadout/sdk/abi"
+)
+
+func TestWrapSpawn(t *testing.T) {
+	t.Parallel()
+	server := abi.Server{ID: "s", Command: "/bin/srv", Args: []string{"--x", "${HOME}"},
+		HostEnv: []abi.Pair{{Name: "PATH", Value: "/bin"}, {Name: "HOME", Value: "/h"}, {Name: "bad-name", Value: "1"}},
+		Env:     []abi.Pair{{Name: "HOME", Value: "/own"}, {Name: "V", Value: "a${B}!$"}, {Name: "T", Value: "{{loadout.secret.1}}", Secret: true}}}
+	tests := []struct {
+		name  string
+		style SpawnStyle
+		cwd   string
+		want  Spawn
+	}{
+		{"verbatim", SpawnVerbatim, "", Spawn{
+			Command: "/usr/bin/env",
+			Args:    []string{"-i", "-S", "PATH=${LOADOUT_SPAWN_1} HOME=${LOADOUT_SPAWN_2} V=${LOADOUT_SPAWN_3} T=${LOADOUT_SPAWN_4}", "/bin/srv", "--x", "${HOME}"},
+			Env: []abi.Pair{{Name: "LOADOUT_SPAWN_1", Value: "/bin"}, {Name: "LOADOUT_SPAWN_2", Value: "/own"}, {Name: "LOADOUT_SPAWN_3", Value: "a${B}!$"},
+				{Name: "LOADOUT_SPAWN_4", Value: "{{loadout.secret.1}}", Secret: true}},
+			Skipped: []string{"bad-name"}}},
+		{"claude", SpawnClaude, "/w${X}", Spawn{
+			Command: "/usr/bin/env",
+			Args: []string{"-i", "-C", "/w${LOADOUT_SPAWN_DOLLAR:-$}{X}", "-S",
+				"PATH=${LOADOUT_SPAWN_DOLLAR:-$}{LOADOUT_SPAWN_1} HOME=${LOADOUT_SPAWN_DOLLAR:-$}{LOADOUT_SPAWN_2} V=${LOADOUT_SPAWN_DOLLAR:-$}{LOADOUT_SPAWN_3}${LOADOUT_SPAWN_DOLLAR:-$}{LOADOUT_SPAWN_4} T=${LOADOUT_SPAWN_DOLLAR:-$}{LOADOUT_SPAWN_5}",
+				"/bin/srv", "--x", "${LOADOUT_SPAWN_DOLLAR:-$}{HOME}"},
+			Env: []abi.Pair{{Name: "LOADOUT_SPAWN_1", Value: "/bin"}, {Name: "LOADOUT_SPAWN_2", Value: "/own"}, {Name: "LOADOUT_SPAWN_3", Value: "a$"},
+				{Name: "LOADOUT_SPAWN_4", Value: "{B}!$"}, {Name: "LOADOUT_SPAWN_5", Value: "{{loadout.secret.1}}", Secret: true}},
+			Skipped: []string{"bad-name"}}},
+		{"pi", SpawnPi, "", Spawn{
+			Command: "/usr/bin/env",
+			Args:    []string{"-i", "-S", "PATH=${LOADOUT_SPAWN_1} HOME=${LOADOUT_SPAWN_2} V=${LOADOUT_SPAWN_3} T=${LOADOUT_SPAWN_4}", "/bin/srv", "--x", "${HOME}"},
+			Env: []abi.Pair{{Name: "LOADOUT_SPAWN_1", Value: "/bin"}, {Name: "LOADOUT_SPAWN_2", Value: "/own"}, {Name: "LOADOUT_SPAWN_3", Value: "a$${B}!$$"},
+				{Name: "LOADOUT_SPAWN_4", Value: "{{loadout.secret.1}}", Secret: true}},
+			Skipped: []string{"bad-name"}}},
+	}
+	for _, tc := range tests {
+		got, err := WrapSpawn(tc.style, server, tc.cwd)
+		require.NoError(t, err, "WrapSpawn(%s)", tc.name)
+		assert.Equal(t, tc.want, got, "WrapSpawn(%s)", tc.name)
+	}
+
+	got, err := WrapSpawn(SpawnVerbatim, abi.Server{Command: "x"}, "")
+	require.NoError(t, err, "WrapSpawn with no env")
+	assert.Equal(t, []string{"-i", "x"}, got.Args, "WrapSpawn with no env has no -S")
+	_, err = WrapSpawn(SpawnVerbatim, abi.Server{Command: "A=b"}, "")
+	assert.ErrorIs(t, err, ErrUnwrappable, "WrapSpawn of a command holding =")
+}
+
+func TestPiLiteral(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"plain": "plain", "$X": "$$X", "!cmd": "$!cmd", "a!b": "a!b", "${A}": "$${A}", "$!": "$$!", "!$": "$!$$"} {
+		assert.Equal(t, want, PiLiteral(in), "PiLiteral(%q)", in)
+	}
+}
+
+// claudeExpand models Claude Code's ${NAME} / ${NAME:-default} expansion (docs/SPAWN-ENV.md).
+var claudeVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
+
+func claudeExpand(s string, env map[string]string) string {
+	return claudeVar.ReplaceAllStringFunc(s, func(m string) string {
+		sub := claudeVar.FindStringSubmatch(m)
+		if v, ok := env[sub[1]]; ok {
+			return v
+		}
+		if strings.Contains(m, ":-") {
+			return sub[2]
+		}
+		return m
+	})
+}
+
+// piResolve models Pi's value resolution for the spellings PiLiteral produces; it reports false
+// when the value would run a command or read a variable.
+func piResolve(s string) (string, bool) {
+	if strings.HasPrefix(s, "!") {
+		return "", false
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		switch n := s[i+1]; {
+		case n == '$' || n == '!':
+			b.WriteByte(n)
+			i++
+		case n == '{' || n == '_' || n >= 'A' && n <= 'Z' || n >= 'a' && n <= 'z':
+			return "", false
+		default:
+			b.WriteByte('$')
+		}
+	}
+	return b.String(), true
+}
+
+// envS models GNU env -i -S SPEC: each NAME=REFS assignment, with ${ALIAS} read from aliases.
+func envS(t *testing.T, spec string, aliases map[string]string) []abi.Pair {
+	var out []abi.Pair
+	ref := regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+	for _, tok := range strings.Fields(spec) {
+		name, refs, ok := strings.Cut(tok, "=")
+		require.True(t, ok, "SPEC token %q is an assignment", tok)
+		rest := ref.ReplaceAllStringFunc(refs, func(m string) string {
+			v, ok := aliases[m[2:len(m)-1]]
+			require.True(t, ok, "alias %s is defined", m)
+			return v
+		})
+		require.NotContains(t, ref.ReplaceAllString(refs, ""), "$", "SPEC token %q holds only references", tok)
+		out = append(out, abi.Pair{Name: name, Value: rest})
+	}
+	return out
+}
+
+// FuzzWrapSpawn runs the wrapped launch through models of each harness and of env -S and checks
+// the server gets exactly its spawn environment and its own command and args.
+func FuzzWrapSpawn(f *testing.F) {
+	for _, s := range trickyStrings() {
+		f.Add(s, "${HOME}"+s, "!"+s)
+	}
+	f.Fuzz(func(t *testing.T, v1, v2, arg string) {
+		s := abi.Server{Command: "/bin/srv", Args: []string{arg},
+			HostEnv: []abi.Pair{{Name: "HOME", Value: v1}, {Name: "PATH", Value: "/bin"}},
+			Env:     []abi.Pair{{Name: "A", Value: v2}, {Name: "HOME", Value: v2 + v1}}}
+		want := []abi.Pair{{Name: "HOME", Value: v2 + v1}, {Name: "PATH", Value: "/bin"}, {Name: "A", Value: v2}}
+		harnessEnv := map[string]string{"HOME": "/harness", "ANTHROPIC_API_KEY": "k", "B": "b"}
+		for _, style := range []SpawnStyle{SpawnVerbatim, SpawnClaude, SpawnPi} {
+			sp, err := WrapSpawn(style, s, "")
+			require.NoError(t, err, "WrapSpawn(%d)", style)
+			aliases := map[string]string{}
+			for _, p := range sp.Env {
+				switch style {
+				case SpawnClaude:
+					aliases[p.Name] = claudeExpand(p.Value, harnessEnv)
+				case SpawnPi:
+					v, ok := piResolve(p.Value)
+					require.True(t, ok, "Pi must read %q literally", p.Value)
+					aliases[p.Name] = v
+				default:
+					aliases[p.Name] = p.Value
+				}
+			}
+			args := append([]string(nil), sp.Args...)
+			if style == SpawnClaude {
+				for i := range args {
+					args[i] = claudeExpand(args[i], harnessEnv)
+				}
+			}
+			require.Equal(t, "-i", args[0], "style %d: env -i", style)
+			require.Equal(t, "-S", args[1], "style %d: env -S", style)
+			assert.Equal(t, want, envS(t, args[2], aliases), "style %d: the server's environment", style)
+			assert.Equal(t, []string{"/bin/srv", arg}, args[3:], "style %d: the server's command and args", style)
+		}
+	})
+}
