@@ -101,6 +101,7 @@ func (d *decoder) object(what string, field func(key []byte) (uint64, error)) er
 		if d.peek() != '"' {
 			return d.errorf("%s: want a key", what)
 		}
+		keyStart := d.pos
 		key, err := d.stringBytes()
 		if err != nil {
 			return err
@@ -114,16 +115,16 @@ func (d *decoder) object(what string, field func(key []byte) (uint64, error)) er
 			return d.errorf("%s: want ':' after key %q", what, key)
 		}
 		d.pos++
-		start := d.pos
 		bit, err := field(key)
 		if err != nil {
 			return err
 		}
 		if bit == 0 {
-			d.pos = start
+			d.pos = keyStart
 			return d.errorf("%s: unknown field %q", what, key)
 		}
 		if seen&bit != 0 {
+			d.pos = keyStart
 			return d.errorf("%s: duplicate field %q", what, key)
 		}
 		seen |= bit
