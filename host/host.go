@@ -1,21 +1,314 @@
 // Package host is the loadout pipeline: parse → policy → vet → render (plugin) → check → write.
 //
-// A Host is built once (policies compiled, plugins pinned and compiled) and is safe for
-// concurrent use: each Render is independent and stateless.
+// A Host is built once by New (policies compiled, plugins loaded) and is safe for concurrent
+// use: each Render is independent and keeps no state. The Host owns its policy engine but not
+// its plugins' engine: the caller that compiled the plugins closes them.
 package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
 
+	"github.com/loadout-dev/loadout/host/materialize"
+	"github.com/loadout-dev/loadout/host/plan"
+	"github.com/loadout-dev/loadout/host/policy"
 	"github.com/loadout-dev/loadout/host/spec"
+	"github.com/loadout-dev/loadout/sdk/abi"
 )
+
+// Plugin is a loaded renderer plugin (host/registry's Plugin is one). Implementations are safe
+// for concurrent use.
+type Plugin interface {
+	Manifest() abi.Manifest
+	// Render calls the plugin's render export with the request JSON and returns its output.
+	Render(ctx context.Context, request []byte) ([]byte, error)
+}
+
+// LoadedPlugin is a plugin and what the host reports about it.
+type LoadedPlugin struct {
+	Plugin Plugin
+	Info   PluginInfo
+}
+
+// Config configures a Host. The zero value of each optional field is documented.
+type Config struct {
+	// Policies is the policy tree; nil means the embedded defaults.
+	Policies fs.FS
+	// Plugins are the renderers, one per harness (a second plugin for a harness is an error).
+	Plugins []LoadedPlugin
+	// InlineContent sends skill instructions and resource contents to plugins inline instead of
+	// as {{loadout.blob.N}} placeholders the host fills in after the check (the default, which
+	// keeps large opaque content off the plugin boundary).
+	InlineContent bool
+	// Limits bound a plan; the zero value means plan's defaults.
+	Limits plan.Limits
+	// Logger receives pipeline logs; nil discards them. Secret values are never logged.
+	Logger *slog.Logger
+}
+
+// Host runs the pipeline. It is safe for concurrent use.
+type Host struct {
+	policy  *policy.Engine
+	plugins map[string]LoadedPlugin // by harness
+	cfg     Config
+	logger  *slog.Logger
+}
+
+// New compiles the policies and indexes the plugins by harness. A policy that does not compile
+// is an error: the host must not start without its policy.
+func New(ctx context.Context, cfg Config) (*Host, error) {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	pe, err := policy.New(ctx, policy.Config{FS: cfg.Policies, Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("load policies: %w", err)
+	}
+	h := &Host{policy: pe, plugins: map[string]LoadedPlugin{}, cfg: cfg, logger: logger}
+	for _, lp := range cfg.Plugins {
+		m := lp.Plugin.Manifest()
+		if prev, dup := h.plugins[m.Harness]; dup {
+			return nil, fmt.Errorf("load plugins: harness %q is rendered by both %s and %s", m.Harness, prev.Info.Source, lp.Info.Source)
+		}
+		h.plugins[m.Harness] = lp
+	}
+	return h, nil
+}
+
+// Plugins describes the loaded plugins, ordered by harness.
+func (h *Host) Plugins() []PluginInfo {
+	out := make([]PluginInfo, 0, len(h.plugins))
+	for _, lp := range h.plugins {
+		out = append(out, lp.Info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Harness < out[j].Harness })
+	return out
+}
+
+// Harnesses lists the harnesses the host can render, sorted.
+func (h *Host) Harnesses() []string {
+	out := make([]string, 0, len(h.plugins))
+	for k := range h.plugins {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Close releases the host. The plugins' engine is closed by whoever created it.
+func (h *Host) Close(context.Context) error { return nil }
+
+// Prepared is a request that passed parsing and the policy, ready to render.
+type Prepared struct {
+	Harness string
+	Request *spec.Request
+	Diags   []spec.Diagnostic
+	Vetted  *policy.Vetted
+	plugin  LoadedPlugin
+}
+
+// Prepare parses and vets one request for the harness it names (or rr.Harness).
+func (h *Host) Prepare(ctx context.Context, rr RenderRequest) (*Prepared, error) {
+	req, diags, err := spec.Parse(rr.Body)
+	if err != nil {
+		return nil, err
+	}
+	harness, err := pickHarness(req.Harness, rr.Harness)
+	if err != nil {
+		return nil, err
+	}
+	lp, ok := h.plugins[harness]
+	if !ok {
+		return nil, &UsageError{Msg: fmt.Sprintf("harness %q: no plugin renders it (loaded: %s)", harness, strings.Join(h.Harnesses(), ", "))}
+	}
+	d, err := h.policy.Decide(ctx, req, rr.HostEnv)
+	if err != nil {
+		return nil, err
+	}
+	v, err := policy.Vet(req, d, rr.HostEnv, policy.VetOptions{ContentByRef: !h.cfg.InlineContent})
+	if err != nil {
+		return nil, err
+	}
+	return &Prepared{Harness: harness, Request: req, Diags: diags, Vetted: v, plugin: lp}, nil
+}
+
+func pickHarness(inBody, override string) (string, error) {
+	switch {
+	case override != "" && inBody != "" && override != inBody:
+		return "", &UsageError{Msg: fmt.Sprintf("harness: the request names %q but %q was asked for", inBody, override)}
+	case override != "":
+		return override, nil
+	case inBody != "":
+		return inBody, nil
+	}
+	return "", &UsageError{Msg: `harness: none given (set "harness" in the request or --harness)`}
+}
+
+// Render runs the whole pipeline for one request: nothing is written unless every step
+// succeeds, and with rr.DryRun nothing is written at all.
+func (h *Host) Render(ctx context.Context, rr RenderRequest) (*Result, error) {
+	p, err := h.Prepare(ctx, rr)
+	if err != nil {
+		return nil, err
+	}
+	return h.Execute(ctx, p, rr)
+}
+
+// Execute renders a prepared request with its harness's plugin, checks the plan and (unless
+// rr.DryRun) writes it under rr.Roots.
+func (h *Host) Execute(ctx context.Context, p *Prepared, rr RenderRequest) (*Result, error) {
+	areq := p.Vetted.Request()
+	areq.Harness = p.Harness
+	body, err := json.Marshal(areq)
+	if err != nil {
+		return nil, fmt.Errorf("encode plugin request: %w", err)
+	}
+	out, err := p.plugin.Plugin.Render(ctx, body)
+	if err != nil {
+		return nil, &PluginFailure{Plugin: p.plugin.Info.Name, Err: err}
+	}
+	pl, err := plan.Decode(out)
+	if err != nil {
+		return nil, &PluginFailure{Plugin: p.plugin.Info.Name, Err: err}
+	}
+	in := plan.Input{
+		Manifest: p.plugin.Plugin.Manifest(),
+		Request:  areq,
+		Limits:   h.cfg.Limits,
+	}
+	for _, s := range p.Vetted.Secrets() {
+		for _, u := range s.Uses {
+			in.Secrets = append(in.Secrets, plan.Secret{Placeholder: s.Placeholder, Value: s.Value, Server: u.Server, Field: u.Field, Key: u.Key})
+		}
+	}
+	for _, b := range p.Vetted.Blobs() {
+		in.Blobs = append(in.Blobs, plan.Blob{Placeholder: b.Placeholder, Value: b.Content})
+	}
+	if err := plan.Check(pl, in); err != nil {
+		return nil, &PluginFailure{Plugin: p.plugin.Info.Name, Err: fmt.Errorf("plan check: %w", err)}
+	}
+	var mres *materialize.Result
+	if rr.DryRun {
+		mres, err = materialize.DryRun(ctx, pl, materialize.Input{Plan: in})
+	} else {
+		if rr.Roots.Config == "" || rr.Roots.Run == "" || rr.Roots.Checkout == "" {
+			return nil, &UsageError{Msg: "roots: config, run and checkout directories are required unless dry-run (--out DIR, or --config-dir, --run-dir and --checkout)"}
+		}
+		mres, err = materialize.Write(ctx, pl, materialize.Input{Plan: in, Roots: materialize.Roots(rr.Roots)})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("write plan: %w", err)
+	}
+	return h.result(p, rr, mres), nil
+}
+
+// result assembles the render result; it holds no secret value.
+func (h *Host) result(p *Prepared, rr RenderRequest, m *materialize.Result) *Result {
+	areq := p.Vetted.Request()
+	res := &Result{
+		Harness:   p.Harness,
+		DryRun:    rr.DryRun,
+		Servers:   make([]string, 0, len(areq.Servers)),
+		Skills:    make([]string, 0, len(areq.Skills)),
+		Resources: make(ResourceList, 0, len(areq.Skills)),
+		Dropped:   slices.Concat(p.Diags, p.Vetted.Dropped()),
+		Files:     make([]FileResult, 0, len(m.Files)),
+		Args:      m.Args,
+		Env:       make([]EnvVar, 0, len(m.Env)),
+		Prompt:    m.Prompt,
+		Warnings:  []Warning{},
+		Decision:  p.Vetted.Decision(),
+	}
+	if res.Dropped == nil {
+		res.Dropped = []spec.Diagnostic{}
+	}
+	if res.Args == nil {
+		res.Args = []string{}
+	}
+	for _, s := range areq.Servers {
+		res.Servers = append(res.Servers, s.ID)
+	}
+	for _, sk := range areq.Skills {
+		res.Skills = append(res.Skills, sk.Name)
+		sr := SkillResources{Skill: sk.Name, Paths: make([]string, 0, len(sk.Resources))}
+		for _, r := range sk.Resources {
+			sr.Paths = append(sr.Paths, r.Path)
+		}
+		res.Resources = append(res.Resources, sr)
+	}
+	for _, f := range m.Files {
+		res.Files = append(res.Files, FileResult{Root: f.Root, Path: f.Path, Mode: f.Mode, Bytes: f.Bytes, Secret: f.Secret, SHA256: f.SHA256, Written: f.Written})
+	}
+	for _, e := range m.Env {
+		v := e.Value
+		if e.Secret {
+			v = materialize.Mask
+		}
+		res.Env = append(res.Env, EnvVar{Name: e.Name, Value: v})
+	}
+	for _, w := range p.Vetted.Warnings() {
+		res.Warnings = append(res.Warnings, Warning{Code: w.Code, Message: w.Message, Server: w.Server, Skill: w.Skill})
+	}
+	for _, w := range m.Warnings {
+		res.Warnings = append(res.Warnings, Warning{Code: w.Code, Message: w.Message, Server: w.Server, Skill: w.Skill})
+	}
+	return res
+}
+
+// UsageError is a render the caller asked for wrongly (no harness, unknown harness, no roots).
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// PluginFailure is a plugin that failed: a trap, a timeout, an ABI mismatch, an error it
+// returned, or a plan that failed the check.
+type PluginFailure struct {
+	Plugin string
+	Err    error
+}
+
+func (e *PluginFailure) Error() string { return "plugin " + e.Plugin + ": " + e.Err.Error() }
+func (e *PluginFailure) Unwrap() error { return e.Err }
+
+// Class is the kind of failure an error from Render is, for exit codes and HTTP statuses.
+type Class int
+
+const (
+	ClassInternal Class = iota // a bug or the environment
+	ClassUsage                 // the caller's options are wrong
+	ClassRejected              // the request is invalid or the policy denied it
+	ClassPlugin                // the plugin failed or its plan failed the check
+)
+
+// Classify tells which Class err belongs to.
+func Classify(err error) Class {
+	var re *spec.RejectError
+	var ue *UsageError
+	var pf *PluginFailure
+	switch {
+	case errors.As(err, &re), policy.IsRejected(err):
+		return ClassRejected
+	case errors.As(err, &ue):
+		return ClassUsage
+	case errors.As(err, &pf):
+		return ClassPlugin
+	}
+	return ClassInternal
+}
 
 // RenderRequest is one render.
 type RenderRequest struct {
 	// Body is the request JSON, byte for byte.
 	Body []byte
-	// Harness, when set, overrides the request's "harness".
+	// Harness, when set, names the harness; a request that names another one is refused.
 	Harness string
 	// HostEnv is the host environment the policy filters into each stdio server's spawn
 	// environment (in the CLI, loadout's own environment).
@@ -31,62 +324,4 @@ type Roots struct {
 	Config   string `json:"config"`   // the harness's isolated config home
 	Run      string `json:"run"`      // per-run scratch, outside the checkout
 	Checkout string `json:"checkout"` // the repository
-}
-
-// Render runs the pipeline for one request.
-func Render(ctx context.Context, rr RenderRequest) (*Result, error) {
-	req, diags, err := spec.Parse(rr.Body)
-	if err != nil {
-		return nil, err
-	}
-	harness := req.Harness
-	if rr.Harness != "" {
-		harness = rr.Harness
-	}
-	res := &Result{
-		Harness:  harness,
-		DryRun:   rr.DryRun,
-		Servers:  []string{},
-		Skills:   []string{},
-		Dropped:  diags,
-		Files:    []FileResult{},
-		Args:     []string{},
-		Env:      []EnvVar{},
-		Warnings: []Warning{},
-	}
-	if res.Dropped == nil {
-		res.Dropped = []spec.Diagnostic{}
-	}
-	for _, s := range req.Servers {
-		res.Servers = append(res.Servers, s.ID)
-	}
-	res.Resources = ResourceList{}
-	for _, sk := range req.Skills {
-		res.Skills = append(res.Skills, sk.Name)
-		sr := SkillResources{Skill: sk.Name, Paths: []string{}}
-		for _, r := range sk.Resources {
-			sr.Paths = append(sr.Paths, r.RelPath)
-		}
-		res.Resources = append(res.Resources, sr)
-	}
-	return res, nil
-}
-
-// Class is the kind of failure an error from Render is, for exit codes and HTTP statuses.
-type Class int
-
-const (
-	ClassInternal Class = iota // a bug or the environment
-	ClassUsage                 // the caller's options are wrong
-	ClassRejected              // the request is invalid or the policy denied it
-	ClassPlugin                // the plugin failed or its plan failed the check
-)
-
-// Classify tells which Class err belongs to.
-func Classify(err error) Class {
-	var re *spec.RejectError
-	if errors.As(err, &re) {
-		return ClassRejected
-	}
-	return ClassInternal
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/loadout-dev/loadout/host/policy"
 	"github.com/loadout-dev/loadout/host/spec"
 )
 
@@ -24,6 +25,8 @@ type Result struct {
 	Env      []EnvVar          `json:"env"`
 	Prompt   string            `json:"prompt"`
 	Warnings []Warning         `json:"warnings"`
+	// Decision is the policy's decision document (it names secrets by key, never by value).
+	Decision *policy.Decision `json:"decision,omitempty"`
 }
 
 // FileResult describes one file of the plan.
@@ -33,6 +36,7 @@ type FileResult struct {
 	Mode   string `json:"mode"`
 	Bytes  int    `json:"bytes"`
 	Secret bool   `json:"secret"`
+	SHA256 string `json:"sha256"` // of the bytes written (on a dry run, of the content with secrets masked)
 	// Written is the absolute path the file was written to; empty on a dry run.
 	Written string `json:"written,omitempty"`
 }
