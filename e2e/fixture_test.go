@@ -37,6 +37,7 @@ func materializeFixture(t *testing.T, sc *scenario, canary string, c clis) rende
 		"@CANARY@", jsonText(canary),
 		"@EVERYTHING@", jsonText(c.Everything),
 		"@PORT@", sc.Port,
+		"@SRVCWD@", jsonText(sc.ServerCwd),
 		"@PATH@", jsonText(path),
 		"@HOME@", jsonText(sc.Render),
 		"@RUN@", jsonText(sc.Run),

@@ -292,6 +292,7 @@ func checkSkillDir(t *testing.T, harness, dir string, s skillDef) {
 // canaryReport is the JSON the canary writes on start (e2e/internal/canary).
 type canaryReport struct {
 	Pid      int      `json:"pid"`
+	Cwd      string   `json:"cwd"`
 	Env      []string `json:"env"`
 	Cmdlines []struct {
 		Pid  int      `json:"pid"`
@@ -320,6 +321,8 @@ func checkCanary(t *testing.T, sc *scenario) {
 		got[name] = value
 	}
 	assert.Equal(t, want, got, "%s: the canary's environment must be exactly the spawn env (host allowlist, then the server's env, then MCP_ACCESS_TOKEN)", sc.Harness)
+
+	assert.Equal(t, sc.ServerCwd, rep.Cwd, "%s: the canary's working directory must be the request's cwd", sc.Harness)
 
 	require.NotEmpty(t, rep.Cmdlines, "%s: canary report must hold its own command line", sc.Harness)
 	for _, cl := range rep.Cmdlines {

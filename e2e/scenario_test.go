@@ -78,6 +78,7 @@ type scenario struct {
 	Dir                                 string // parent of the roots (loadout render --out DIR)
 	Config, Run, Checkout, Home, Render string
 	CanaryOut                           string
+	ServerCwd                           string // the canary's cwd (a directory of its own)
 	Port                                string // the closed loopback port of the http server
 	// RenderEnv is loadout's whole environment at render time: the host environment the policy
 	// filters. It holds host secrets and loader variables that must not reach a server.
@@ -103,7 +104,8 @@ func newScenario(t *testing.T, harness string, c clis) *scenario {
 		Secrets:  []string{canaryTokenValue, runTokenValue, docsAuthValue, strings.TrimPrefix(docsAuthValue, "Bearer ")},
 	}
 	sc.CanaryOut = filepath.Join(sc.Run, "canary-report.json")
-	for _, d := range []string{sc.Run, sc.Checkout, sc.Home, sc.Render} {
+	sc.ServerCwd = filepath.Join(dir, "canary cwd")
+	for _, d := range []string{sc.Run, sc.Checkout, sc.Home, sc.Render, sc.ServerCwd} {
 		require.NoError(t, os.MkdirAll(d, 0o755), "mkdir %s", d)
 	}
 	sc.RenderEnv = []string{
@@ -183,6 +185,7 @@ func (sc *scenario) request(t *testing.T, canary string, c clis) []byte {
 				"secretKeys":   []string{"CANARY_TOKEN"},
 				"allowedTools": []string{"canary_ping"},
 				"description":  "Reports the environment it was started with.",
+				"cwd":          sc.ServerCwd,
 			},
 			map[string]any{
 				"id": "everything", "transport": "stdio", "command": c.Everything,

@@ -5,7 +5,8 @@
 //
 // Arguments after the first are ignored (they show up in the report's command lines).
 // On start it writes a Report as JSON to OUT.json (atomically, through a temporary file in the
-// same directory): its complete environment in os.Environ order, its pid, and the command line of
+// same directory): its complete environment in os.Environ order, its pid, its working directory,
+// and the command line of
 // itself and of every ancestor process up to pid 1, read from /proc. The output path is an
 // argument, never an environment variable, so the observed environment is only what the harness
 // chose to pass.
@@ -31,6 +32,8 @@ import (
 // Report is what the canary writes on start. The e2e tests decode the same shape.
 type Report struct {
 	Pid int `json:"pid"`
+	// Cwd is the working directory the server was started in.
+	Cwd string `json:"cwd"`
 	// Env is os.Environ() as written by the kernel, in order.
 	Env []string `json:"env"`
 	// Cmdlines holds the argv of this process first, then of its parent, and so on up to (not
@@ -64,6 +67,11 @@ func main() {
 
 func writeReport(path string) error {
 	rep := Report{Pid: os.Getpid(), Env: os.Environ()}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("working directory: %w", err)
+	}
+	rep.Cwd = cwd
 	for pid := os.Getpid(); pid > 1; {
 		raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 		if err != nil {
