@@ -19,8 +19,12 @@
 //     declares nativeSkills.
 //   - a prompt that names every enabled server and the tools it may use.
 //
-// A stdio server's env is its spawn environment: the host environment the policy let through,
-// then the server's own env (which may override it), so the values are pinned in the file.
+// Every stdio server is launched through /usr/bin/env -i (format.WrapSpawn, docs/SPAWN-ENV.md):
+// Codex passes servers its own default variables and a PATH prefixed with its own directory, so
+// only the wrapper gives a server exactly its spawn environment (the host environment the policy
+// let through, then the server's own env). The values travel in alias variables of the table's
+// env map, never on a command line. A server whose command holds "=" cannot be wrapped and comes
+// back as a warning.
 //
 // render is pure and deterministic; main.go registers it with the sdk for the wasm build.
 package main
@@ -52,8 +56,10 @@ const (
 
 // Warning codes this plugin emits.
 const (
-	warnTransport = "transport_unsupported"
-	warnTimeout   = "timeout_adjusted"
+	warnTransport   = "transport_unsupported"
+	warnTimeout     = "timeout_adjusted"
+	warnUnwrappable = "command_unwrappable"
+	warnEnvName     = "env_name_unsupported"
 )
 
 func render(req abi.Request) (abi.Plan, error) {
@@ -72,8 +78,13 @@ func render(req abi.Request) (abi.Plan, error) {
 				Message: fmt.Sprintf("transport %q is not supported by Codex; the server is not rendered", s.Transport)})
 			continue
 		}
-		isSecret, warns := renderServer(doc.Table("mcp_servers", s.ID), s)
+		t := format.NewObject()
+		isSecret, warns, ok := renderServer(t, s)
 		plan.Warnings = append(plan.Warnings, warns...)
+		if !ok {
+			continue
+		}
+		doc.AppendTable(t, "mcp_servers", s.ID)
 		secret = secret || isSecret
 		if s.Enabled {
 			offered = append(offered, s)
@@ -117,18 +128,24 @@ func render(req abi.Request) (abi.Plan, error) {
 	return plan, nil
 }
 
-// renderServer fills the [mcp_servers.<id>] table t and returns whether it holds a secret and
-// its warnings.
-func renderServer(t *format.Object, s abi.Server) (bool, []abi.Warning) {
+// renderServer fills the [mcp_servers.<id>] table t and returns whether it holds a secret, its
+// warnings, and false when the server cannot be rendered (t is then left empty).
+func renderServer(t *format.Object, s abi.Server) (bool, []abi.Warning, bool) {
 	var warns []abi.Warning
 	secret := false
 	if s.Transport == abi.TransportStdio {
-		t.Set("command", s.Command)
-		if len(s.Args) > 0 {
-			t.Set("args", append([]string(nil), s.Args...))
+		// Codex adds its own default variables and prefixes PATH: only the wrapper pins the
+		// server's environment to its spawn environment.
+		sp, err := format.WrapSpawn(format.SpawnVerbatim, s, "")
+		if err != nil {
+			return false, []abi.Warning{{Code: warnUnwrappable, Server: s.ID, Message: fmt.Sprintf("%v; the server cannot be pinned to its spawn environment and is not rendered", err)}}, false
 		}
+		for _, name := range sp.Skipped {
+			warns = append(warns, abi.Warning{Code: warnEnvName, Server: s.ID, Message: fmt.Sprintf("env name %q cannot be passed through env -S; it is left out of the server's environment", name)})
+		}
+		t.Set("command", sp.Command).Set("args", sp.Args)
 		env := format.NewObject()
-		for _, p := range append(append([]abi.Pair(nil), s.HostEnv...), s.Env...) {
+		for _, p := range sp.Env {
 			env.Set(p.Name, p.Value)
 			secret = secret || p.Secret
 		}
@@ -164,7 +181,7 @@ func renderServer(t *format.Object, s abi.Server) (bool, []abi.Warning) {
 	case s.Timeout > 0:
 		t.Set("tool_timeout_sec", seconds(s.Timeout))
 	}
-	return secret, warns
+	return secret, warns, true
 }
 
 // seconds returns a whole number of seconds as an integer, anything else as a float.

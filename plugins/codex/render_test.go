@@ -108,16 +108,21 @@ func TestServerTables(t *testing.T) {
 	}{
 		{"stdio pinned env", abi.Server{ID: "s", Transport: "stdio", Command: "/bin/x", Args: []string{"a\"b", "c\\d"}, Cwd: "/w", Enabled: true,
 			HostEnv: []abi.Pair{{Name: "HOME", Value: "/h"}, {Name: "PATH", Value: "/bin"}}, Env: []abi.Pair{{Name: "HOME", Value: "/own"}}},
-			map[string]any{"command": "/bin/x", "args": []any{"a\"b", "c\\d"}, "cwd": "/w", "env": map[string]any{"HOME": "/own", "PATH": "/bin"}}, false, "", "- s: all tools"},
+			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "-S", "HOME=${LOADOUT_SPAWN_1} PATH=${LOADOUT_SPAWN_2}", "/bin/x", "a\"b", "c\\d"}, "cwd": "/w",
+				"env": map[string]any{"LOADOUT_SPAWN_1": "/own", "LOADOUT_SPAWN_2": "/bin"}}, false, "", "- s: all tools"},
+		{"stdio secret env", abi.Server{ID: "s", Transport: "stdio", Command: "x", Enabled: true, Env: []abi.Pair{{Name: "MCP_ACCESS_TOKEN", Value: "{{loadout.secret.1}}", Secret: true}}},
+			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "-S", "MCP_ACCESS_TOKEN=${LOADOUT_SPAWN_1}", "x"},
+				"env": map[string]any{"LOADOUT_SPAWN_1": "{{loadout.secret.1}}"}}, true, "", "- s: all tools"},
+		{"command with =", abi.Server{ID: "s", Transport: "stdio", Command: "a=b", Enabled: true}, nil, false, warnUnwrappable, ""},
 		{"http bearer in headers", abi.Server{ID: "h", Transport: "http", URL: "https://h.example/mcp", Enabled: true,
 			Headers: []abi.Pair{{Name: "Authorization", Value: "Bearer {{loadout.secret.1}}", Secret: true}, {Name: "X-A", Value: "b"}}},
 			map[string]any{"url": "https://h.example/mcp", "http_headers": map[string]any{"Authorization": "Bearer {{loadout.secret.1}}", "X-A": "b"}}, true, "", "- h: all tools"},
 		{"restricted to nothing", abi.Server{ID: "r", Transport: "stdio", Command: "x", Enabled: true, ToolsRestricted: true},
-			map[string]any{"command": "x", "enabled_tools": []any{}}, false, "", "- r: no tools"},
+			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "x"}, "enabled_tools": []any{}}, false, "", "- r: no tools"},
 		{"restricted", abi.Server{ID: "r", Transport: "stdio", Command: "x", Enabled: true, ToolsRestricted: true, AllowedTools: []string{"a", "b.c"}},
-			map[string]any{"command": "x", "enabled_tools": []any{"a", "b.c"}}, false, "", "- r: only a, b.c"},
+			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "x"}, "enabled_tools": []any{"a", "b.c"}}, false, "", "- r: only a, b.c"},
 		{"disabled", abi.Server{ID: "d", Transport: "stdio", Command: "x"},
-			map[string]any{"command": "x", "enabled": false}, false, "", ""},
+			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "x"}, "enabled": false}, false, "", ""},
 		{"timeout int", abi.Server{ID: "t", Transport: "http", URL: "https://x", Enabled: true, Timeout: 60},
 			map[string]any{"url": "https://x", "tool_timeout_sec": int64(60)}, false, "", "- t: all tools"},
 		{"timeout float", abi.Server{ID: "t", Transport: "http", URL: "https://x", Enabled: true, Timeout: 2.5},
@@ -221,8 +226,16 @@ func FuzzRender(f *testing.F) {
 		assert.Equal(t, string(formattest.Archive(plan)), string(formattest.Archive(mustRender(t, req))), "render must be deterministic")
 		_, _, servers := decodeConfig(t, plan)
 		got := servers[validUTF8(id)]
+		if strings.Contains(arg, "=") {
+			assert.Nil(t, got, "a command holding = cannot be wrapped")
+			require.NotEmpty(t, plan.Warnings, "an unwrappable server is reported")
+			assert.Equal(t, warnUnwrappable, plan.Warnings[0].Code, "an unwrappable server is reported")
+			return
+		}
 		require.NotNil(t, got, "server %q must be rendered:\n%s", id, plan.Files[0].Content)
-		assert.Equal(t, validUTF8(arg), got["command"], "command round trip")
-		assert.Equal(t, []any{validUTF8(arg), validUTF8(val)}, got["args"], "args round trip")
+		assert.Equal(t, "/usr/bin/env", got["command"], "wrapper command")
+		args, _ := got["args"].([]any)
+		require.GreaterOrEqual(t, len(args), 4, "wrapped args %v", got["args"])
+		assert.Equal(t, []any{validUTF8(arg), validUTF8(arg), validUTF8(val)}, args[len(args)-3:], "command and args follow the wrapper")
 	})
 }

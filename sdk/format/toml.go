@@ -33,6 +33,12 @@ func (d *TOMLDocument) Table(path ...string) *Object {
 	return t.body
 }
 
+// AppendTable appends a table whose header is the dotted key path and whose body is body, which
+// the document keeps (later changes to body show in the output).
+func (d *TOMLDocument) AppendTable(body *Object, path ...string) {
+	d.tables = append(d.tables, tomlTable{path: append([]string(nil), path...), body: body})
+}
+
 // Marshal encodes the document. It reports a table declared twice, an empty table path, a
 // top-level key that a table header redefines, and unsupported values.
 func (d *TOMLDocument) Marshal() ([]byte, error) {

@@ -18,7 +18,9 @@ func TestTOMLDocument(t *testing.T) {
 		Set("http_headers", NewObject().Set("X-Client", "loadout").Set("Authorization", "Bearer {{loadout.secret.1}}")).
 		Set("enabled_tools", []string{}).
 		Set("tool_timeout_sec", int64(60))
-	d.Table("mcp_servers", "a.b").Set("args", []string{"q\"", "nl\n"}).Set("enabled", false).Set("t", 2.5).Set("f", 60.0)
+	later := NewObject()
+	d.AppendTable(later, "mcp_servers", "a.b")
+	later.Set("args", []string{"q\"", "nl\n"}).Set("enabled", false).Set("t", 2.5).Set("f", 60.0)
 	got, err := d.Marshal()
 	require.NoError(t, err, "Marshal")
 	want := `top = "level"
