@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/loadout-dev/loadout/host/materialize"
 	"github.com/loadout-dev/loadout/host/plan"
@@ -51,6 +52,9 @@ type Config struct {
 	Limits plan.Limits
 	// Logger receives pipeline logs; nil discards them. Secret values are never logged.
 	Logger *slog.Logger
+	// OnClose, when set, runs once when the Host is closed: typically it closes the engine that
+	// compiled the plugins, so a Host built by a loader owns everything it uses.
+	OnClose func(context.Context) error
 }
 
 // Host runs the pipeline. It is safe for concurrent use.
@@ -59,6 +63,8 @@ type Host struct {
 	plugins map[string]LoadedPlugin // by harness
 	cfg     Config
 	logger  *slog.Logger
+
+	closeOnce sync.Once
 }
 
 // New compiles the policies and indexes the plugins by harness. A policy that does not compile
@@ -103,8 +109,16 @@ func (h *Host) Harnesses() []string {
 	return out
 }
 
-// Close releases the host. The plugins' engine is closed by whoever created it.
-func (h *Host) Close(context.Context) error { return nil }
+// Close releases the host and runs Config.OnClose once. Renders in flight must have finished.
+func (h *Host) Close(ctx context.Context) error {
+	var err error
+	h.closeOnce.Do(func() {
+		if h.cfg.OnClose != nil {
+			err = h.cfg.OnClose(ctx)
+		}
+	})
+	return err
+}
 
 // Prepared is a request that passed parsing and the policy, ready to render.
 type Prepared struct {
