@@ -1,0 +1,467 @@
+//go:build wasmtime
+
+// Package wasmtime runs renderer plugins on Wasmtime through wasmtime-go (cgo). It is built only
+// with the build tag "wasmtime", so the default `CGO_ENABLED=0 go build ./...` never links it.
+//
+// An Engine owns one Wasmtime engine (epoch interruption and NaN canonicalisation on), one
+// linker holding the sandbox's WASI functions, and a goroutine that advances the epoch every
+// Tick. Every Module it compiles shares them. Engine and Module are safe for concurrent use.
+//
+// Isolation: every Module.Call creates a new store, instantiates the module in it, runs
+// _initialize, calls the export once and drops the store, so nothing a call leaves in memory or
+// globals reaches the next one (see host/engine/wazero for the measured choice against a pool).
+//
+// Deadlines: each store gets an epoch deadline for instantiation with _initialize, then a new
+// one for the call; a guest past it traps with an interrupt, reported as engine.ErrTimeout. A
+// caller's context deadline, when earlier, shortens it; a cancellation without a deadline is
+// seen only between phases, because Wasmtime can interrupt a running guest only by epoch.
+//
+// Memory: a store limiter caps linear memory at the page cap, so memory.grow past it returns -1
+// to the guest. Wasmtime does not tell the host a grow was refused: when a failing guest's
+// memory is within one page of the cap, the error also matches engine.ErrMemoryLimit.
+package wasmtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bytecodealliance/wasmtime-go/v39"
+
+	"github.com/loadout-dev/loadout/host/engine"
+	"github.com/loadout-dev/loadout/host/engine/internal/sandbox"
+	"github.com/loadout-dev/loadout/sdk/abi"
+)
+
+// Interface guards.
+var (
+	_ engine.Engine = (*Engine)(nil)
+	_ engine.Module = (*Module)(nil)
+)
+
+// Tick is how often the epoch advances; deadlines are rounded up to it.
+const Tick = 2 * time.Millisecond
+
+// cacheVersion names the Wasmtime build and settings a serialized module depends on.
+const cacheVersion = "wasmtime-go/v39.0.1 epoch nan-canonical relaxed-simd-deterministic " + runtime.GOOS + "/" + runtime.GOARCH
+
+// Config configures an Engine. The zero value is valid: nothing is cached on disk.
+type Config struct {
+	// CacheDir, when set, is a directory where compiled modules are kept serialized, keyed by
+	// the sha256 of the module and the engine's settings, so a cold CLI start deserializes
+	// instead of recompiling. Deserialized code is trusted: the directory must be private to
+	// the user running loadout.
+	CacheDir string
+}
+
+// Engine compiles and runs plugins on Wasmtime. Create it with New; it is safe for concurrent use.
+type Engine struct {
+	cfg    Config
+	wt     *wasmtime.Engine
+	linker *wasmtime.Linker
+	stop   chan struct{}
+	ticker sync.WaitGroup
+	once   sync.Once
+}
+
+// New returns an Engine. The caller closes it.
+func New(_ context.Context, cfg Config) (*Engine, error) {
+	wc := wasmtime.NewConfig()
+	wc.SetEpochInterruption(true)
+	wc.SetCraneliftNanCanonicalization(true)
+	wc.SetWasmRelaxedSIMDDeterministic(true)
+	wc.SetWasmThreads(false)
+	wt := wasmtime.NewEngineWithConfig(wc)
+	linker := wasmtime.NewLinker(wt)
+	if err := defineSandbox(linker); err != nil {
+		linker.Close()
+		wt.Close()
+		return nil, err
+	}
+	if cfg.CacheDir != "" {
+		if err := os.MkdirAll(cfg.CacheDir, 0o700); err != nil {
+			linker.Close()
+			wt.Close()
+			return nil, fmt.Errorf("wasmtime module cache %s: %w", cfg.CacheDir, err)
+		}
+	}
+	e := &Engine{cfg: cfg, wt: wt, linker: linker, stop: make(chan struct{})}
+	e.ticker.Add(1)
+	go e.tick()
+	return e, nil
+}
+
+func (e *Engine) tick() {
+	defer e.ticker.Done()
+	t := time.NewTicker(Tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-t.C:
+			e.wt.IncrementEpoch()
+		}
+	}
+}
+
+// Name returns "wasmtime".
+func (e *Engine) Name() string { return "wasmtime" }
+
+// Close stops the epoch goroutine and releases the engine. Modules must be closed first; a
+// call still running afterwards is no longer interrupted by its deadline.
+func (e *Engine) Close(context.Context) error {
+	e.once.Do(func() {
+		close(e.stop)
+		e.ticker.Wait()
+		e.linker.Close()
+		e.wt.Close()
+	})
+	return nil
+}
+
+// call is the state of one Module.Call, reachable from the store's data.
+type call struct {
+	sys  *sandbox.Sys
+	exit *sandbox.Exit
+}
+
+// memory adapts a guest memory, as seen during one host call, to sandbox.Memory.
+type memory []byte
+
+func (m memory) Read(off, n uint32) ([]byte, bool) {
+	if uint64(off)+uint64(n) > uint64(len(m)) {
+		return nil, false
+	}
+	return m[off : off+n], true
+}
+
+func (m memory) Write(off uint32, b []byte) bool {
+	if uint64(off)+uint64(len(b)) > uint64(len(m)) {
+		return false
+	}
+	copy(m[off:], b)
+	return true
+}
+
+func valTypes(ts []sandbox.ValueType) []*wasmtime.ValType {
+	out := make([]*wasmtime.ValType, len(ts))
+	for i, t := range ts {
+		if t == sandbox.I64 {
+			out[i] = wasmtime.NewValType(wasmtime.KindI64)
+		} else {
+			out[i] = wasmtime.NewValType(wasmtime.KindI32)
+		}
+	}
+	return out
+}
+
+func sandboxTypes(ts []*wasmtime.ValType) []sandbox.ValueType {
+	out := make([]sandbox.ValueType, len(ts))
+	for i, t := range ts {
+		switch t.Kind() {
+		case wasmtime.KindI32:
+			out[i] = sandbox.I32
+		case wasmtime.KindI64:
+			out[i] = sandbox.I64
+		}
+	}
+	return out
+}
+
+// defineSandbox defines the WASI functions every plugin links against.
+func defineSandbox(l *wasmtime.Linker) error {
+	for _, name := range sandbox.Names() {
+		sig := sandbox.Signatures[name]
+		ty := wasmtime.NewFuncType(valTypes(sig.Params), valTypes(sig.Results))
+		nresults := len(sig.Results)
+		err := l.FuncNew(sandbox.Module, name, ty, func(caller *wasmtime.Caller, args []wasmtime.Val) ([]wasmtime.Val, *wasmtime.Trap) {
+			c, ok := caller.Data().(*call)
+			if !ok {
+				return nil, wasmtime.NewTrap(name + " called outside a loadout call")
+			}
+			var mem memory
+			if ext := caller.GetExport(abi.ExportMemory); ext != nil && ext.Memory() != nil {
+				mem = ext.Memory().UnsafeData(caller)
+			}
+			raw := make([]uint64, len(args))
+			for i, a := range args {
+				if a.Kind() == wasmtime.KindI64 {
+					raw[i] = uint64(a.I64())
+				} else {
+					raw[i] = uint64(uint32(a.I32()))
+				}
+			}
+			errno, err := c.sys.Call(name, mem, raw)
+			if err != nil {
+				var exit *sandbox.Exit
+				if errors.As(err, &exit) {
+					c.exit = exit
+					return nil, wasmtime.NewTrap(exit.Error())
+				}
+				return nil, wasmtime.NewTrap(err.Error())
+			}
+			if nresults == 0 {
+				return nil, nil
+			}
+			return []wasmtime.Val{wasmtime.ValI32(int32(errno))}, nil
+		})
+		if err != nil {
+			return fmt.Errorf("define %s.%s: %w", sandbox.Module, name, err)
+		}
+	}
+	return nil
+}
+
+// Compile checks the module's size, compiles it (or loads it from the cache), then checks its
+// imports, exports and memory before anything is instantiated.
+func (e *Engine) Compile(_ context.Context, wasm []byte, limits engine.Limits) (_ engine.Module, err error) {
+	limits = sandbox.Limits(limits)
+	if len(wasm) > limits.ModuleBytes {
+		return nil, fmt.Errorf("module of %d bytes over the cap of %d: %w", len(wasm), limits.ModuleBytes, engine.ErrModuleSize)
+	}
+	mod, err := e.load(wasm)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			mod.Close()
+		}
+	}()
+	for _, imp := range mod.Imports() {
+		name := ""
+		if imp.Name() != nil {
+			name = *imp.Name()
+		}
+		ft := imp.Type().FuncType()
+		if ft == nil {
+			return nil, fmt.Errorf("import %s.%s: a plugin may import only functions: %w", imp.Module(), name, engine.ErrLink)
+		}
+		if err := sandbox.CheckImport(imp.Module(), name, sandboxTypes(ft.Params()), sandboxTypes(ft.Results())); err != nil {
+			return nil, err
+		}
+	}
+	funcs := map[string]*wasmtime.FuncType{}
+	var mem *wasmtime.MemoryType
+	for _, exp := range mod.Exports() {
+		if ft := exp.Type().FuncType(); ft != nil {
+			funcs[exp.Name()] = ft
+		}
+		if mt := exp.Type().MemoryType(); mt != nil && exp.Name() == abi.ExportMemory {
+			mem = mt
+		}
+	}
+	for _, name := range []string{abi.ExportABIVersion, abi.ExportAlloc, abi.ExportManifest, abi.ExportRender, abi.ExportInitialize} {
+		ft, ok := funcs[name]
+		var params, results []sandbox.ValueType
+		if ok {
+			params, results = sandboxTypes(ft.Params()), sandboxTypes(ft.Results())
+		}
+		if err := sandbox.CheckExport(name, ok, params, results); err != nil {
+			return nil, err
+		}
+	}
+	if mem == nil {
+		return nil, fmt.Errorf("missing export %q: %w", abi.ExportMemory, engine.ErrABI)
+	}
+	if mem.Is64() || mem.IsShared() {
+		return nil, fmt.Errorf("memory must be a 32-bit unshared memory: %w", engine.ErrABI)
+	}
+	hasMax, maxPages := mem.Maximum()
+	if err := sandbox.CheckMemory(mem.Minimum(), maxPages, hasMax, limits.MemoryPages); err != nil {
+		return nil, err
+	}
+	_, hasInit := funcs[abi.ExportInitialize]
+	return &Module{e: e, mod: mod, limits: limits, hasInit: hasInit}, nil
+}
+
+// load compiles wasm, or deserializes it from the cache directory.
+func (e *Engine) load(wasm []byte) (*wasmtime.Module, error) {
+	var path string
+	if e.cfg.CacheDir != "" {
+		sum := sha256.Sum256(wasm)
+		key := sha256.Sum256([]byte(cacheVersion + "\x00" + hex.EncodeToString(sum[:])))
+		path = filepath.Join(e.cfg.CacheDir, hex.EncodeToString(key[:])+".cwasm")
+		if mod, err := wasmtime.NewModuleDeserializeFile(e.wt, path); err == nil {
+			return mod, nil
+		}
+	}
+	mod, err := wasmtime.NewModule(e.wt, wasm)
+	if err != nil {
+		return nil, fmt.Errorf("compile: %w: %w", engine.ErrABI, err)
+	}
+	if path != "" {
+		// The cache only saves time: a module that cannot be stored is still returned.
+		if b, err := mod.Serialize(); err == nil {
+			tmp, err := os.CreateTemp(e.cfg.CacheDir, ".cwasm-*")
+			if err == nil {
+				_, werr := tmp.Write(b)
+				cerr := tmp.Close()
+				if werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
+					_ = os.Remove(tmp.Name())
+				}
+			}
+		}
+	}
+	return mod, nil
+}
+
+// Module is a compiled plugin; every Call runs in a fresh store. It is safe for concurrent use.
+type Module struct {
+	e       *Engine
+	mod     *wasmtime.Module
+	limits  engine.Limits
+	hasInit bool
+
+	mu       sync.Mutex
+	closed   bool
+	inflight sync.WaitGroup
+}
+
+// Close refuses new calls, waits for the calls in flight (each ends by its deadline at the
+// latest) and releases the module.
+func (m *Module) Close(context.Context) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	m.mu.Unlock()
+	m.inflight.Wait()
+	m.mod.Close()
+	return nil
+}
+
+func (m *Module) enter() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return engine.ErrClosed
+	}
+	m.inflight.Add(1)
+	return nil
+}
+
+// ticks returns the epoch deadline for a phase: the module's deadline, or the caller's when it
+// comes first.
+func (m *Module) ticks(ctx context.Context) uint64 {
+	d := m.limits.Deadline
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+		d = max(time.Until(dl), 0)
+	}
+	return uint64(d/Tick) + 1
+}
+
+// Call instantiates the module in a new store, runs _initialize, checks the ABI version, hands
+// input to the guest (for abi.ExportRender) and returns a copy of the bytes the export returned.
+func (m *Module) Call(ctx context.Context, export string, input []byte) ([]byte, error) {
+	if err := sandbox.CheckCall(export); err != nil {
+		return nil, err
+	}
+	if err := m.enter(); err != nil {
+		return nil, fmt.Errorf("call %s: %w", export, err)
+	}
+	defer m.inflight.Done()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("call %s: %w", export, err)
+	}
+	c := &call{sys: sandbox.New(m.limits.StderrBytes)}
+	store := wasmtime.NewStoreWithData(m.e.wt, c)
+	defer store.Close()
+	memCap := int64(m.limits.MemoryPages) * 65536
+	store.Limiter(memCap, -1, -1, -1, 1)
+
+	store.SetEpochDeadline(m.ticks(ctx))
+	inst, err := m.e.linker.Instantiate(store, m.mod)
+	if err != nil {
+		return nil, m.fail(ctx, store, nil, abi.ExportInitialize, err, c)
+	}
+	ext := inst.GetExport(store, abi.ExportMemory)
+	if ext == nil || ext.Memory() == nil {
+		return nil, fmt.Errorf("missing export %q: %w", abi.ExportMemory, engine.ErrABI)
+	}
+	mem := ext.Memory()
+	if m.hasInit {
+		if _, err := inst.GetFunc(store, abi.ExportInitialize).Call(store); err != nil {
+			return nil, m.fail(ctx, store, mem, abi.ExportInitialize, err, c)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("call %s: %w", export, err)
+	}
+
+	store.SetEpochDeadline(m.ticks(ctx))
+	v, err := inst.GetFunc(store, abi.ExportABIVersion).Call(store)
+	if err != nil {
+		return nil, m.fail(ctx, store, mem, abi.ExportABIVersion, err, c)
+	}
+	if got := v.(int32); got != abi.Version {
+		return nil, fmt.Errorf("plugin reports ABI version %d, want %d: %w", got, abi.Version, engine.ErrABIVersion)
+	}
+	var args []interface{}
+	if export == abi.ExportRender {
+		p, err := inst.GetFunc(store, abi.ExportAlloc).Call(store, int32(len(input)))
+		if err != nil {
+			return nil, m.fail(ctx, store, mem, abi.ExportAlloc, err, c)
+		}
+		ptr := uint32(p.(int32))
+		if !memory(mem.UnsafeData(store)).Write(ptr, input) {
+			return nil, fmt.Errorf("%s returned [%d, %d+%d) outside memory: %w", abi.ExportAlloc, ptr, ptr, len(input), engine.ErrOutput)
+		}
+		args = []interface{}{int32(ptr), int32(len(input))}
+	}
+	res, err := inst.GetFunc(store, export).Call(store, args...)
+	if err != nil {
+		return nil, m.fail(ctx, store, mem, export, err, c)
+	}
+	data := mem.UnsafeData(store)
+	ptr, n, err := sandbox.Span(uint64(res.(int64)), uint64(len(data)), m.limits.OutputBytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", export, err)
+	}
+	out := make([]byte, n)
+	copy(out, data[ptr:uint64(ptr)+uint64(n)])
+	return out, nil
+}
+
+// fail maps an error from instantiation or a guest function to the engine's typed errors.
+func (m *Module) fail(ctx context.Context, store *wasmtime.Store, mem *wasmtime.Memory, export string, err error, c *call) error {
+	if c.exit != nil {
+		return sandbox.Trap(export, c.exit.Error(), c.sys.Output(), m.atCap(store, mem))
+	}
+	var trap *wasmtime.Trap
+	if errors.As(err, &trap) {
+		if code := trap.Code(); code != nil && *code == wasmtime.Interrupt {
+			if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("%s: %w", export, ctx.Err())
+			}
+			return fmt.Errorf("%s after %s: %w", export, m.limits.Deadline, engine.ErrTimeout)
+		}
+		msg, _, _ := strings.Cut(trap.Message(), "\n")
+		return sandbox.Trap(export, msg, c.sys.Output(), m.atCap(store, mem))
+	}
+	if mem == nil {
+		// Instantiation failed before any guest code ran: the imports did not link.
+		return fmt.Errorf("instantiate: %w: %w", engine.ErrLink, err)
+	}
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	return sandbox.Trap(export, msg, c.sys.Output(), m.atCap(store, mem))
+}
+
+// atCap reports whether the guest's memory is within one page of the cap.
+func (m *Module) atCap(store *wasmtime.Store, mem *wasmtime.Memory) bool {
+	if mem == nil {
+		return false
+	}
+	return uint64(mem.DataSize(store))+65536 > uint64(m.limits.MemoryPages)*65536
+}
