@@ -269,3 +269,31 @@ func TestViolationError(t *testing.T) {
 	v := &plan.Violation{File: "run:x.json", Field: "content", Rule: plan.RuleContent, Msg: "bad"}
 	assert.Equal(t, "plan run:x.json content: content: bad", v.Error(), "Violation.Error()")
 }
+
+func TestCheckLimitsOverride(t *testing.T) {
+	t.Parallel()
+	in := input("claude")
+	in.Limits = plan.Limits{MaxFiles: 2, MaxPromptBytes: 8}
+	got := rules(plan.Check(claudePlan(), in))
+	assert.Equal(t, []string{plan.RuleLimit, plan.RuleLimit}, got,
+		"Check(claude plan of 3 files and a long prompt, MaxFiles 2, MaxPromptBytes 8) rules")
+}
+
+func TestScan(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want []plan.Occurrence
+	}{
+		{"none", nil},
+		{"a{{loadout.secret.1}}b", []plan.Occurrence{{Start: 1, End: 21, Text: "{{loadout.secret.1}}", Kind: plan.KindSecret, ID: "1"}}},
+		{"{{loadout.root.run}}{{loadout.blob.x-1}}", []plan.Occurrence{
+			{Start: 0, End: 20, Text: "{{loadout.root.run}}", Kind: plan.KindRoot, ID: "run"},
+			{Start: 20, End: 40, Text: "{{loadout.blob.x-1}}", Kind: plan.KindBlob, ID: "x-1"}}},
+		{"{{loadout.secret.a b}}", []plan.Occurrence{{Start: 0, End: 22, Text: "{{loadout.secret.a b}}"}}},
+		{"{{loadout.", []plan.Occurrence{{Start: 0, End: 10, Text: "{{loadout."}}},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, plan.Scan(tc.in), "Scan(%q)", tc.in)
+	}
+}
