@@ -16,10 +16,16 @@
 //   - skills natively under {{loadout.root.config}}/skills/<name>/.
 //   - a prompt that names every enabled server and the tools it may use.
 //
+// Every stdio server is launched through /usr/bin/env -i (format.WrapSpawn, docs/SPAWN-ENV.md),
+// because Pi passes its whole environment to the servers it spawns: the server gets exactly its
+// spawn environment, whose values travel in alias variables of the entry's env map. Pi resolves
+// $NAME, ${NAME} and a leading "!" (a shell command) in env and header values, so literal values
+// are spelled with format.PiLiteral ("$" as "$$", a leading "!" as "$!"). A secret is a
+// placeholder the plugin cannot see into: the host must apply the same spelling when it
+// substitutes a secret into this file.
+//
 // Pi's server names must be unique after folding "-" and "_" together: the second of two such
-// servers is not rendered and comes back as a warning, so the file stays valid. Pi expands
-// ${VAR} in env and header values and runs a value that starts with "!" as a shell command,
-// with no escape syntax: a server holding such a literal value is not rendered either.
+// servers is not rendered and comes back as a warning, so the file stays valid.
 //
 // render is pure and deterministic; main.go registers it with the sdk for the wasm build.
 package main
@@ -50,12 +56,13 @@ const (
 
 // Warning codes this plugin emits.
 const (
-	warnTransport = "transport_unsupported"
-	warnReserved  = "server_name_reserved"
-	warnConflict  = "server_name_conflict"
-	warnExpansion = "value_expansion"
-	warnExposure  = "exposure_unsupported"
-	warnTimeout   = "timeout_adjusted"
+	warnTransport   = "transport_unsupported"
+	warnReserved    = "server_name_reserved"
+	warnConflict    = "server_name_conflict"
+	warnUnwrappable = "command_unwrappable"
+	warnEnvName     = "env_name_unsupported"
+	warnExposure    = "exposure_unsupported"
+	warnTimeout     = "timeout_adjusted"
 )
 
 // exposures are the exposure values Pi 1.6.0 accepts; the alias codemode-deferred is rendered
@@ -100,13 +107,12 @@ func render(req abi.Request) (abi.Plan, error) {
 			warn(warnConflict, fmt.Sprintf("Pi treats server names that differ only in \"-\" and \"_\" as one: %q conflicts with %q; the server is not rendered", s.ID, first))
 			continue
 		}
-		if field, ok := expansionField(s); ok {
-			warn(warnExpansion, fmt.Sprintf("%s starts with \"!\" or holds \"${\", which Pi would run or expand; the server is not rendered", field))
+		entry, isSecret, warns, ok := renderServer(s)
+		plan.Warnings = append(plan.Warnings, warns...)
+		if !ok {
 			continue
 		}
 		claimed[folded] = s.ID
-		entry, isSecret, warns := renderServer(s)
-		plan.Warnings = append(plan.Warnings, warns...)
 		servers.Set(s.ID, entry)
 		secret = secret || isSecret
 		if s.Enabled {
@@ -143,19 +149,24 @@ func render(req abi.Request) (abi.Plan, error) {
 	return plan, nil
 }
 
-// renderServer returns the mcpServers entry of s, whether it holds a secret, and its warnings.
-func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning) {
+// renderServer returns the mcpServers entry of s, whether it holds a secret, its warnings, and
+// false when the server cannot be rendered.
+func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning, bool) {
 	var warns []abi.Warning
 	warn := func(code, msg string) { warns = append(warns, abi.Warning{Code: code, Server: s.ID, Message: msg}) }
 	entry := format.NewObject()
 	secret := false
 	if s.Transport == abi.TransportStdio {
-		entry.Set("type", "stdio").Set("command", s.Command)
-		if len(s.Args) > 0 {
-			entry.Set("args", append([]string(nil), s.Args...))
+		sp, err := format.WrapSpawn(format.SpawnPi, s, "")
+		if err != nil {
+			return nil, false, []abi.Warning{{Code: warnUnwrappable, Server: s.ID, Message: fmt.Sprintf("%v; the server cannot be pinned to its spawn environment and is not rendered", err)}}, false
 		}
+		for _, name := range sp.Skipped {
+			warn(warnEnvName, fmt.Sprintf("env name %q cannot be passed through env -S; it is left out of the server's environment", name))
+		}
+		entry.Set("type", "stdio").Set("command", sp.Command).Set("args", sp.Args)
 		env := format.NewObject()
-		for _, p := range append(append([]abi.Pair(nil), s.HostEnv...), s.Env...) {
+		for _, p := range sp.Env {
 			env.Set(p.Name, p.Value)
 			secret = secret || p.Secret
 		}
@@ -169,8 +180,12 @@ func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning) {
 		entry.Set("type", "http").Set("url", s.URL)
 		headers := format.NewObject()
 		for _, p := range s.Headers {
-			headers.Set(p.Name, p.Value)
-			secret = secret || p.Secret
+			if p.Secret {
+				headers.Set(p.Name, p.Value)
+				secret = true
+			} else {
+				headers.Set(p.Name, format.PiLiteral(p.Value))
+			}
 		}
 		if headers.Len() > 0 {
 			entry.Set("headers", headers)
@@ -226,7 +241,7 @@ func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning) {
 	if !s.Enabled {
 		entry.Set("enabled", false)
 	}
-	return entry, secret, warns
+	return entry, secret, warns, true
 }
 
 // resolveExposure returns the exposure rules give tool, Pi's way: an exact entry wins, else
@@ -268,27 +283,6 @@ func globMatch(pattern, name string) bool {
 		middle = middle[i+len(p):]
 	}
 	return true
-}
-
-// expansionField names the first env or header value Pi would expand ("${") or run ("!").
-func expansionField(s abi.Server) (string, bool) {
-	bad := func(v string) bool { return strings.HasPrefix(v, "!") || strings.Contains(v, "${") }
-	for _, p := range s.HostEnv {
-		if bad(p.Value) {
-			return "host env " + p.Name, true
-		}
-	}
-	for _, p := range s.Env {
-		if bad(p.Value) {
-			return "env " + p.Name, true
-		}
-	}
-	for _, p := range s.Headers {
-		if bad(p.Value) {
-			return "header " + p.Name, true
-		}
-	}
-	return "", false
 }
 
 // toolName is the name Pi gives an MCP tool: mcp__<server>__<tool>, every character outside

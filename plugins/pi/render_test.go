@@ -88,30 +88,37 @@ func TestServerEntries(t *testing.T) {
 	}{
 		{"stdio", abi.Server{ID: "s", Transport: "stdio", Command: "/bin/x", Args: []string{"a"}, Cwd: "/w", Description: "D", Timeout: 30, Enabled: true,
 			HostEnv: []abi.Pair{{Name: "HOME", Value: "/h"}}, Env: []abi.Pair{{Name: "T", Value: "{{loadout.secret.1}}", Secret: true}}},
-			map[string]any{"type": "stdio", "command": "/bin/x", "args": []any{"a"}, "env": map[string]any{"HOME": "/h", "T": "{{loadout.secret.1}}"}, "cwd": "/w", "description": "D", "timeout": 30.0},
+			map[string]any{"type": "stdio", "command": "/usr/bin/env", "args": []any{"-i", "-S", "HOME=${LOADOUT_SPAWN_1} T=${LOADOUT_SPAWN_2}", "/bin/x", "a"},
+				"env": map[string]any{"LOADOUT_SPAWN_1": "/h", "LOADOUT_SPAWN_2": "{{loadout.secret.1}}"}, "cwd": "/w", "description": "D", "timeout": 30.0},
 			true, nil, "- s: all tools"},
 		{"http", abi.Server{ID: "h", Transport: "http", URL: "https://h/mcp", Enabled: true, Timeout: 1.5, Headers: []abi.Pair{{Name: "X", Value: "y"}}},
 			map[string]any{"type": "http", "url": "https://h/mcp", "headers": map[string]any{"X": "y"}, "timeout": 1.5}, false, nil, "- h: all tools"},
 		{"exposure passed through", abi.Server{ID: "e", Transport: "stdio", Command: "x", Enabled: true, Exposure: "codemode-deferred",
 			ToolExposure: []abi.Pair{{Name: "echo", Value: "direct"}, {Name: "get-*", Value: "hidden"}}},
-			map[string]any{"type": "stdio", "command": "x", "exposure": "codemode", "toolExposure": map[string]any{"echo": "direct", "get-*": "hidden"}}, false, nil, "- e: all tools"},
+			map[string]any{"type": "stdio", "command": "/usr/bin/env", "args": []any{"-i", "x"}, "exposure": "codemode", "toolExposure": map[string]any{"echo": "direct", "get-*": "hidden"}}, false, nil, "- e: all tools"},
 		{"restricted defaults to direct", abi.Server{ID: "r", Transport: "stdio", Command: "x", Enabled: true, ToolsRestricted: true, AllowedTools: []string{"a", "b-c"}},
-			map[string]any{"type": "stdio", "command": "x", "exposure": "hidden", "toolExposure": map[string]any{"a": "direct", "b-c": "direct"}}, false, nil,
+			map[string]any{"type": "stdio", "command": "/usr/bin/env", "args": []any{"-i", "x"}, "exposure": "hidden", "toolExposure": map[string]any{"a": "direct", "b-c": "direct"}}, false, nil,
 			"- r: only a (mcp__r__a), b-c (mcp__r__b_c)"},
 		{"restricted keeps the request's exposure per tool", abi.Server{ID: "r", Transport: "stdio", Command: "x", Enabled: true, ToolsRestricted: true,
 			AllowedTools: []string{"echo", "get-sum", "other"}, Exposure: "deferred",
 			ToolExposure: []abi.Pair{{Name: "get-*", Value: "codemode"}, {Name: "*", Value: "direct"}, {Name: "echo", Value: "hidden"}}},
-			map[string]any{"type": "stdio", "command": "x", "exposure": "hidden", "toolExposure": map[string]any{"echo": "hidden", "get-sum": "codemode", "other": "direct"}}, false, nil, "- r: only echo"},
+			map[string]any{"type": "stdio", "command": "/usr/bin/env", "args": []any{"-i", "x"}, "exposure": "hidden", "toolExposure": map[string]any{"echo": "hidden", "get-sum": "codemode", "other": "direct"}}, false, nil, "- r: only echo"},
 		{"restricted to nothing", abi.Server{ID: "r", Transport: "stdio", Command: "x", Enabled: true, ToolsRestricted: true, ToolExposure: []abi.Pair{{Name: "*", Value: "direct"}}},
-			map[string]any{"type": "stdio", "command": "x", "exposure": "hidden"}, false, nil, "- r: no tools"},
+			map[string]any{"type": "stdio", "command": "/usr/bin/env", "args": []any{"-i", "x"}, "exposure": "hidden"}, false, nil, "- r: no tools"},
 		{"disabled", abi.Server{ID: "d", Transport: "stdio", Command: "x"},
-			map[string]any{"type": "stdio", "command": "x", "enabled": false}, false, nil, ""},
+			map[string]any{"type": "stdio", "command": "/usr/bin/env", "args": []any{"-i", "x"}, "enabled": false}, false, nil, ""},
 		{"bad exposure", abi.Server{ID: "b", Transport: "stdio", Command: "x", Enabled: true, Exposure: "loud", ToolExposure: []abi.Pair{{Name: "t", Value: "nope"}}},
-			map[string]any{"type": "stdio", "command": "x"}, false, []string{warnExposure, warnExposure}, "- b: all tools"},
+			map[string]any{"type": "stdio", "command": "/usr/bin/env", "args": []any{"-i", "x"}}, false, []string{warnExposure, warnExposure}, "- b: all tools"},
 		{"huge timeout", abi.Server{ID: "t", Transport: "stdio", Command: "x", Enabled: true, Timeout: 1e300},
-			map[string]any{"type": "stdio", "command": "x", "timeout": float64(maxTimeout)}, false, []string{warnTimeout}, "- t: all tools"},
-		{"bang env", abi.Server{ID: "x", Transport: "stdio", Command: "x", Enabled: true, Env: []abi.Pair{{Name: "A", Value: "!id"}}}, nil, false, []string{warnExpansion}, ""},
-		{"expansion header", abi.Server{ID: "x", Transport: "http", URL: "https://x", Enabled: true, Headers: []abi.Pair{{Name: "A", Value: "a${B}"}}}, nil, false, []string{warnExpansion}, ""},
+			map[string]any{"type": "stdio", "command": "/usr/bin/env", "args": []any{"-i", "x"}, "timeout": float64(maxTimeout)}, false, []string{warnTimeout}, "- t: all tools"},
+		{"bang env escaped", abi.Server{ID: "x", Transport: "stdio", Command: "x", Enabled: true, Env: []abi.Pair{{Name: "A", Value: "!id $HOME"}}},
+			map[string]any{"type": "stdio", "command": "/usr/bin/env", "args": []any{"-i", "-S", "A=${LOADOUT_SPAWN_1}", "x"}, "env": map[string]any{"LOADOUT_SPAWN_1": "$!id $$HOME"}},
+			false, nil, "- x: all tools"},
+		{"expansion header escaped", abi.Server{ID: "x", Transport: "http", URL: "https://x", Enabled: true, Headers: []abi.Pair{{Name: "A", Value: "a${B}"}, {Name: "C", Value: "!c"}}},
+			map[string]any{"type": "http", "url": "https://x", "headers": map[string]any{"A": "a$${B}", "C": "$!c"}}, false, nil, "- x: all tools"},
+		{"command with =", abi.Server{ID: "x", Transport: "stdio", Command: "a=b", Enabled: true}, nil, false, []string{warnUnwrappable}, ""},
+		{"bad env name", abi.Server{ID: "x", Transport: "stdio", Command: "x", Enabled: true, HostEnv: []abi.Pair{{Name: "1X", Value: "v"}}},
+			map[string]any{"type": "stdio", "command": "/usr/bin/env", "args": []any{"-i", "x"}}, false, []string{warnEnvName}, "- x: all tools"},
 		{"reserved", abi.Server{ID: "constructor", Transport: "stdio", Command: "x", Enabled: true}, nil, false, []string{warnReserved}, ""},
 		{"sse", abi.Server{ID: "x", Transport: "sse", URL: "https://x", Enabled: true}, nil, false, []string{warnTransport}, ""},
 	}
@@ -215,7 +222,9 @@ func FuzzRender(f *testing.F) {
 		assert.Equal(t, string(formattest.Archive(plan)), string(formattest.Archive(mustRender(t, req))), "render must be deterministic")
 		file, servers := decodeServers(t, plan)
 		if got, ok := servers[strings.ToValidUTF8(id, "\uFFFD")]; ok && utf8Valid(id+arg) {
-			assert.Equal(t, []any{arg}, got["args"], "args round trip")
+			args, _ := got["args"].([]any)
+			require.GreaterOrEqual(t, len(args), 3, "wrapped args %v", got["args"])
+			assert.Equal(t, []any{"cmd", arg}, args[len(args)-2:], "command and args follow the wrapper")
 			if restricted {
 				assert.Equal(t, "hidden", got["exposure"], "a restricted server is hidden")
 			}
