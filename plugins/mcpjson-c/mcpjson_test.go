@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 	"testing"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
@@ -80,7 +81,9 @@ func instantiate(t *testing.T, wasm []byte) *plugin {
 
 func (p *plugin) call(t *testing.T, export string, params ...uint64) uint64 {
 	t.Helper()
-	res, err := p.mod.ExportedFunction(export).Call(p.ctx, params...)
+	ctx, cancel := context.WithTimeout(p.ctx, 2*time.Second) // the host's deadline
+	defer cancel()
+	res, err := p.mod.ExportedFunction(export).Call(ctx, params...)
 	require.NoError(t, err, "call %s%v", export, params)
 	require.Len(t, res, 1, "%s results", export)
 	return res[0]
@@ -278,4 +281,47 @@ func TestMCPJSONPluginRejects(t *testing.T) {
 	plan, rerr := p.renderRequest(t, fullRequest())
 	require.Nil(t, rerr, "render after refusals returned an error")
 	assert.Equal(t, wantContent, plan.Files[0].Content, "render after refusals")
+}
+
+// FuzzMCPJSONPlugin feeds arbitrary bytes to the C module's own JSON reader: every input must
+// come back as a strictly valid plan or error response, never a trap, and an input the Go sdk's
+// strict decoder refuses must not become a plan.
+func FuzzMCPJSONPlugin(f *testing.F) {
+	full, err := json.Marshal(fullRequest())
+	require.NoError(f, err, "encode the seed request")
+	for _, s := range []string{string(full), `{"abiVersion":1,"harness":"mcpjson"}`, `{"abiVersion":1,"harness":"mcpjson","servers":[{"env":[{"value":"x"}]}]}`, `[`, `"\ud800"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		p := fuzzPlugin(t)
+		out := p.render(t, in)
+		plan, rerr := sdktest.Decode(t, out)
+		if rerr != nil {
+			assert.Contains(t, []string{abi.CodeInvalidInput, abi.CodeUnsupported}, rerr.Code, "render(%q) error code (message %q)", in, rerr.Message)
+			return
+		}
+		var req abi.Request
+		require.NoError(t, json.Unmarshal(in, &req), "render(%q) returned a plan for input encoding/json refuses", in)
+		require.Len(t, plan.Files, 1, "render(%q) files", in)
+		assert.True(t, json.Valid([]byte(plan.Files[0].Content)), "render(%q) wrote invalid JSON: %s", in, plan.Files[0].Content)
+	})
+}
+
+var (
+	fuzzOnce sync.Once
+	fuzzInst *plugin
+)
+
+// fuzzPlugin shares one instance across fuzz inputs (the module keeps no state between calls,
+// which TestMCPJSONPluginRejects checks).
+func fuzzPlugin(t *testing.T) *plugin {
+	fuzzOnce.Do(func() {
+		ctx := context.Background()
+		rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithMemoryLimitPages(1024).WithCloseOnContextDone(true))
+		wasi_snapshot_preview1.MustInstantiate(ctx, rt)
+		mod, err := rt.Instantiate(ctx, build(t))
+		require.NoError(t, err, "instantiate the module")
+		fuzzInst = &plugin{ctx: ctx, mod: mod}
+	})
+	return fuzzInst
 }

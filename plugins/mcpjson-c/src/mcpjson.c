@@ -139,7 +139,11 @@ static const json_value *check_pairs(failure *f, const json_value *s, const char
 			return NULL;
 		}
 		keys_known(f, p, key, pair_keys);
-		get_str(f, p, "name");
+		const json_value *name = json_get(p, "name");
+		if (name == NULL || name->type != J_STRING) {
+			failf(f, "invalid_input", key, "want a name");
+			return NULL;
+		}
 		get_str(f, p, "value");
 		get_bool(f, p, "secret");
 	}
