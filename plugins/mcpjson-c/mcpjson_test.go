@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/sdktest"
