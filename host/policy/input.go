@@ -24,7 +24,32 @@ func inputValue(req *spec.Request, f *Facts) ast.Value {
 	)
 }
 
-func item(k string, v *ast.Term) [2]*ast.Term { return [2]*ast.Term{ast.InternedTerm(k), v} }
+// keyTerms holds one term per object key of the input, built once: keys cost no allocation
+// per request. Input terms are never modified by evaluation, so sharing them is safe.
+var keyTerms = func() map[string]*ast.Term {
+	m := map[string]*ast.Term{}
+	for _, k := range []string{
+		"request", "facts", "harness", "run", "ambientAuth", "user", "hasUser", "skills", "mcpServers",
+		"tokens", "index", "name", "description", "instructions", "resources", "relPath", "content",
+		"value", "id", "transport", "command", "args", "env", "cwd", "url", "headers",
+		"toolsDeclared", "allowedTools", "secretKeys", "enabled", "timeout", "exposure",
+		"toolExposure", "credentials", "sharedAuthority", "users", "hasUsers", "servers", "http",
+		"credentialed", "hostEnv", "flags", "baseMatch", "scheme", "baseHost", "urlHost",
+		"loopback", "upper", "keyInvalid", "valueInvalid", "prefixes", "suffixes", "lower",
+		"nameInvalid", "sharedAuthorityOK", "token",
+	} {
+		m[k] = ast.StringTerm(k)
+	}
+	return m
+}()
+
+func item(k string, v *ast.Term) [2]*ast.Term {
+	t, ok := keyTerms[k]
+	if !ok {
+		t = ast.StringTerm(k)
+	}
+	return [2]*ast.Term{t, v}
+}
 
 func str(s string) *ast.Term { return ast.InternedTerm(s) }
 
@@ -33,6 +58,9 @@ func boolean(b bool) *ast.Term { return ast.InternedTerm(b) }
 func num(n int) *ast.Term { return ast.InternedTerm(n) }
 
 func strs(ss []string) *ast.Term {
+	if len(ss) == 0 {
+		return ast.InternedEmptyArray
+	}
 	ts := make([]*ast.Term, len(ss))
 	for i, s := range ss {
 		ts[i] = str(s)
@@ -41,6 +69,9 @@ func strs(ss []string) *ast.Term {
 }
 
 func pairs(ps []spec.Pair) *ast.Term {
+	if len(ps) == 0 {
+		return ast.InternedEmptyArray
+	}
 	ts := make([]*ast.Term, len(ps))
 	for i, p := range ps {
 		ts[i] = ast.ObjectTerm(item("name", str(p.Name)), item("value", str(p.Value)))
@@ -108,6 +139,9 @@ func serverTerm(s *spec.Server) *ast.Term {
 }
 
 func ints(ns []int) *ast.Term {
+	if len(ns) == 0 {
+		return ast.InternedEmptyArray
+	}
 	ts := make([]*ast.Term, len(ns))
 	for i, n := range ns {
 		ts[i] = num(n)

@@ -13,7 +13,7 @@ import data.loadout.url
 # METADATA
 # entrypoint: true
 decision := {
-	"servers": [{"allow": v.allow, "reasons": v.reasons, "drop": v.drop} | some v in verdicts],
+	"servers": [v.server | some v in verdicts],
 	"skills": [{"allow": count(r) == 0, "reasons": r} |
 		some k, _ in input.request.skills
 		r := sort(object.get(allow.skill_deny, k, set()))
@@ -23,19 +23,22 @@ decision := {
 	"warnings": [w | some v in verdicts; some w in v.warnings],
 }
 
-# verdicts[i] is the verdict on request server i, computed once per evaluation: allow, sorted
-# deny reasons, drops in request order (env, headers, allowedTools), secrets and warnings.
+# verdicts[i] is the verdict on request server i, computed once per evaluation: its decision
+# entry (allow, sorted deny reasons, drops in request order: env, headers, allowedTools), its
+# secrets and its warnings.
 verdicts := [verdict(i, srv) | some i, srv in input.request.mcpServers]
 
 verdict(i, srv) := {
-	"allow": allowed,
-	"reasons": reasons,
-	"drop": array.concat(array.concat(env_drops, header_drops), tool_drops),
+	"server": {
+		"allow": allowed,
+		"reasons": reasons,
+		"drop": array.concat(array.concat(env_drops, header_drops), tool_drops),
+	},
 	"secrets": server_secrets,
 	"warnings": warnings,
 } if {
 	f := input.facts.servers[i]
-	reasons := sort(object.get(url.deny, i, set()) | object.get(allow.deny, i, set()))
+	reasons := object.get(reasons_of, i, [])
 	allowed := count(reasons) == 0
 	env_drops := [{"field": "env", "key": p.name, "reason": r} |
 		some j, p in srv.env
@@ -53,6 +56,20 @@ verdict(i, srv) := {
 	warnings := tool_warnings(allowed, srv, tool_drops)
 }
 
+# deny[i] is every deny code of server i, from the URL and allowlist rules; reasons_of[i] the
+# same, sorted. Only denied servers appear: a clean server costs one lookup.
+deny[i] contains code if {
+	some i, codes in url.deny
+	some code in codes
+}
+
+deny[i] contains code if {
+	some i, codes in allow.deny
+	some code in codes
+}
+
+reasons_of := {i: sort(codes) | some i, codes in deny}
+
 env_reason(srv, e) := r if {
 	r := allow.env_reason(e)
 } else := r if {
@@ -65,11 +82,7 @@ header_reason(srv, f, h) := r if {
 	r := secrets.header_reason(srv, f, h)
 }
 
-secrets_if_allowed(true, i, srv, f, env_drops, header_drops) := secrets.server_secrets(
-	i, srv, f,
-	{d.key | some d in env_drops},
-	{d.key | some d in header_drops},
-)
+secrets_if_allowed(true, i, srv, f, env_drops, header_drops) := secrets.server_secrets(i, srv, f, env_drops, header_drops)
 
 secrets_if_allowed(false, _, _, _, _, _) := []
 

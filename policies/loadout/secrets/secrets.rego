@@ -36,26 +36,31 @@ header_reason(srv, f, h) := "credentials_user" if {
 	h.lower == "authorization"
 }
 
-# server_secrets(i, srv, f, dropped_env, dropped_headers) lists the secret entries of server i
-# that survive the drops: env and header values named by secretKeys (both fields) or by
+# server_secrets(i, srv, f, env_drops, header_drops) lists the secret entries of server i
+# that survive its drops: env and header values named by secretKeys (both fields) or by
 # always_secret_headers, when non-empty, then the stored token.
-server_secrets(i, srv, f, dropped_env, dropped_headers) := array.concat(array.concat(env, headers), token) if {
-	keys := {k | some k in srv.secretKeys}
+server_secrets(i, srv, f, env_drops, header_drops) := array.concat(array.concat(env, headers), token) if {
 	env := [{"server": i, "field": "env", "key": p.name} |
 		some p in srv.env
-		keys[p.name]
+		p.name in srv.secretKeys
 		p.value != ""
-		not dropped_env[p.name]
+		not dropped(env_drops, p.name)
 	]
 	headers := [{"server": i, "field": "headers", "key": p.name} |
 		some j, p in srv.headers
-		secret_header(keys, p.name, f.headers[j])
+		secret_header(srv, p.name, f.headers[j])
 		p.value != ""
-		not dropped_headers[p.name]
+		not dropped(header_drops, p.name)
 	]
 	token := [{"server": i, "field": "token", "key": token_keys[srv.transport]} | f.token]
 }
 
-secret_header(keys, name, _) if keys[name]
+secret_header(srv, name, _) if name in srv.secretKeys
 
 secret_header(_, _, h) if always_secret_headers[h.lower]
+
+# dropped(drops, key) holds when one of drops removes key.
+dropped(drops, key) if {
+	some d in drops
+	d.key == key
+}

@@ -48,7 +48,7 @@ stdio_srv := {
 stdio_facts := {"env": [{"upper": "K"}, {"upper": "EMPTY"}, {"upper": "OTHER"}], "headers": [{"lower": "k"}]}
 
 test_secret_keys_name_env_and_headers_both if {
-	got := secrets.server_secrets(3, stdio_srv, stdio_facts, set(), set())
+	got := secrets.server_secrets(3, stdio_srv, stdio_facts, [], [])
 	got == [
 		{"server": 3, "field": "env", "key": "K"},
 		{"server": 3, "field": "headers", "key": "K"},
@@ -56,21 +56,21 @@ test_secret_keys_name_env_and_headers_both if {
 }
 
 test_dropped_entries_are_not_secrets if {
-	got := secrets.server_secrets(0, stdio_srv, stdio_facts, {"K"}, {"K"})
+	got := secrets.server_secrets(0, stdio_srv, stdio_facts, [{"key": "K"}], [{"key": "K"}])
 	got == []
 }
 
 test_stored_token_is_always_secret if {
-	got := secrets.server_secrets(0, {"transport": "stdio", "env": [], "headers": [], "secretKeys": []}, {"token": true}, set(), set())
+	got := secrets.server_secrets(0, {"transport": "stdio", "env": [], "headers": [], "secretKeys": []}, {"token": true}, [], [])
 	got == [{"server": 0, "field": "token", "key": "MCP_ACCESS_TOKEN"}]
-	got_http := secrets.server_secrets(1, {"transport": "http", "env": [], "headers": [], "secretKeys": []}, {"token": true}, set(), set())
+	got_http := secrets.server_secrets(1, {"transport": "http", "env": [], "headers": [], "secretKeys": []}, {"token": true}, [], [])
 	got_http == [{"server": 1, "field": "token", "key": "Authorization"}]
 }
 
 test_always_secret_headers_are_tunable if {
 	srv := {"transport": "http", "env": [], "headers": [{"name": "Authorization", "value": "Bearer x"}], "secretKeys": []}
 	f := {"headers": [{"lower": "authorization"}]}
-	secrets.server_secrets(0, srv, f, set(), set()) == []
-	got := secrets.server_secrets(0, srv, f, set(), set()) with data.tunables.secrets.always_secret_headers as ["AUTHORIZATION"]
+	secrets.server_secrets(0, srv, f, [], []) == []
+	got := secrets.server_secrets(0, srv, f, [], []) with data.tunables.secrets.always_secret_headers as ["AUTHORIZATION"]
 	got == [{"server": 0, "field": "headers", "key": "Authorization"}]
 }
