@@ -104,4 +104,5 @@ type PluginInfo struct {
 	NativeSkills bool     `json:"nativeSkills"`
 	Roots        []string `json:"roots"`
 	Source       string   `json:"source"` // "builtin" or the file it was loaded from
+	Engine       string   `json:"engine"` // the engine that compiled it
 }

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"fmt"
 	"io"
 	"strings"
@@ -19,6 +22,9 @@ func (a *app) renderCommand() *cobra.Command {
 		harness string
 		dryRun  bool
 		format  string
+		out     string
+		roots   host.Roots
+		ho      hostOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "render [flags] [REQUEST.json | -]",
@@ -37,11 +43,22 @@ With --dry-run nothing is written and the plan is printed with secrets masked.`,
 			if err != nil {
 				return err
 			}
-			res, err := host.Render(cmd.Context(), host.RenderRequest{
-				Body:    body,
-				Harness: harness,
-				DryRun:  dryRun,
-			})
+			rr := host.RenderRequest{Body: body, Harness: harness, DryRun: dryRun, HostEnv: envPairs(a.environ)}
+			if !dryRun {
+				if rr.Roots, err = resolveRoots(out, roots); err != nil {
+					return err
+				}
+			}
+			load, err := a.loadHost(ho)
+			if err != nil {
+				return err
+			}
+			h, err := load(cmd.Context())
+			if err != nil {
+				return classify(err)
+			}
+			defer h.Close(context.WithoutCancel(cmd.Context()))
+			res, err := h.Render(cmd.Context(), rr)
 			if err != nil {
 				return classify(err)
 			}
@@ -54,7 +71,36 @@ With --dry-run nothing is written and the plan is printed with secrets masked.`,
 	cmd.Flags().StringVar(&harness, "harness", "", "harness to render for (claude, codex, pi, …); overrides the request's \"harness\"")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "stop before writing; print the plan with secrets masked")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	cmd.Flags().StringVar(&out, "out", "", "write under DIR/config, DIR/run and DIR/checkout (created as needed)")
+	cmd.Flags().StringVar(&roots.Config, "config-dir", "", "the harness's isolated config home (instead of --out)")
+	cmd.Flags().StringVar(&roots.Run, "run-dir", "", "per-run scratch directory, outside the checkout (instead of --out)")
+	cmd.Flags().StringVar(&roots.Checkout, "checkout", "", "the repository checkout (instead of --out)")
+	ho.addFlags(cmd.Flags())
 	return cmd
+}
+
+// resolveRoots turns --out or the three root flags into absolute directories.
+func resolveRoots(out string, r host.Roots) (host.Roots, error) {
+	explicit := r.Config != "" || r.Run != "" || r.Checkout != ""
+	switch {
+	case out != "" && explicit:
+		return r, usagef("--out and --config-dir/--run-dir/--checkout are exclusive")
+	case out != "":
+		r = host.Roots{Config: filepath.Join(out, "config"), Run: filepath.Join(out, "run"), Checkout: filepath.Join(out, "checkout")}
+		if err := os.MkdirAll(r.Checkout, 0o755); err != nil {
+			return r, err
+		}
+	case r.Config == "" || r.Run == "" || r.Checkout == "":
+		return r, usagef("render writes files: give --out DIR, or all of --config-dir, --run-dir and --checkout (or use --dry-run)")
+	}
+	for _, p := range []*string{&r.Config, &r.Run, &r.Checkout} {
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return r, err
+		}
+		*p = abs
+	}
+	return r, nil
 }
 
 // classify maps pipeline errors to exit-code classes.

@@ -1,0 +1,14 @@
+package main
+
+import (
+	"context"
+
+	"github.com/loadout-dev/loadout/host/engine"
+	"github.com/loadout-dev/loadout/host/engine/wazero"
+)
+
+func init() {
+	engineFactories["wazero"] = func(ctx context.Context, cacheDir string) (engine.Engine, error) {
+		return wazero.New(ctx, wazero.Config{CacheDir: cacheDir})
+	}
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/loadout-dev/loadout/host"
+	"github.com/loadout-dev/loadout/host/builtin"
+	"github.com/loadout-dev/loadout/host/engine"
+	"github.com/loadout-dev/loadout/host/registry"
+	"github.com/loadout-dev/loadout/host/spec"
+)
+
+// hostOptions are the flags that say what a Host is built from; render, serve, plugins and
+// conformity share them.
+type hostOptions struct {
+	policies string   // policy directory; "" = the embedded policies
+	plugins  []string // plugin .wasm files, in addition to the built-in ones
+	pins     string   // JSON file {"<file name>": "sha256:<hex>"} pinning the --plugin files
+	engine   string   // "wazero" or "wasmtime"
+	noCache  bool     // do not keep compiled code on disk
+}
+
+// addFlags registers the host flags on fs.
+func (o *hostOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.policies, "policies", "", "policy directory (default: the embedded policies)")
+	f.StringArrayVar(&o.plugins, "plugin", nil, "renderer plugin .wasm file, added to the built-in ones (repeatable; each must be pinned in --pins)")
+	f.StringVar(&o.pins, "pins", "", `JSON file {"<file name>.wasm": "sha256:<hex>"} pinning every --plugin file`)
+	f.StringVar(&o.engine, "engine", "wazero", "WebAssembly engine: "+strings.Join(engineNames(), " or "))
+	f.BoolVar(&o.noCache, "no-compile-cache", false, "do not keep compiled plugin code in the user cache directory")
+}
+
+// engineFactories holds the engines this binary was built with (wasmtime only with -tags
+// wasmtime); cacheDir is "" for no on-disk cache.
+var engineFactories = map[string]func(ctx context.Context, cacheDir string) (engine.Engine, error){}
+
+func engineNames() []string {
+	names := []string{"wazero"}
+	if _, ok := engineFactories["wasmtime"]; ok {
+		names = append(names, "wasmtime")
+	}
+	return names
+}
+
+// newEngine builds the named engine with its compile cache under the user cache directory.
+func (o *hostOptions) newEngine(ctx context.Context, name string) (engine.Engine, error) {
+	factory, ok := engineFactories[name]
+	if !ok {
+		if name == "wasmtime" {
+			return nil, usagef("--engine wasmtime: this binary was built without it (build with: go build -tags wasmtime ./cmd/loadout, cgo enabled)")
+		}
+		return nil, usagef("--engine: %q is not one of %s", name, strings.Join(engineNames(), ", "))
+	}
+	cacheDir := ""
+	if !o.noCache {
+		if base, err := os.UserCacheDir(); err == nil {
+			cacheDir = filepath.Join(base, "loadout", "compiled", name)
+			if err := os.MkdirAll(cacheDir, 0o700); err != nil {
+				cacheDir = ""
+			}
+		}
+	}
+	return factory(ctx, cacheDir)
+}
+
+// artifacts lists the plugin artifacts: the built-in ones, then each --plugin file with its pin.
+func (o *hostOptions) artifacts() ([]registry.Artifact, []string, error) {
+	var arts []registry.Artifact
+	var sources []string
+	bi, err := builtin.Artifacts()
+	if err != nil && !(errors.Is(err, builtin.ErrNotBuilt) && len(o.plugins) > 0) {
+		return nil, nil, err
+	}
+	for _, b := range bi {
+		arts = append(arts, registry.Artifact{Name: b.Name, Wasm: b.Bytes, SHA256: b.SHA256})
+		sources = append(sources, "builtin")
+	}
+	if len(o.plugins) == 0 {
+		return arts, sources, nil
+	}
+	pins, err := o.readPins()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, p := range o.plugins {
+		wasm, err := os.ReadFile(p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("plugin: %w", err)
+		}
+		pin, ok := pins[filepath.Base(p)]
+		if !ok {
+			return nil, nil, usagef("plugin %s is not pinned: add %q: %q to the --pins file (after checking that digest against a trusted source)", p, filepath.Base(p), registry.Digest(wasm))
+		}
+		arts = append(arts, registry.Artifact{Name: filepath.Base(p), Wasm: wasm, SHA256: pin})
+		sources = append(sources, p)
+	}
+	return arts, sources, nil
+}
+
+func (o *hostOptions) readPins() (map[string]string, error) {
+	if o.pins == "" {
+		return nil, usagef("--plugin needs --pins FILE: every plugin file must be pinned by its sha256")
+	}
+	b, err := os.ReadFile(o.pins)
+	if err != nil {
+		return nil, fmt.Errorf("pins: %w", err)
+	}
+	var pins map[string]string
+	if err := json.Unmarshal(b, &pins); err != nil {
+		return nil, fmt.Errorf("pins %s: %w", o.pins, err)
+	}
+	return pins, nil
+}
+
+// policyFS returns the --policies directory as an fs.FS, or nil for the embedded policies.
+func (o *hostOptions) policyFS() (fs.FS, error) {
+	if o.policies == "" {
+		return nil, nil
+	}
+	fi, err := os.Stat(o.policies)
+	if err != nil {
+		return nil, fmt.Errorf("policies: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, usagef("--policies: %s is not a directory", o.policies)
+	}
+	return os.DirFS(o.policies), nil
+}
+
+// openHost builds a Host from the options: policies compiled, engine started, every plugin
+// verified against its pin, compiled and its manifest read. The Host owns the engine and the
+// plugins (closing it closes them).
+func (a *app) openHost(ctx context.Context, o hostOptions) (_ *host.Host, err error) {
+	pfs, err := o.policyFS()
+	if err != nil {
+		return nil, err
+	}
+	arts, sources, err := o.artifacts()
+	if err != nil {
+		return nil, err
+	}
+	eng, err := o.newEngine(ctx, o.engine)
+	if err != nil {
+		return nil, err
+	}
+	var loaded []*registry.Plugin
+	closeAll := func(ctx context.Context) error {
+		var errs []error
+		for _, p := range loaded {
+			errs = append(errs, p.Close(ctx))
+		}
+		errs = append(errs, eng.Close(ctx))
+		return errors.Join(errs...)
+	}
+	defer func() {
+		if err != nil {
+			_ = closeAll(ctx)
+		}
+	}()
+	cfg := host.Config{Policies: pfs, Logger: a.logger, OnClose: closeAll}
+	for i, art := range arts {
+		p, err := registry.Load(ctx, eng, art)
+		if err != nil {
+			return nil, &pluginError{fmt.Errorf("plugin %s: %w", art.Name, err)}
+		}
+		loaded = append(loaded, p)
+		m := p.Manifest()
+		cfg.Plugins = append(cfg.Plugins, host.LoadedPlugin{Plugin: p, Info: host.PluginInfo{
+			Name: m.Name, Version: m.Version, ABIVersion: m.ABIVersion, Harness: m.Harness,
+			SHA256: p.Digest(), Transports: m.Transports, NativeSkills: m.NativeSkills, Roots: m.Roots,
+			Source: sources[i], Engine: eng.Name(),
+		}})
+	}
+	return host.New(ctx, cfg)
+}
+
+// envPairs turns an environment ("NAME=value" entries) into ordered pairs, skipping malformed
+// entries.
+func envPairs(environ []string) []spec.Pair {
+	pairs := make([]spec.Pair, 0, len(environ))
+	for _, kv := range environ {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			continue
+		}
+		pairs = append(pairs, spec.Pair{Name: name, Value: value})
+	}
+	return pairs
+}
