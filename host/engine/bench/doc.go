@@ -1,0 +1,13 @@
+// Package bench holds the engines' benchmarks, side by side in one package so one command
+// compares them:
+//
+//	go test ./host/engine/bench -bench . -benchmem -run '^$'                  # wazero
+//	go test ./host/engine/bench -tags wasmtime -bench . -benchmem -run '^$'   # and wasmtime
+//
+// Engine benchmarks go through engine.Module.Call (a fresh instance per call, deadline on).
+// Raw benchmarks use each runtime's API directly to split a call into its parts: instantiation
+// with _initialize, one boundary call of a trivial export, and a render on an instance that is
+// already initialized (what a pool of pre-initialized instances would leave on the request
+// path). The wazero raw benchmarks run with and without WithCloseOnContextDone to price its
+// termination checks. The package has no non-test code.
+package bench
