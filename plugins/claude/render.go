@@ -251,6 +251,19 @@ func allowRules(servers []abi.Server) ([]string, []abi.Warning, bool) {
 	return rules, warns, restricted
 }
 
+// toolName is the name Claude Code gives an MCP tool: mcp__<server>__<tool>, every character
+// outside [A-Za-z0-9_-] replaced by "_" (FORMATS.md §1.1). The --allowedTools rule keeps the
+// tool's own spelling.
+func toolName(server, tool string) string {
+	b := []byte("mcp__" + server + "__" + tool)
+	for i, c := range b {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
 // writeServerPrompt states each rendered server's permitted tools.
 func writeServerPrompt(b *strings.Builder, servers []abi.Server) {
 	if len(servers) == 0 {
@@ -259,7 +272,7 @@ func writeServerPrompt(b *strings.Builder, servers []abi.Server) {
 	b.WriteString("## MCP servers\n\nThese MCP servers are configured for this run, each with the tools you may use:\n")
 	for _, s := range servers {
 		b.WriteString("- " + s.ID + ": " + format.ToolSummary(s.ToolsRestricted, s.AllowedTools, func(t string) string {
-			return t + " (mcp__" + s.ID + "__" + t + ")"
+			return t + " (" + toolName(s.ID, t) + ")"
 		}) + "\n")
 	}
 }
