@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -14,9 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/loadout-dev/loadout/host"
 	"github.com/loadout-dev/loadout/host/server"
-	"github.com/loadout-dev/loadout/host/spec"
 )
 
 // serveOptions are the flags of `loadout serve`.
@@ -30,13 +27,6 @@ type serveOptions struct {
 	host          hostOptions
 }
 
-// hostOptions are the flags that say what the renderer set is built from.
-type hostOptions struct {
-	policies string   // policy directory; "" = the embedded defaults
-	plugins  []string // plugin .wasm files added to the built-in ones
-	engine   string   // "wazero" or "wasmtime"
-}
-
 func (a *app) serveCommand() *cobra.Command {
 	var o serveOptions
 	cmd := &cobra.Command{
@@ -44,7 +34,8 @@ func (a *app) serveCommand() *cobra.Command {
 		Short: "Serve renders as a JSON HTTP API with health, metrics and hot reload",
 		Long: `serve answers the same render as 'loadout render --format json' over HTTP:
 
-  POST /v1/render   body = the request JSON; ?harness= overrides its "harness".
+  POST /v1/render   body = the request JSON; ?harness= names the harness (a body that
+                    names another one is refused).
                     200 result, 400 bad body or usage, 413 too large, 422 rejected
                     (with the dropped entries), 502 plugin failure, 503 overloaded,
                     timed out or shutting down (Retry-After), 500 internal.
@@ -58,8 +49,8 @@ for a slot, then gets 503. With --roots every render is written under
 ROOTS/<request id>/{config,run,checkout} (the id is the X-Request-Id header); without it
 renders are dry runs that return the plan only.
 
-SIGHUP, or a change to the --policies directory or a --plugin file, reloads policies and
-plugins: on success new requests use the new set while requests in flight finish on the
+SIGHUP, or a change to the --policies directory, a --plugin file or the --pins file,
+reloads policies and plugins: on success new requests use the new set while requests in flight finish on the
 old one; on failure the last good set stays and the error is logged. SIGINT or SIGTERM stop
 accepting, let requests in flight finish within --shutdown-grace, and exit.
 
@@ -71,9 +62,7 @@ The listening address is printed on stderr. Access logs are at info level (--log
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.addr, "addr", server.DefaultAddr, "address to listen on")
-	f.StringVar(&o.host.policies, "policies", "", "policy directory (default: the embedded policies); watched for changes")
-	f.StringArrayVar(&o.host.plugins, "plugin", nil, "renderer plugin .wasm file, repeatable; watched for changes")
-	f.StringVar(&o.host.engine, "engine", "wazero", "WebAssembly engine: wazero or wasmtime (needs a build with -tags wasmtime)")
+	o.host.addFlags(f)
 	f.StringVar(&o.roots, "roots", "", "write renders under DIR/<request id>/{config,run,checkout} (default: dry runs only)")
 	f.IntVar(&o.maxConcurrent, "max-concurrent", 0, "renders running at once (default 2×GOMAXPROCS)")
 	f.Int64Var(&o.maxBody, "max-body", server.DefaultMaxBody, "largest request body in bytes")
@@ -115,6 +104,9 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		watch = append(watch, o.host.policies)
 	}
 	watch = append(watch, o.host.plugins...)
+	if o.host.pins != "" {
+		watch = append(watch, o.host.pins)
+	}
 
 	srv, err := server.New(ctx, server.Config{
 		Loader:        loader,
@@ -160,72 +152,20 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	return err
 }
 
-// loadHost returns the Loader `serve` builds its renderer set with, after checking the flags
-// that name files.
-//
-// It is the one place that maps the serve flags to the render pipeline. Until the host facade's
-// constructor (host.New with host.Config) is available, the renderer is the stateless
-// host.Render pipeline: the flags are validated and the files they name are re-read on every
-// load (so a missing or unreadable file fails a reload), but they do not change the render yet.
-// Replace the body with the shared flag → host.Config helper and host.New.
+// loadHost returns the Loader serve builds its renderer sets with: each load is a complete,
+// independent Host from the host flags (openHost), which owns its engine and plugins. Flag
+// mistakes that a reload cannot fix are reported now, as usage errors.
 func (a *app) loadHost(o hostOptions) (server.Loader, error) {
-	if o.engine != "wazero" && o.engine != "wasmtime" {
-		return nil, usagef("--engine: %q is not one of wazero, wasmtime", o.engine)
-	}
-	check := func() error {
-		var errs []error
-		if o.policies != "" {
-			if fi, err := os.Stat(o.policies); err != nil {
-				errs = append(errs, fmt.Errorf("policies: %w", err))
-			} else if !fi.IsDir() {
-				errs = append(errs, fmt.Errorf("policies: %s is not a directory", o.policies))
-			}
+	if _, ok := engineFactories[o.engine]; !ok {
+		if o.engine == "wasmtime" {
+			return nil, usagef("--engine wasmtime: this binary was built without it (build with: go build -tags wasmtime ./cmd/loadout, cgo enabled)")
 		}
-		for _, p := range o.plugins {
-			if !strings.HasSuffix(p, ".wasm") {
-				errs = append(errs, fmt.Errorf("plugin %s: not a .wasm file", p))
-				continue
-			}
-			f, err := os.Open(p)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("plugin: %w", err))
-				continue
-			}
-			f.Close()
-		}
-		return errors.Join(errs...)
+		return nil, usagef("--engine: %q is not one of %s", o.engine, strings.Join(engineNames(), ", "))
 	}
-	if err := check(); err != nil {
-		return nil, usagef("%v", err)
+	if len(o.plugins) > 0 && o.pins == "" {
+		return nil, usagef("--plugin needs --pins FILE: every plugin file must be pinned by its sha256")
 	}
-	return func(context.Context) (server.Renderer, error) {
-		if err := check(); err != nil {
-			return nil, err
-		}
-		return pipelineRenderer{}, nil
+	return func(ctx context.Context) (server.Renderer, error) {
+		return a.openHost(ctx, o)
 	}, nil
-}
-
-// pipelineRenderer serves renders with the stateless host.Render pipeline. It holds nothing to
-// close and lists no loaded plugins.
-type pipelineRenderer struct{}
-
-func (pipelineRenderer) Render(ctx context.Context, rr host.RenderRequest) (*host.Result, error) {
-	return host.Render(ctx, rr)
-}
-func (pipelineRenderer) Plugins() []host.PluginInfo  { return []host.PluginInfo{} }
-func (pipelineRenderer) Close(context.Context) error { return nil }
-
-// envPairs turns an environment ("NAME=value" entries) into ordered pairs, skipping malformed
-// entries.
-func envPairs(environ []string) []spec.Pair {
-	pairs := make([]spec.Pair, 0, len(environ))
-	for _, kv := range environ {
-		name, value, ok := strings.Cut(kv, "=")
-		if !ok || name == "" {
-			continue
-		}
-		pairs = append(pairs, spec.Pair{Name: name, Value: value})
-	}
-	return pairs
 }

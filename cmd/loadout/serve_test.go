@@ -51,7 +51,7 @@ func startServeCmd(t *testing.T, args ...string) (string, *syncBuffer, func() in
 		code <- run(ctx, argv, strings.NewReader(""), io.Discard, stderr, []string{"PATH=/usr/bin", "HOME=/home/x"})
 	}()
 	var base string
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for base == "" {
 		select {
 		case c := <-code:
@@ -78,34 +78,62 @@ func startServeCmd(t *testing.T, args ...string) (string, *syncBuffer, func() in
 	return base, stderr, stop
 }
 
-func TestServeCommand(t *testing.T) {
-	policies := t.TempDir()
-	base, stderr, stop := startServeCmd(t, "--policies", policies, "--max-body", "256")
+// copyPolicies copies the repository's policies/ tree into a fresh directory.
+func copyPolicies(t *testing.T) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "policies")
+	require.NoError(t, os.CopyFS(dst, os.DirFS(filepath.Join("..", "..", "policies"))), "copy policies/")
+	return dst
+}
 
-	resp, err := http.Get(base + "/healthz")
+func TestServeCommand(t *testing.T) {
+	policies := copyPolicies(t)
+	base, stderr, stop := startServeCmd(t, "--policies", policies, "--max-body", "1024")
+
+	resp, err := http.Post(base+"/v1/render", "application/json", strings.NewReader(
+		`{"harness":"claude","mcpServers":[{"id":"docs","transport":"http","url":"https://mcp.example.com/mcp",`+
+			`"headers":{"Authorization":"Bearer serve-cmd-secret"},"secretKeys":["Authorization"]}]}`))
+	require.NoError(t, err, "POST /v1/render")
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err, "read the render answer")
+	require.Equal(t, http.StatusOK, resp.StatusCode, "POST /v1/render for claude: %s", body)
+	var res struct {
+		Harness string   `json:"harness"`
+		DryRun  bool     `json:"dryRun"`
+		Servers []string `json:"servers"`
+	}
+	require.NoError(t, json.Unmarshal(body, &res), "decode %s", body)
+	assert.Equal(t, "claude", res.Harness, "rendered harness")
+	assert.True(t, res.DryRun, "without --roots a render is a dry run")
+	assert.Equal(t, []string{"docs"}, res.Servers, "surviving servers")
+	assert.NotContains(t, string(body), "serve-cmd-secret", "the answer echoes a secret")
+
+	resp, err = http.Get(base + "/healthz")
 	require.NoError(t, err, "GET /healthz")
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "GET /healthz on a started server")
 
-	resp, err = http.Post(base+"/v1/render", "application/json", strings.NewReader(`{"harness":"claude","pad":"`+strings.Repeat("x", 300)+`"}`))
+	resp, err = http.Post(base+"/v1/render", "application/json", strings.NewReader(`{"harness":"claude","pad":"`+strings.Repeat("x", 2000)+`"}`))
 	require.NoError(t, err, "POST /v1/render over --max-body")
 	var eb struct {
 		Error struct{ Code string } `json:"error"`
 	}
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&eb), "decode the 413 body")
 	resp.Body.Close()
-	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode, "POST /v1/render over --max-body 256")
+	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode, "POST /v1/render over --max-body 1024")
 	assert.Equal(t, "too_large", eb.Error.Code, "error code over --max-body")
 
 	// SIGHUP reloads; the log says so.
 	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP), "send SIGHUP")
 	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "renderer reloaded") },
-		5*time.Second, 10*time.Millisecond, "reload after SIGHUP; stderr: %s", stderr.String())
+		60*time.Second, 10*time.Millisecond, "reload after SIGHUP; stderr: %s", stderr.String())
 
-	// Removing the policy directory makes the watched reload fail; the server keeps serving.
-	require.NoError(t, os.Remove(policies), "remove the policies directory")
+	// A policy that does not compile makes the watched reload fail; the server keeps serving.
+	broken := filepath.Join(policies, "loadout", "broken.rego")
+	require.NoError(t, os.WriteFile(broken, []byte("package loadout.broken\n\nthis is not rego {\n"), 0o644), "write a broken policy")
 	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "reload failed") },
-		5*time.Second, 10*time.Millisecond, "failed reload after the policies went away; stderr: %s", stderr.String())
+		60*time.Second, 10*time.Millisecond, "failed reload after a broken policy; stderr: %s", stderr.String())
 	resp, err = http.Get(base + "/healthz")
 	require.NoError(t, err, "GET /healthz after a failed reload")
 	resp.Body.Close()
@@ -117,28 +145,30 @@ func TestServeCommand(t *testing.T) {
 
 func TestServeCommandUsage(t *testing.T) {
 	dir := t.TempDir()
-	notWasm := filepath.Join(dir, "p.txt")
-	require.NoError(t, os.WriteFile(notWasm, []byte("x"), 0o644), "write a non-wasm file")
+	notDir := filepath.Join(dir, "p.txt")
+	require.NoError(t, os.WriteFile(notDir, []byte("x"), 0o644), "write a file")
 	tests := []struct {
-		name string
-		args []string
+		name     string
+		args     []string
+		wantCode int
 	}{
-		{name: "unknown engine", args: []string{"--engine", "v8"}},
-		{name: "zero max body", args: []string{"--max-body", "0"}},
-		{name: "negative concurrency", args: []string{"--max-concurrent", "-1"}},
-		{name: "zero timeout", args: []string{"--timeout", "0s"}},
-		{name: "missing policies", args: []string{"--policies", filepath.Join(dir, "none")}},
-		{name: "plugin not wasm", args: []string{"--plugin", notWasm}},
-		{name: "missing plugin", args: []string{"--plugin", filepath.Join(dir, "none.wasm")}},
-		{name: "roots not a directory", args: []string{"--roots", notWasm}},
-		{name: "positional argument", args: []string{"extra"}},
+		{name: "unknown engine", args: []string{"--engine", "v8"}, wantCode: exitUsage},
+		{name: "zero max body", args: []string{"--max-body", "0"}, wantCode: exitUsage},
+		{name: "negative concurrency", args: []string{"--max-concurrent", "-1"}, wantCode: exitUsage},
+		{name: "zero timeout", args: []string{"--timeout", "0s"}, wantCode: exitUsage},
+		{name: "zero grace", args: []string{"--shutdown-grace", "0s"}, wantCode: exitUsage},
+		{name: "plugin without pins", args: []string{"--plugin", filepath.Join(dir, "x.wasm")}, wantCode: exitUsage},
+		{name: "roots not a directory", args: []string{"--roots", notDir}, wantCode: exitUsage},
+		{name: "positional argument", args: []string{"extra"}, wantCode: exitUsage},
+		{name: "missing policies fail the first load", args: []string{"--policies", filepath.Join(dir, "none")}, wantCode: exitInternal},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
 			argv := append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...)
 			code := run(context.Background(), argv, strings.NewReader(""), io.Discard, &stderr, nil)
-			assert.Equal(t, exitUsage, code, "loadout %s: exit code (stderr %s)", strings.Join(argv, " "), stderr.String())
+			assert.Equal(t, tc.wantCode, code, "loadout %s: exit code (stderr %s)", strings.Join(argv, " "), stderr.String())
+			assert.NotContains(t, stderr.String(), "listening on", "loadout %s must not start", strings.Join(argv, " "))
 		})
 	}
 }
