@@ -76,7 +76,6 @@ func Capabilities() *ast.Capabilities {
 		"rand.intn":          true,
 		"uuid.rfc4122":       true,
 		"opa.runtime":        true,
-		"trace":              true,
 	}
 	caps := ast.CapabilitiesForThisVersion()
 	kept := caps.Builtins[:0]

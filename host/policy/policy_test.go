@@ -241,8 +241,8 @@ test_table[name] if {
 	rep, err := RunTests(context.Background(), fsys)
 	require.NoError(t, err, "RunTests")
 	assert.False(t, rep.OK(), "RunTests with a failing test: want not OK")
-	assert.Equal(t, 1, rep.Passed, "RunTests: passed")
-	assert.Equal(t, 2, rep.Failed, "RunTests: failed")
+	assert.Equal(t, 2, rep.Passed, "RunTests: passed (test_passes, test_table[a])")
+	assert.Equal(t, 2, rep.Failed, "RunTests: failed (test_fails, test_table[b])")
 	var failed []string
 	for _, r := range rep.Results {
 		failed = append(failed, r.Failed...)

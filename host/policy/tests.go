@@ -12,8 +12,8 @@ import (
 	"github.com/loadout-dev/loadout/policies"
 )
 
-// Report is the outcome of RunTests: one TestResult per test rule (and per sub-case of a
-// data-driven test), in OPA's order.
+// Report is the outcome of RunTests: one TestResult per test rule, in OPA's order. The counts
+// are opa test's: each case of a data-driven test counts as one test.
 type Report struct {
 	Results []TestResult `json:"results"`
 	Passed  int          `json:"passed"`
@@ -80,13 +80,22 @@ func RunTests(ctx context.Context, fsys fs.FS) (Report, error) {
 		case r.Error != nil:
 			tr.Error = r.Error.Error()
 			rep.Errored++
-		case r.Fail:
-			rep.Failed++
+		case len(r.SubResults) > 0:
+			// A data-driven test: every leaf case counts, as in opa test.
 			for path, sub := range r.SubResults.Iter {
-				if sub.Fail && len(sub.SubResults) == 0 {
+				if len(sub.SubResults) > 0 {
+					continue
+				}
+				if sub.Fail {
+					rep.Failed++
 					tr.Failed = append(tr.Failed, fmt.Sprint(path))
+				} else {
+					rep.Passed++
 				}
 			}
+			tr.Pass = !r.Fail
+		case r.Fail:
+			rep.Failed++
 		default:
 			tr.Pass = true
 			rep.Passed++
