@@ -160,6 +160,62 @@ func FuzzWrapSpawn(f *testing.F) {
 			require.Equal(t, "-S", args[1], "style %d: env -S", style)
 			assert.Equal(t, want, envS(t, args[2], aliases), "style %d: the server's environment", style)
 			assert.Equal(t, []string{"/bin/srv", arg}, args[3:], "style %d: the server's command and args", style)
+
+			un, err := UnwrapSpawn(style, sp.Command, sp.Args, sp.Env)
+			require.NoError(t, err, "UnwrapSpawn(%d) of WrapSpawn's output", style)
+			assert.Equal(t, Unwrapped{Command: "/bin/srv", Args: []string{arg}, Env: want}, un, "style %d: UnwrapSpawn inverts WrapSpawn", style)
 		}
 	})
+}
+
+func TestUnwrapSpawn(t *testing.T) {
+	t.Parallel()
+	server := abi.Server{Command: "/bin/srv", Args: []string{"${X}", "!y"}, Cwd: "/w ${Y}",
+		Env: []abi.Pair{{Name: "A", Value: "!a ${B} $C"}, {Name: "T", Value: "{{loadout.secret.1}}", Secret: true}}}
+	want := Unwrapped{Command: "/bin/srv", Args: []string{"${X}", "!y"}, Cwd: "/w ${Y}",
+		Env: []abi.Pair{{Name: "A", Value: "!a ${B} $C"}, {Name: "T", Value: "{{loadout.secret.1}}"}}}
+	for _, style := range []SpawnStyle{SpawnVerbatim, SpawnClaude, SpawnPi} {
+		sp, err := WrapSpawn(style, server, server.Cwd)
+		require.NoError(t, err, "WrapSpawn(%d)", style)
+		got, err := UnwrapSpawn(style, sp.Command, sp.Args, sp.Env)
+		require.NoError(t, err, "UnwrapSpawn(%d)", style)
+		assert.Equal(t, want, got, "UnwrapSpawn(%d) of WrapSpawn's output", style)
+	}
+
+	alias := []abi.Pair{{Name: "LOADOUT_SPAWN_1", Value: "v"}}
+	tests := []struct {
+		name    string
+		style   SpawnStyle
+		command string
+		args    []string
+		env     []abi.Pair
+	}{
+		{"other command", SpawnVerbatim, "/bin/sh", []string{"-i", "x"}, nil},
+		{"no -i", SpawnVerbatim, SpawnCommand, []string{"x"}, nil},
+		{"no command", SpawnVerbatim, SpawnCommand, []string{"-i"}, nil},
+		{"option as command", SpawnVerbatim, SpawnCommand, []string{"-i", "-u", "x"}, nil},
+		{"assignment as command", SpawnVerbatim, SpawnCommand, []string{"-i", "A=b", "x"}, nil},
+		{"literal in -S", SpawnVerbatim, SpawnCommand, []string{"-i", "-S", "A=lit", "x"}, nil},
+		{"undefined alias", SpawnVerbatim, SpawnCommand, []string{"-i", "-S", "A=${LOADOUT_SPAWN_2}", "x"}, alias},
+		{"unused alias", SpawnVerbatim, SpawnCommand, []string{"-i", "x"}, alias},
+		{"alias used twice", SpawnVerbatim, SpawnCommand, []string{"-i", "-S", "A=${LOADOUT_SPAWN_1} B=${LOADOUT_SPAWN_1}", "x"}, alias},
+		{"extra env key", SpawnVerbatim, SpawnCommand, []string{"-i", "x"}, []abi.Pair{{Name: "LD_PRELOAD", Value: "x"}}},
+		{"claude expansion in args", SpawnClaude, SpawnCommand, []string{"-i", "x", "${HOME}"}, nil},
+		{"claude expansion in alias", SpawnClaude, SpawnCommand, []string{"-i", "-S", "A=" + ClaudeDollar + "{LOADOUT_SPAWN_1}", "x"}, []abi.Pair{{Name: "LOADOUT_SPAWN_1", Value: "${HOME}"}}},
+		{"pi command in alias", SpawnPi, SpawnCommand, []string{"-i", "-S", "A=${LOADOUT_SPAWN_1}", "x"}, []abi.Pair{{Name: "LOADOUT_SPAWN_1", Value: "!id"}}},
+		{"pi variable in alias", SpawnPi, SpawnCommand, []string{"-i", "-S", "A=${LOADOUT_SPAWN_1}", "x"}, []abi.Pair{{Name: "LOADOUT_SPAWN_1", Value: "a$HOME"}}},
+	}
+	for _, tc := range tests {
+		_, err := UnwrapSpawn(tc.style, tc.command, tc.args, tc.env)
+		assert.ErrorIs(t, err, ErrNotSpawn, "UnwrapSpawn(%s) must refuse the launch", tc.name)
+	}
+}
+
+func TestPiUnliteral(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"", "plain", "$", "$$", "!", "!x$", "$!", "a$b", "${X}", "!$!$$"} {
+		got, ok := piUnliteral(PiLiteral(v))
+		assert.True(t, ok, "piUnliteral(PiLiteral(%q)) must succeed", v)
+		assert.Equal(t, v, got, "piUnliteral(PiLiteral(%q))", v)
+	}
 }

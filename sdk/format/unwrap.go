@@ -1,0 +1,182 @@
+package format
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/loadout-dev/loadout/sdk/abi"
+)
+
+// ErrNotSpawn is returned (wrapped) by UnwrapSpawn when a launch is not exactly one WrapSpawn
+// produces.
+var ErrNotSpawn = errors.New("not a loadout spawn wrapper")
+
+// Unwrapped is what a wrapped launch gives the server once the harness and env -S have run:
+// its own command, args and working directory (set by env -C; empty when absent), and its
+// whole environment in order.
+type Unwrapped struct {
+	Command string
+	Args    []string
+	Cwd     string
+	Env     []abi.Pair
+}
+
+// UnwrapSpawn is the inverse of WrapSpawn, for a checker that distrusts the renderer: given the
+// command, args and env map a harness config holds for a stdio server, it returns what the
+// server receives, or an error wrapping ErrNotSpawn unless the launch has exactly the shape
+// WrapSpawn produces for style (env -i, optional -C, optional -S with only NAME=<alias refs>,
+// every alias defined and used once, no other env key, every literal spelled so the harness
+// leaves it alone). An alias marked Secret holds a placeholder and is taken as it is; the host
+// encodes the value it substitutes.
+func UnwrapSpawn(style SpawnStyle, command string, args []string, env []abi.Pair) (Unwrapped, error) {
+	fail := func(format string, a ...any) (Unwrapped, error) {
+		return Unwrapped{}, fmt.Errorf("%w: %s", ErrNotSpawn, fmt.Sprintf(format, a...))
+	}
+	if command != SpawnCommand {
+		return fail("command %q, want %s", command, SpawnCommand)
+	}
+	lit := func(v string) (string, bool) { return v, true }
+	if style == SpawnClaude {
+		lit = claudeUnliteral
+	}
+	if len(args) == 0 || args[0] != "-i" {
+		return fail("args must start with -i")
+	}
+	rest := args[1:]
+	var out Unwrapped
+	if len(rest) >= 2 && rest[0] == "-C" {
+		cwd, ok := lit(rest[1])
+		if !ok {
+			return fail("cwd is not a literal")
+		}
+		out.Cwd, rest = cwd, rest[2:]
+	}
+	aliases := map[string]abi.Pair{}
+	for _, p := range env {
+		if !strings.HasPrefix(p.Name, SpawnAliasPrefix) {
+			return fail("env %q is not an alias", p.Name)
+		}
+		if _, dup := aliases[p.Name]; dup {
+			return fail("alias %s defined twice", p.Name)
+		}
+		aliases[p.Name] = p
+	}
+	used := map[string]bool{}
+	if len(rest) >= 2 && rest[0] == "-S" {
+		for _, tok := range strings.Split(rest[1], " ") {
+			name, refs, ok := strings.Cut(tok, "=")
+			if !ok || !isSpawnName(name) {
+				return fail("-S token %q is not NAME=refs", tok)
+			}
+			var value strings.Builder
+			open := "${"
+			if style == SpawnClaude {
+				open = ClaudeDollar + "{"
+			}
+			for refs != "" {
+				if !strings.HasPrefix(refs, open) {
+					return fail("-S token %q holds more than alias references", tok)
+				}
+				end := strings.IndexByte(refs[len(open):], '}')
+				if end < 0 {
+					return fail("-S token %q has an unclosed reference", tok)
+				}
+				alias := refs[len(open) : len(open)+end]
+				refs = refs[len(open)+end+1:]
+				p, ok := aliases[alias]
+				if !ok || used[alias] {
+					return fail("alias %q is undefined or used twice", alias)
+				}
+				used[alias] = true
+				v := p.Value
+				if !p.Secret {
+					if v, ok = aliasValue(style, v); !ok {
+						return fail("alias %s value is not a literal", alias)
+					}
+				}
+				value.WriteString(v)
+			}
+			out.Env = append(out.Env, abi.Pair{Name: name, Value: value.String()})
+		}
+		rest = rest[2:]
+	}
+	if len(used) != len(aliases) {
+		return fail("an alias is defined but not used")
+	}
+	if len(rest) == 0 {
+		return fail("no command after the wrapper")
+	}
+	for i, a := range rest {
+		v, ok := lit(a)
+		if !ok {
+			return fail("args[%d] is not a literal", i)
+		}
+		if i == 0 {
+			if strings.HasPrefix(v, "-") || strings.Contains(v, "=") {
+				return fail("command %q would be read as an option or an assignment", v)
+			}
+			out.Command = v
+			continue
+		}
+		out.Args = append(out.Args, v)
+	}
+	if out.Args == nil {
+		out.Args = []string{}
+	}
+	return out, nil
+}
+
+// aliasValue decodes an alias value as the harness reads it.
+func aliasValue(style SpawnStyle, v string) (string, bool) {
+	switch style {
+	case SpawnClaude:
+		return v, !strings.Contains(v, "${")
+	case SpawnPi:
+		return piUnliteral(v)
+	}
+	return v, true
+}
+
+// claudeUnliteral inverts ClaudeLiteral; it reports false when v holds a "${" Claude would
+// expand.
+func claudeUnliteral(v string) (string, bool) {
+	var b strings.Builder
+	for {
+		i := strings.Index(v, "${")
+		if i < 0 {
+			b.WriteString(v)
+			return b.String(), true
+		}
+		if !strings.HasPrefix(v[i:], ClaudeDollar+"{") {
+			return "", false
+		}
+		b.WriteString(v[:i] + "${")
+		v = v[i+len(ClaudeDollar)+1:]
+	}
+}
+
+// piUnliteral inverts PiLiteral; it reports false when Pi would read v as anything but itself.
+func piUnliteral(v string) (string, bool) {
+	prefix := ""
+	switch {
+	case strings.HasPrefix(v, "!"):
+		return "", false
+	case strings.HasPrefix(v, "$!"):
+		prefix, v = "!", v[2:]
+	}
+	var b strings.Builder
+	b.WriteString(prefix)
+	for i := 0; i < len(v); i++ {
+		switch {
+		case v[i] != '$':
+			b.WriteByte(v[i])
+		case i+1 < len(v) && v[i+1] == '$':
+			b.WriteByte('$')
+			i++
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
