@@ -309,6 +309,18 @@ func (d *decoder) stringBytes() ([]byte, error) {
 // escapedString continues a string after its first escape, appending to d.scratch.
 func (d *decoder) escapedString() ([]byte, error) {
 	for d.pos < len(d.data) {
+		// Copy a run of plain ASCII at once: per-byte appends are slow, above all in wasm.
+		run := d.pos
+		for run < len(d.data) && plainASCII[d.data[run]&0x7f] && d.data[run] < utf8.RuneSelf {
+			run++
+		}
+		if run > d.pos {
+			d.scratch = append(d.scratch, d.data[d.pos:run]...)
+			d.pos = run
+			if d.pos == len(d.data) {
+				break
+			}
+		}
 		c := d.data[d.pos]
 		switch {
 		case c == '"':

@@ -29,7 +29,7 @@ type guest struct {
 	mod api.Module
 }
 
-func buildTestPlugin(t *testing.T) string {
+func buildTestPlugin(t testing.TB) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "testplugin.wasm")
 	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "./internal/testplugin")
@@ -39,7 +39,7 @@ func buildTestPlugin(t *testing.T) string {
 	return out
 }
 
-func newGuest(t *testing.T, wasmPath string) *guest {
+func newGuest(t testing.TB, wasmPath string) *guest {
 	t.Helper()
 	ctx := context.Background()
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithMemoryLimitPages(1024).WithCloseOnContextDone(true))
@@ -59,14 +59,14 @@ func newGuest(t *testing.T, wasmPath string) *guest {
 }
 
 // output reads the (ptr<<32|len) result of an export.
-func (g *guest) output(t *testing.T, packed uint64) []byte {
+func (g *guest) output(t testing.TB, packed uint64) []byte {
 	t.Helper()
 	b, ok := g.mod.Memory().Read(uint32(packed>>32), uint32(packed))
 	require.True(t, ok, "result (ptr %d, len %d) is outside guest memory", packed>>32, uint32(packed))
 	return append([]byte(nil), b...)
 }
 
-func (g *guest) call(t *testing.T, export string, params ...uint64) []uint64 {
+func (g *guest) call(t testing.TB, export string, params ...uint64) []uint64 {
 	t.Helper()
 	fn := g.mod.ExportedFunction(export)
 	require.NotNil(t, fn, "export %s missing", export)
@@ -76,7 +76,7 @@ func (g *guest) call(t *testing.T, export string, params ...uint64) []uint64 {
 }
 
 // render hands input to loadout_render the way the host does and returns the output.
-func (g *guest) render(t *testing.T, input []byte) []byte {
+func (g *guest) render(t testing.TB, input []byte) []byte {
 	t.Helper()
 	ptr := g.call(t, abi.ExportAlloc, uint64(len(input)))[0]
 	require.True(t, g.mod.Memory().Write(uint32(ptr), input), "write %d input bytes at %d", len(input), ptr)
@@ -142,4 +142,56 @@ func TestWasmExports(t *testing.T) {
 	plan, rerr := sdktest.Decode(t, g.render(t, in))
 	require.Nil(t, rerr, "render after a panic returned an error")
 	assert.Equal(t, native, plan, "render after a panic")
+}
+
+// BenchmarkWasmRender measures the guest side of one render as the host runs it: "render" is
+// the loadout_alloc + copy + loadout_render of a realistic request (eight servers, four inline
+// skill bodies, about 12 KiB) in a live instance; "render-minimal" is the same for an empty
+// request (the fixed cost of one call); "instantiate" is the fresh instance and _initialize
+// that the host adds to every call.
+func BenchmarkWasmRender(b *testing.B) {
+	wasmPath := buildTestPlugin(b)
+	req := abi.Request{ABIVersion: abi.Version, Harness: testrender.Manifest.Harness}
+	body := strings.Repeat("Review the change for correctness, style and tests. Use \"gofmt\".\n", 48)
+	for i := range 8 {
+		req.Servers = append(req.Servers, abi.Server{
+			ID: "server" + string(rune('a'+i)), Transport: abi.TransportStdio, Command: "/usr/bin/mcp",
+			Args: []string{"--root", "{{loadout.root.checkout}}"}, Env: []abi.Pair{{Name: "TOKEN", Value: "{{loadout.secret.1}}", Secret: true}},
+			ToolsRestricted: true, AllowedTools: []string{"read", "list"}, Enabled: true,
+		})
+	}
+	for range 4 {
+		req.Skills = append(req.Skills, abi.Skill{Name: "review", Description: "Reviews", Instructions: body})
+	}
+	in, err := json.Marshal(req)
+	require.NoError(b, err, "encode request")
+	b.Run("render", func(b *testing.B) {
+		g := newGuest(b, wasmPath)
+		b.SetBytes(int64(len(in)))
+		for b.Loop() {
+			g.render(b, in)
+		}
+	})
+	b.Run("render-minimal", func(b *testing.B) {
+		g := newGuest(b, wasmPath)
+		empty := []byte(`{"abiVersion":1,"harness":"sdktest"}`)
+		for b.Loop() {
+			g.render(b, empty)
+		}
+	})
+	b.Run("instantiate", func(b *testing.B) {
+		ctx := context.Background()
+		rt := wazero.NewRuntime(ctx)
+		defer rt.Close(ctx)
+		wasi_snapshot_preview1.MustInstantiate(ctx, rt)
+		wasm, err := os.ReadFile(wasmPath)
+		require.NoError(b, err, "read %s", wasmPath)
+		compiled, err := rt.CompileModule(ctx, wasm)
+		require.NoError(b, err, "compile %s", wasmPath)
+		for b.Loop() {
+			mod, err := rt.InstantiateModule(ctx, compiled, wazero.NewModuleConfig().WithStartFunctions(abi.ExportInitialize).WithName(""))
+			require.NoError(b, err, "instantiate")
+			mod.Close(ctx)
+		}
+	})
 }
