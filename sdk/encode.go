@@ -44,7 +44,7 @@ var plainASCII = func() (t [utf8.RuneSelf]bool) {
 // str writes a JSON string. It escapes '"', '\\', control characters, DEL and U+2028/U+2029
 // (so the output is also safe inside JavaScript), and refuses invalid UTF-8.
 func (e *encoder) str(what, s string) {
-	e.buf = append(e.buf, '"')
+	buf := append(e.buf, '"') // a local slice: the loop appends often and stays in registers
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -53,18 +53,18 @@ func (e *encoder) str(what, s string) {
 				i++
 				continue
 			}
-			e.buf = append(e.buf, s[start:i]...)
+			buf = append(buf, s[start:i]...)
 			switch c {
 			case '"', '\\':
-				e.buf = append(e.buf, '\\', c)
+				buf = append(buf, '\\', c)
 			case '\n':
-				e.buf = append(e.buf, '\\', 'n')
+				buf = append(buf, '\\', 'n')
 			case '\r':
-				e.buf = append(e.buf, '\\', 'r')
+				buf = append(buf, '\\', 'r')
 			case '\t':
-				e.buf = append(e.buf, '\\', 't')
+				buf = append(buf, '\\', 't')
 			default:
-				e.buf = append(e.buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+				buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 			}
 			i++
 			start = i
@@ -77,14 +77,14 @@ func (e *encoder) str(what, s string) {
 				e.err = fmt.Errorf("%s holds invalid UTF-8 at byte %d", what, i)
 			}
 		case r == '\u2028' || r == '\u2029':
-			e.buf = append(e.buf, s[start:i]...)
-			e.buf = append(e.buf, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			buf = append(buf, s[start:i]...)
+			buf = append(buf, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
 			start = i + size
 		}
 		i += size
 	}
-	e.buf = append(e.buf, s[start:]...)
-	e.buf = append(e.buf, '"')
+	buf = append(buf, s[start:]...)
+	e.buf = append(buf, '"')
 }
 
 func (e *encoder) strs(what string, v []string) {
