@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tetratelabs/wazero"
@@ -25,6 +26,11 @@ var engines = []struct {
 }{
 	{"wazero", func(b *testing.B) engine.Engine {
 		e, err := wz.New(context.Background(), wz.Config{})
+		require.NoError(b, err, "wazero.New")
+		return e
+	}},
+	{"wazero-pool", func(b *testing.B) engine.Engine {
+		e, err := wz.New(context.Background(), wz.Config{Pool: 2})
 		require.NoError(b, err, "wazero.New")
 		return e
 	}},
@@ -61,6 +67,31 @@ func BenchmarkCall(b *testing.B) {
 						}
 					}
 				})
+			}
+		})
+	}
+}
+
+// BenchmarkCallIdle is the latency of a Go render when requests arrive slower than the engine
+// serves them (30ms apart, outside the timer): what a pool of pre-initialized instances buys.
+func BenchmarkCallIdle(b *testing.B) {
+	ctx := context.Background()
+	req := enginetest.Request(requestBytes)
+	for _, eng := range engines {
+		b.Run(eng.name+"/go/render-15KB", func(b *testing.B) {
+			e := eng.new(b)
+			defer e.Close(ctx)
+			m, err := e.Compile(ctx, enginetest.GoPlugin(b), engine.Limits{})
+			require.NoError(b, err, "Compile")
+			defer m.Close(ctx)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				time.Sleep(30 * time.Millisecond)
+				b.StartTimer()
+				if _, err := m.Call(ctx, abi.ExportRender, req); err != nil {
+					b.Fatalf("Call(render): %v", err)
+				}
 			}
 		})
 	}
@@ -233,4 +264,3 @@ func BenchmarkRawRender(b *testing.B) {
 		})
 	}
 }
-
