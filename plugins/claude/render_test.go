@@ -19,6 +19,9 @@ import (
 
 var update = flag.Bool("update", false, "update golden files")
 
+// shape is how this harness's config spells a server, for formattest.CheckServers.
+var shape = formattest.ServerShape{Style: format.SpawnClaude, HeadersKey: "headers", CwdByEnv: true}
+
 func loadRequest(t *testing.T, name string) abi.Request {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "requests", name+".json"))
@@ -41,6 +44,10 @@ func TestGolden(t *testing.T) {
 			req := loadRequest(t, name)
 			plan := mustRender(t, req)
 			formattest.CheckPlan(t, manifest, plan)
+			{
+				_, servers := decodeServers(t, plan)
+				formattest.CheckServers(t, shape, req, servers)
+			}
 			got := formattest.Archive(plan)
 			again := formattest.Archive(mustRender(t, req))
 			assert.Equal(t, string(got), string(again), "render(%s) twice must give identical bytes", name)
@@ -235,6 +242,8 @@ func FuzzRender(f *testing.F) {
 	f.Add("id", "arg\n\"x\"", "K", "v\u2028<&>", "tool", "My_Skill", "desc\nmore", "https://x.example/", false)
 	f.Add("a_b", "${HOME}", "HOME", "{{loadout.secret.1}}", "", "..", "", "http://127.0.0.1/", true)
 	f.Fuzz(func(t *testing.T, id, arg, key, val, tool, skill, desc, url string, ambient bool) {
+		// The host sends valid UTF-8 only (JSON on the wire): normalize as its encoder would.
+		id, arg, key, val, tool, skill, desc, url = validRunes(id), validRunes(arg), validRunes(key), validRunes(val), validRunes(tool), validRunes(skill), validRunes(desc), validRunes(url)
 		req := abi.Request{ABIVersion: abi.Version, Run: abi.Run{AmbientAuth: ambient},
 			Servers: []abi.Server{
 				{ID: id, Transport: abi.TransportStdio, Command: "cmd", Args: []string{arg}, Env: []abi.Pair{{Name: key, Value: val, Secret: strings.Contains(val, "{{loadout.secret.")}}, Enabled: true, ToolsRestricted: tool != "", AllowedTools: []string{tool}},
@@ -251,6 +260,7 @@ func FuzzRender(f *testing.F) {
 		formattest.CheckPlan(t, manifest, plan)
 		assert.Equal(t, string(formattest.Archive(plan)), string(formattest.Archive(mustRender(t, req))), "render must be deterministic")
 		_, servers := decodeServers(t, plan)
+		formattest.CheckServers(t, shape, req, servers)
 		if got, ok := servers[id]; ok {
 			args, _ := got["args"].([]any)
 			require.GreaterOrEqual(t, len(args), 2, "wrapped args %v", got["args"])
@@ -260,4 +270,13 @@ func FuzzRender(f *testing.F) {
 			assert.NotEmpty(t, plan.Warnings, "a server that is not rendered must be reported")
 		}
 	})
+}
+
+// validRunes replaces each invalid byte of s by U+FFFD, as encoding/json does.
+func validRunes(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteRune(r)
+	}
+	return b.String()
 }

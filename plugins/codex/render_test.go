@@ -13,11 +13,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format"
 	"github.com/loadout-dev/loadout/sdk/format/formattest"
 	"github.com/loadout-dev/loadout/sdk/sdktest"
 )
 
 var update = flag.Bool("update", false, "update golden files")
+
+// shape is how this harness's config spells a server, for formattest.CheckServers.
+var shape = formattest.ServerShape{Style: format.SpawnVerbatim, HeadersKey: "http_headers"}
 
 func loadRequest(t *testing.T, name string) abi.Request {
 	t.Helper()
@@ -82,6 +86,10 @@ func TestGolden(t *testing.T) {
 			req := loadRequest(t, name)
 			plan := mustRender(t, req)
 			formattest.CheckPlan(t, manifest, plan)
+			{
+				_, _, servers := decodeConfig(t, plan)
+				formattest.CheckServers(t, shape, req, servers)
+			}
 			decodeConfig(t, plan)
 			got := formattest.Archive(plan)
 			assert.Equal(t, string(got), string(formattest.Archive(mustRender(t, req))), "render(%s) twice must give identical bytes", name)
@@ -192,21 +200,14 @@ func TestSkillsPlacement(t *testing.T) {
 	assert.Contains(t, plan.Prompt, "### Skill: a-b", "ambient run: instructions folded into the prompt")
 }
 
-// validUTF8 replaces each invalid byte of s by U+FFFD, as the encoders do.
-func validUTF8(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
 // FuzzRender checks the plan properties and the TOML round trip on requests built from fuzzed
 // strings.
 func FuzzRender(f *testing.F) {
 	f.Add("id", "arg\n\"x\"\x7f", "K", "v\u2028\\u0041", "tool", "My_Skill", "desc\nmore", "https://x.example/", false, 1.5)
 	f.Add("a.b", "${HOME}", "bad key", "{{loadout.secret.1}}", "", "..", "", "http://127.0.0.1/", true, 0.0)
 	f.Fuzz(func(t *testing.T, id, arg, key, val, tool, skill, desc, url string, ambient bool, timeout float64) {
+		// The host sends valid UTF-8 only (JSON on the wire): normalize as its encoder would.
+		id, arg, key, val, tool, skill, desc, url = validRunes(id), validRunes(arg), validRunes(key), validRunes(val), validRunes(tool), validRunes(skill), validRunes(desc), validRunes(url)
 		secret := strings.Contains(val, formattest.SecretPrefix)
 		req := abi.Request{ABIVersion: abi.Version, Run: abi.Run{AmbientAuth: ambient},
 			Servers: []abi.Server{
@@ -225,7 +226,8 @@ func FuzzRender(f *testing.F) {
 		formattest.CheckPlan(t, manifest, plan)
 		assert.Equal(t, string(formattest.Archive(plan)), string(formattest.Archive(mustRender(t, req))), "render must be deterministic")
 		_, _, servers := decodeConfig(t, plan)
-		got := servers[validUTF8(id)]
+		formattest.CheckServers(t, shape, req, servers)
+		got := servers[validRunes(id)]
 		if strings.Contains(arg, "=") {
 			assert.Nil(t, got, "a command holding = cannot be wrapped")
 			require.NotEmpty(t, plan.Warnings, "an unwrappable server is reported")
@@ -236,6 +238,15 @@ func FuzzRender(f *testing.F) {
 		assert.Equal(t, "/usr/bin/env", got["command"], "wrapper command")
 		args, _ := got["args"].([]any)
 		require.GreaterOrEqual(t, len(args), 4, "wrapped args %v", got["args"])
-		assert.Equal(t, []any{validUTF8(arg), validUTF8(arg), validUTF8(val)}, args[len(args)-3:], "command and args follow the wrapper")
+		assert.Equal(t, []any{validRunes(arg), validRunes(arg), validRunes(val)}, args[len(args)-3:], "command and args follow the wrapper")
 	})
+}
+
+// validRunes replaces each invalid byte of s by U+FFFD, as encoding/json does.
+func validRunes(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -12,11 +12,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format"
 	"github.com/loadout-dev/loadout/sdk/format/formattest"
 	"github.com/loadout-dev/loadout/sdk/sdktest"
 )
 
 var update = flag.Bool("update", false, "update golden files")
+
+// shape is how this harness's config spells a server, for formattest.CheckServers.
+var shape = formattest.ServerShape{Style: format.SpawnPi, HeadersKey: "headers"}
 
 func loadRequest(t *testing.T, name string) abi.Request {
 	t.Helper()
@@ -62,6 +66,10 @@ func TestGolden(t *testing.T) {
 			req := loadRequest(t, name)
 			plan := mustRender(t, req)
 			formattest.CheckPlan(t, manifest, plan)
+			{
+				_, servers := decodeServers(t, plan)
+				formattest.CheckServers(t, shape, req, servers)
+			}
 			decodeServers(t, plan)
 			got := formattest.Archive(plan)
 			assert.Equal(t, string(got), string(formattest.Archive(mustRender(t, req))), "render(%s) twice must give identical bytes", name)
@@ -204,6 +212,8 @@ func FuzzRender(f *testing.F) {
 	f.Add("id", "arg\n\"x\"", "K", "v\u2028<&>", "tool", "My_Skill", "desc\nmore", "deferred", false)
 	f.Add("a_b", "${HOME}", "HOME", "!x", "", "..", "", "hidden", true)
 	f.Fuzz(func(t *testing.T, id, arg, key, val, tool, skill, desc, exposure string, restricted bool) {
+		// The host sends valid UTF-8 only (JSON on the wire): normalize as its encoder would.
+		id, arg, key, val, tool, skill, desc, exposure = validRunes(id), validRunes(arg), validRunes(key), validRunes(val), validRunes(tool), validRunes(skill), validRunes(desc), validRunes(exposure)
 		req := abi.Request{ABIVersion: abi.Version,
 			Servers: []abi.Server{
 				{ID: id, Transport: abi.TransportStdio, Command: "cmd", Args: []string{arg}, Env: []abi.Pair{{Name: key, Value: val}}, Enabled: true,
@@ -221,6 +231,7 @@ func FuzzRender(f *testing.F) {
 		formattest.CheckPlan(t, manifest, plan)
 		assert.Equal(t, string(formattest.Archive(plan)), string(formattest.Archive(mustRender(t, req))), "render must be deterministic")
 		file, servers := decodeServers(t, plan)
+		formattest.CheckServers(t, shape, req, servers)
 		if got, ok := servers[strings.ToValidUTF8(id, "\uFFFD")]; ok && utf8Valid(id+arg) {
 			args, _ := got["args"].([]any)
 			require.GreaterOrEqual(t, len(args), 3, "wrapped args %v", got["args"])
@@ -236,3 +247,12 @@ func FuzzRender(f *testing.F) {
 }
 
 func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "") == s }
+
+// validRunes replaces each invalid byte of s by U+FFFD, as encoding/json does.
+func validRunes(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteRune(r)
+	}
+	return b.String()
+}

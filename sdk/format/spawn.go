@@ -74,7 +74,7 @@ func WrapSpawn(style SpawnStyle, s abi.Server, cwd string) (Spawn, error) {
 	var out Spawn
 	var spec []string
 	for i, name := range list.keys {
-		if !isSpawnName(name) {
+		if !IsSpawnName(name) {
 			out.Skipped = append(out.Skipped, name)
 			continue
 		}
@@ -121,8 +121,9 @@ func WrapSpawn(style SpawnStyle, s abi.Server, cwd string) (Spawn, error) {
 	return out, nil
 }
 
-// isSpawnName reports whether name can be assigned through env -S.
-func isSpawnName(name string) bool {
+// IsSpawnName reports whether name can be assigned through env -S
+// (^[A-Za-z_][A-Za-z0-9_]*$); WrapSpawn leaves other names out.
+func IsSpawnName(name string) bool {
 	if name == "" || name[0] >= '0' && name[0] <= '9' {
 		return false
 	}

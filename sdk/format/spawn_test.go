@@ -214,8 +214,8 @@ func TestUnwrapSpawn(t *testing.T) {
 func TestPiUnliteral(t *testing.T) {
 	t.Parallel()
 	for _, v := range []string{"", "plain", "$", "$$", "!", "!x$", "$!", "a$b", "${X}", "!$!$$"} {
-		got, ok := piUnliteral(PiLiteral(v))
-		assert.True(t, ok, "piUnliteral(PiLiteral(%q)) must succeed", v)
-		assert.Equal(t, v, got, "piUnliteral(PiLiteral(%q))", v)
+		got, ok := PiUnliteral(PiLiteral(v))
+		assert.True(t, ok, "PiUnliteral(PiLiteral(%q)) must succeed", v)
+		assert.Equal(t, v, got, "PiUnliteral(PiLiteral(%q))", v)
 	}
 }

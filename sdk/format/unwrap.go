@@ -38,7 +38,7 @@ func UnwrapSpawn(style SpawnStyle, command string, args []string, env []abi.Pair
 	}
 	lit := func(v string) (string, bool) { return v, true }
 	if style == SpawnClaude {
-		lit = claudeUnliteral
+		lit = ClaudeUnliteral
 	}
 	if len(args) == 0 || args[0] != "-i" {
 		return fail("args must start with -i")
@@ -66,7 +66,7 @@ func UnwrapSpawn(style SpawnStyle, command string, args []string, env []abi.Pair
 	if len(rest) >= 2 && rest[0] == "-S" {
 		for _, tok := range strings.Split(rest[1], " ") {
 			name, refs, ok := strings.Cut(tok, "=")
-			if !ok || !isSpawnName(name) {
+			if !ok || !IsSpawnName(name) {
 				return fail("-S token %q is not NAME=refs", tok)
 			}
 			var value strings.Builder
@@ -133,14 +133,14 @@ func aliasValue(style SpawnStyle, v string) (string, bool) {
 	case SpawnClaude:
 		return v, !strings.Contains(v, "${")
 	case SpawnPi:
-		return piUnliteral(v)
+		return PiUnliteral(v)
 	}
 	return v, true
 }
 
-// claudeUnliteral inverts ClaudeLiteral; it reports false when v holds a "${" Claude would
+// ClaudeUnliteral inverts ClaudeLiteral; it reports false when v holds a "${" Claude would
 // expand.
-func claudeUnliteral(v string) (string, bool) {
+func ClaudeUnliteral(v string) (string, bool) {
 	var b strings.Builder
 	for {
 		i := strings.Index(v, "${")
@@ -156,8 +156,8 @@ func claudeUnliteral(v string) (string, bool) {
 	}
 }
 
-// piUnliteral inverts PiLiteral; it reports false when Pi would read v as anything but itself.
-func piUnliteral(v string) (string, bool) {
+// PiUnliteral inverts PiLiteral; it reports false when Pi would read v as anything but itself.
+func PiUnliteral(v string) (string, bool) {
 	prefix := ""
 	switch {
 	case strings.HasPrefix(v, "!"):

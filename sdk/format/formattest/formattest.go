@@ -23,6 +23,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format"
 )
 
 // SecretPrefix starts every secret placeholder.
@@ -169,4 +170,100 @@ func isCleanLocal(p string) bool {
 		return false
 	}
 	return filepath.IsLocal(filepath.FromSlash(p))
+}
+
+// ServerShape says how a harness config spells a server, for CheckServers.
+type ServerShape struct {
+	Style      format.SpawnStyle // how the stdio launch is wrapped and literals are spelled
+	HeadersKey string            // "headers" or "http_headers"
+	CwdByEnv   bool              // the cwd travels as env -C (the harness has no cwd key)
+}
+
+// CheckServers parses every rendered server back and compares it with the vetted server of the
+// same id in req: a stdio server must be the spawn wrapper (format.UnwrapSpawn) giving exactly
+// the vetted command, args, cwd and spawn environment (HostEnv, then Env; names env -S cannot
+// carry are left out); an http server must carry the vetted url and headers, literals decoded
+// as the harness reads them. servers maps an id to its decoded config entry.
+func CheckServers(tb testing.TB, shape ServerShape, req abi.Request, servers map[string]map[string]any) {
+	tb.Helper()
+	vetted := map[string]abi.Server{}
+	for _, s := range req.Servers {
+		vetted[s.ID] = s
+	}
+	lit := func(v string) (string, bool) {
+		switch shape.Style {
+		case format.SpawnClaude:
+			return format.ClaudeUnliteral(v)
+		case format.SpawnPi:
+			return format.PiUnliteral(v)
+		}
+		return v, true
+	}
+	for id, entry := range servers {
+		v, ok := vetted[id]
+		if !assert.True(tb, ok, "rendered server %q is not in the request", id) {
+			continue
+		}
+		if v.Transport == abi.TransportStdio {
+			command, _ := entry["command"].(string)
+			var args []string
+			list, _ := entry["args"].([]any)
+			for _, a := range list {
+				s, _ := a.(string)
+				args = append(args, s)
+			}
+			var env []abi.Pair
+			m, _ := entry["env"].(map[string]any)
+			for k, val := range m {
+				s, _ := val.(string)
+				env = append(env, abi.Pair{Name: k, Value: s, Secret: strings.Contains(s, SecretPrefix)})
+			}
+			got, err := format.UnwrapSpawn(shape.Style, command, args, env)
+			if !assert.NoError(tb, err, "server %s: the launch must be the spawn wrapper", id) {
+				continue
+			}
+			want := format.NewObject()
+			for _, p := range append(append([]abi.Pair(nil), v.HostEnv...), v.Env...) {
+				if format.IsSpawnName(p.Name) {
+					want.Set(p.Name, p.Value)
+				}
+			}
+			var wantEnv []abi.Pair
+			for _, k := range want.Keys() {
+				val, _ := want.Get(k)
+				wantEnv = append(wantEnv, abi.Pair{Name: k, Value: val.(string)})
+			}
+			assert.Equal(tb, wantEnv, got.Env, "server %s: the spawn environment", id)
+			assert.Equal(tb, v.Command, got.Command, "server %s: command", id)
+			assert.Equal(tb, append([]string{}, v.Args...), got.Args, "server %s: args", id)
+			cwd := got.Cwd
+			if !shape.CwdByEnv {
+				cwd, _ = entry["cwd"].(string)
+			}
+			assert.Equal(tb, v.Cwd, cwd, "server %s: cwd", id)
+			continue
+		}
+		url, _ := entry["url"].(string)
+		if shape.Style == format.SpawnClaude { // Claude expands the url; Pi and Codex do not
+			url, ok = format.ClaudeUnliteral(url)
+			assert.True(tb, ok, "server %s: the url must be a literal", id)
+		}
+		assert.Equal(tb, v.URL, url, "server %s: url", id)
+		got := map[string]string{}
+		m, _ := entry[shape.HeadersKey].(map[string]any)
+		for k, val := range m {
+			s, _ := val.(string)
+			if !strings.Contains(s, SecretPrefix) {
+				var ok bool
+				s, ok = lit(s)
+				assert.True(tb, ok, "server %s: header %s must be a literal", id, k)
+			}
+			got[k] = s
+		}
+		want := map[string]string{}
+		for _, p := range v.Headers {
+			want[p.Name] = p.Value
+		}
+		assert.Equal(tb, want, got, "server %s: headers", id)
+	}
 }
