@@ -63,3 +63,10 @@ func benchServe(b *testing.B, loader Loader, body, query string) {
 		b.Errorf("Serve: %v", err)
 	}
 }
+
+// BenchmarkServeRenderHost measures render throughput through the whole HTTP stack with the
+// real Host (embedded policies, the claude plugin on wazero, or on wasmtime under the wasmtime
+// build tag), dry runs of a typical request, and reports renders/s.
+func BenchmarkServeRenderHost(b *testing.B) {
+	benchServe(b, realLoader(b), realRequest("claude"), "")
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/loadout-dev/loadout/host"
 	"github.com/loadout-dev/loadout/host/engine"
 	"github.com/loadout-dev/loadout/host/spec"
+	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
 // Outcomes of a render request: the outcome label of loadout_render_requests_total and the
@@ -409,7 +410,7 @@ func (s *Server) classify(ctx, reqCtx context.Context, body []byte, res *host.Re
 		a.body.Dropped = droppedOf(res, err)
 	case class == host.ClassPlugin:
 		if kind == "" {
-			kind = "check"
+			kind = "other"
 		}
 		a = failureHarness(http.StatusBadGateway, OutcomePlugin, "plugin failure ("+kind+"): "+clean.Error(), harness)
 		a.kind = kind
@@ -451,10 +452,12 @@ func droppedOf(res *host.Result, err error) []spec.Diagnostic {
 	return nil
 }
 
-// pluginKind names an engine failure for loadout_plugin_failures_total, or "" when err is not
-// one.
+// pluginKind names a plugin failure for loadout_plugin_failures_total: an engine failure
+// (timeout, memory_limit, abi_version, abi, module_size, output, link, trap), an error the plugin
+// returned (plugin_error), or a plan the host refused (check); "" when err is none of these.
 func pluginKind(err error) string {
 	var te *engine.TrapError
+	var ae *abi.Error
 	switch {
 	case errors.Is(err, engine.ErrTimeout):
 		return "timeout"
@@ -472,6 +475,12 @@ func pluginKind(err error) string {
 		return "link"
 	case errors.As(err, &te):
 		return "trap"
+	case errors.As(err, &ae):
+		return "plugin_error"
+	}
+	var pf *host.PluginFailure
+	if errors.As(err, &pf) {
+		return "check" // undecodable output or a plan that failed the host's check
 	}
 	return ""
 }

@@ -1,0 +1,16 @@
+//go:build wasmtime
+
+package server
+
+import (
+	"context"
+
+	"github.com/loadout-dev/loadout/host/engine"
+	"github.com/loadout-dev/loadout/host/engine/wasmtime"
+)
+
+// newTestEngine is the engine the real-host tests run plugins on: wasmtime under the wasmtime
+// build tag.
+func newTestEngine(ctx context.Context) (engine.Engine, error) {
+	return wasmtime.New(ctx, wasmtime.Config{CacheDir: testCacheDir("wasmtime")})
+}
