@@ -12,6 +12,7 @@ need_apt=()
 command -v wat2wasm >/dev/null || need_apt+=(wabt)
 command -v wasm-opt >/dev/null || need_apt+=(binaryen)
 command -v clang >/dev/null || need_apt+=(clang)
+command -v wasm-ld-14 >/dev/null || command -v wasm-ld >/dev/null || need_apt+=(lld-14)
 [ -e /usr/include/wasm32-wasi/stdio.h ] || [ -e /usr/include/wasm32-wasip1/stdio.h ] || need_apt+=(wasi-libc)
 ls /usr/lib/llvm-14/lib/clang/14*/lib/wasi/libclang_rt.builtins-wasm32.a >/dev/null 2>&1 || need_apt+=(libclang-rt-14-dev-wasm32)
 if [ ${#need_apt[@]} -gt 0 ]; then
