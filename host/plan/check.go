@@ -118,6 +118,11 @@ const (
 	RuleServerSet        = "server_set"       // servers added, reordered or silently omitted
 	RuleServerMismatch   = "server_mismatch"  // a server differs from its vetted definition
 	RuleToolRestrictions = "tool_restriction" // a tool grant beyond the vetted allowedTools
+	// The env wrapper of a stdio server (docs/SPAWN-ENV.md):
+	RuleSpawnWrapper = "spawn_wrapper" // an env option other than -i, -C <vetted cwd>, -S SPEC, or not the vetted command after them
+	RuleSpawnSpec    = "spawn_spec"    // SPEC holds anything but NAME=<alias references> tokens
+	RuleSpawnAlias   = "spawn_alias"   // an alias missing, unused, reused, misnumbered or mis-encoded, or an env entry that is no alias
+	RuleSpawnEnv     = "spawn_env"     // the environment the wrapper gives is not exactly the vetted spawn env
 )
 
 // Violation is one way a plan breaks the rules.
@@ -177,6 +182,8 @@ type checker struct {
 	vs      []error
 	// allowedToolsFlag: the args hold --allowedTools (set by the claude argument rule).
 	allowedToolsFlag bool
+	// warned: the servers a plan warning names (set by compareServers).
+	warned map[string]bool
 }
 
 func (c *checker) add(file, field, rule, format string, args ...any) {
@@ -464,6 +471,9 @@ func (c *checker) checkEnv(env []abi.Pair) {
 			c.add("", field+".name", RuleEnv, "env name %s may not be set by a plugin", e.Name)
 		} else if seen[e.Name] {
 			c.add("", field+".name", RuleEnv, "duplicate env name %s", e.Name)
+		} else if c.h != nil && c.h.spawn != nil && strings.HasPrefix(strings.ToUpper(e.Name), spawnAliasPrefix) &&
+			(e.Name != c.h.spawn.dollarVar || e.Value != "$") {
+			c.add("", field+".name", RuleEnv, "env name %s is the spawn wrapper's: only %s=$ may be set, and only for a harness that needs it", e.Name, claudeDollarVar)
 		}
 		seen[e.Name] = true
 		if e.Secret {

@@ -22,9 +22,22 @@
 // autoEnableCodemode) may appear at the top level; each server may carry only the keys its
 // harness documents that loadout renders (no headersHelper, oauth, bearer_token_env_var,
 // env_http_headers, approval modes); the rendered server ids are the vetted ones, in request
-// order, and a vetted enabled server may be missing only when a warning names it; command, args
-// and url equal the vetted ones verbatim (no wrapper command is accepted); each env and header
-// value equals the vetted value at the same key (a stdio server's env may also pin a HostEnv
-// variable to its vetted value); tool grants stay within the vetted allowedTools; and every
-// secret placeholder sits at exactly the server, field and key the vetted request gave it.
+// order, and a vetted enabled server may be missing only when a warning names it; url equals
+// the vetted one and each header value the vetted value at the same key, as the harness reads
+// them (Claude expands ${NAME}, so literals are spelled ${LOADOUT_SPAWN_DOLLAR:-$}{NAME}; Pi
+// resolves "$" and a leading "!", so literals are spelled "$$" and "$!"); tool grants stay
+// within the vetted allowedTools; and every secret placeholder sits at exactly the server, field
+// and key the vetted request gave it.
+//
+// A stdio server comes in one of two forms. Verbatim: command and args are the vetted ones
+// (spelled for the harness) and each env value equals the vetted value at the same key (or pins
+// a HostEnv variable to its vetted value). Wrapped (docs/SPAWN-ENV.md, spawn.go): command
+// /usr/bin/env, args -i, [-C <vetted cwd>] (claude only), [-S SPEC], then the vetted command and
+// args; SPEC is a space-separated list of NAME=<alias reference> tokens and the env map holds
+// only the aliases LOADOUT_SPAWN_1, 2, … it references, each exactly once and in order. Check
+// decodes both the way the harness and GNU env will and requires the environment the server
+// gets to be exactly its vetted spawn env (HostEnv, then Env, a repeated name at its first
+// position with its last value), each secret landing at its vetted key. The per-harness
+// encodings are the literal, value and spawn members of builtinHarnesses; the wrapper's rule
+// codes are RuleSpawnWrapper, RuleSpawnSpec, RuleSpawnAlias and RuleSpawnEnv.
 package plan

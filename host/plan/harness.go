@@ -45,6 +45,16 @@ type harness struct {
 	// toolsInArgs: tool restrictions travel as --allowedTools rules, not in the config.
 	toolsInArgs bool
 	checkArgs   func(c *checker, args []string)
+	// literal spells a stdio server's command, args and cwd so that the harness passes them on
+	// unchanged (Claude expands ${NAME} in them).
+	literal func(string) string
+	// value returns what the harness makes of an env or header value of its config (Claude
+	// expands ${NAME}, Pi $NAME and a leading "!"), and false when it would not give a literal.
+	value func(string) (string, bool)
+	// url is value for an http server's url.
+	url func(string) (string, bool)
+	// spawn is how the harness's renderer wraps a stdio server in env -i (docs/SPAWN-ENV.md).
+	spawn *spawnStyle
 }
 
 // builtinHarnesses is the one table of per-harness rules (DESIGN.md §4, FORMATS.md §1.1, §2.1,
@@ -62,6 +72,10 @@ var builtinHarnesses = map[string]*harness{
 		toolsInArgs: true,
 		serverKeys:  setOf("type", "command", "args", "env", "url", "headers", "timeout", "alwaysLoad"),
 		checkArgs:   checkClaudeArgs,
+		literal:     claudeLiteral,
+		value:       claudeValue,
+		url:         claudeValue,
+		spawn:       &spawnStyle{ref: claudeDollar + "{", split: true, cwdFlag: true, dollarVar: claudeDollarVar},
 	},
 	"codex": {
 		paths: []pathRule{
@@ -74,6 +88,10 @@ var builtinHarnesses = map[string]*harness{
 		serverKeys: setOf("command", "args", "env", "env_vars", "cwd", "url", "http_headers", "enabled",
 			"required", "enabled_tools", "disabled_tools", "startup_timeout_sec", "tool_timeout_sec"),
 		checkArgs: checkNoFlags,
+		literal:   verbatim,
+		value:     verbatimValue,
+		url:       verbatimValue,
+		spawn:     &spawnStyle{ref: "${"},
 	},
 	"pi": {
 		paths: []pathRule{
@@ -88,6 +106,10 @@ var builtinHarnesses = map[string]*harness{
 		serverKeys: setOf("type", "command", "args", "env", "cwd", "url", "headers", "enabled",
 			"description", "timeout", "exposure", "toolExposure"),
 		checkArgs: checkNoFlags,
+		literal:   verbatim,
+		value:     piValue,
+		url:       verbatimValue,
+		spawn:     &spawnStyle{ref: "${"},
 	},
 }
 
@@ -121,6 +143,7 @@ type rendered struct {
 	hasArgs                bool
 	env, headers           []abi.Pair
 	hasEnv, hasHeaders     bool
+	hasEnvVars             bool
 	enabled                *bool
 	enabledTools           []string
 	hasEnabledTools        bool
@@ -446,6 +469,7 @@ func (c *checker) readTOMLServer(name, loc, id string, v any) rendered {
 		case "disabled_tools":
 			strList(key, x)
 		case "env_vars":
+			r.hasEnvVars = true
 			if list, ok := strList(key, x); ok {
 				r.strs = r.strs[:len(r.strs)-len(list)]
 				for _, s := range list {
@@ -523,6 +547,7 @@ func (c *checker) compareServers(name string, warnings []abi.Warning, rs []rende
 			warned[w.Server] = true
 		}
 	}
+	c.warned = warned
 	present := map[string]bool{}
 	last := -1
 	for _, r := range rs {
@@ -538,7 +563,7 @@ func (c *checker) compareServers(name string, warnings []abi.Warning, rs []rende
 		}
 		last = max(last, i)
 		v := c.in.Request.Servers[i]
-		c.compareServer(name, r, v)
+		c.compareServer(name, &r, v)
 		if c.h.toolsInArgs && v.ToolsRestricted && !c.allowedToolsFlag {
 			c.add("", "args", RuleToolRestrictions, "server %q restricts its tools but there is no --allowedTools", v.ID)
 		}
@@ -560,7 +585,9 @@ func pairValue(ps []abi.Pair, name string) (string, bool) {
 	return "", false
 }
 
-func (c *checker) compareServer(name string, r rendered, v abi.Server) {
+// compareServer compares one rendered server with its vetted definition. A stdio server may be
+// rendered verbatim or through the env wrapper (checkSpawn, which relocates r.strs).
+func (c *checker) compareServer(name string, r *rendered, v abi.Server) {
 	mismatch := func(field, format string, args ...any) {
 		c.add(name, r.loc+"."+field, RuleServerMismatch, format, args...)
 	}
@@ -578,10 +605,22 @@ func (c *checker) compareServer(name string, r rendered, v abi.Server) {
 		if r.url != nil || r.hasHeaders {
 			mismatch("url", "a stdio server may not have a url or headers")
 		}
-		if r.command == nil || *r.command != v.Command {
+		command, args := c.h.literal(v.Command), make([]string, len(v.Args))
+		for i, a := range v.Args {
+			args[i] = c.h.literal(a)
+		}
+		verbatim := r.command != nil && *r.command == command && slices.Equal(r.args, args)
+		if !verbatim && c.h.spawn != nil && r.command != nil && *r.command == spawnCommand {
+			c.checkSpawn(name, r, v)
+			if r.cwd != nil && (v.Cwd == "" || *r.cwd != v.Cwd) {
+				mismatch("cwd", "cwd differs from the vetted one")
+			}
+			break
+		}
+		if r.command == nil || *r.command != command {
 			mismatch("command", "command differs from the vetted one")
 		}
-		if !slices.Equal(r.args, v.Args) {
+		if !slices.Equal(r.args, args) {
 			mismatch("args", "args differ from the vetted ones")
 		}
 		for _, p := range r.env {
@@ -589,9 +628,13 @@ func (c *checker) compareServer(name string, r rendered, v abi.Server) {
 			if !ok {
 				want, ok = pairValue(v.HostEnv, p.Name)
 			}
-			if !ok {
+			got, literal := c.h.value(p.Value)
+			switch {
+			case !ok:
 				mismatch("env", "env %q is not in the vetted server", truncate(p.Name, 64))
-			} else if p.Value != want {
+			case !literal:
+				mismatch("env", "env %q holds what harness %q would expand or run", p.Name, c.in.Manifest.Harness)
+			case got != want:
 				mismatch("env", "env %q differs from the vetted value", p.Name)
 			}
 		}
@@ -613,14 +656,20 @@ func (c *checker) compareServer(name string, r rendered, v abi.Server) {
 		if r.command != nil || r.hasArgs || r.hasEnv || r.cwd != nil {
 			mismatch("command", "an http server may not have a command, args, env or cwd")
 		}
-		if r.url == nil || *r.url != v.URL {
+		if r.url == nil {
+			mismatch("url", "url is missing")
+		} else if u, ok := c.h.url(*r.url); !ok || u != v.URL {
 			mismatch("url", "url differs from the vetted one")
 		}
 		for _, p := range r.headers {
 			want, ok := pairValue(v.Headers, p.Name)
-			if !ok {
+			got, literal := c.h.value(p.Value)
+			switch {
+			case !ok:
 				mismatch("headers", "header %q is not in the vetted server", truncate(p.Name, 64))
-			} else if p.Value != want {
+			case !literal:
+				mismatch("headers", "header %q holds what harness %q would expand or run", p.Name, c.in.Manifest.Harness)
+			case got != want:
 				mismatch("headers", "header %q differs from the vetted value", p.Name)
 			}
 		}
@@ -632,7 +681,7 @@ func (c *checker) compareServer(name string, r rendered, v abi.Server) {
 	default:
 		mismatch("transport", "transport %q cannot be rendered", v.Transport)
 	}
-	c.compareTools(name, r, v)
+	c.compareTools(name, *r, v)
 }
 
 // compareTools checks the tool restriction a codex or pi config expresses (claude's lives in
