@@ -156,8 +156,6 @@ func (h *Host) Prepare(ctx context.Context, rr RenderRequest) (*Prepared, error)
 
 func pickHarness(inBody, override string) (string, error) {
 	switch {
-	case override != "" && inBody != "" && override != inBody:
-		return "", &UsageError{Msg: fmt.Sprintf("harness: the request names %q but %q was asked for", inBody, override)}
 	case override != "":
 		return override, nil
 	case inBody != "":
@@ -322,7 +320,8 @@ func Classify(err error) Class {
 type RenderRequest struct {
 	// Body is the request JSON, byte for byte.
 	Body []byte
-	// Harness, when set, names the harness; a request that names another one is refused.
+	// Harness, when set, is the harness to render for; it overrides the request's "harness"
+	// (a capability spec is harness-neutral: the same spec renders for every harness).
 	Harness string
 	// HostEnv is the host environment the policy filters into each stdio server's spawn
 	// environment (in the CLI, loadout's own environment).

@@ -34,8 +34,8 @@ func (a *app) serveCommand() *cobra.Command {
 		Short: "Serve renders as a JSON HTTP API with health, metrics and hot reload",
 		Long: `serve answers the same render as 'loadout render --format json' over HTTP:
 
-  POST /v1/render   body = the request JSON; ?harness= names the harness (a body that
-                    names another one is refused).
+  POST /v1/render   body = the request JSON; ?harness= overrides the request's
+                    "harness".
                     200 result, 400 bad body or usage, 413 too large, 422 rejected
                     (with the dropped entries), 502 plugin failure, 503 overloaded,
                     timed out or shutting down (Retry-After), 500 internal.
