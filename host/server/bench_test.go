@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/loadout-dev/loadout/host"
 )
 
 // BenchmarkServeRender measures render throughput through the whole HTTP stack on a loopback
@@ -69,4 +71,28 @@ func benchServe(b *testing.B, loader Loader, body, query string) {
 // build tag), dry runs of a typical request, and reports renders/s.
 func BenchmarkServeRenderHost(b *testing.B) {
 	benchServe(b, realLoader(b), realRequest("claude"), "")
+}
+
+// BenchmarkHostRenderDirect calls the real Host's Render without HTTP, with the same request
+// and parallelism as BenchmarkServeRenderHost, so the two figures separate the server's cost
+// from the pipeline's.
+func BenchmarkHostRenderDirect(b *testing.B) {
+	r, err := realLoader(b)(context.Background())
+	if err != nil {
+		b.Fatalf("load host: %v", err)
+	}
+	defer r.Close(context.Background())
+	rr := host.RenderRequest{Body: []byte(realRequest("claude")), DryRun: true}
+	b.SetParallelism(4)
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := r.Render(context.Background(), rr); err != nil {
+				b.Errorf("Render: %v", err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "renders/s")
 }
