@@ -56,6 +56,10 @@ func FuzzCheck(f *testing.F) {
 	f.Add("checkout", "../x", "0644", "text", "{{loadout.secret.1}}", false, "{{loadout.blob.1}}", "LD_PRELOAD")
 	f.Add("checkout", ".cat-context/a/../../b", "0600", "toml", "a = \"{{loadout.root.run}}\"", true, "-c", "A=B")
 	f.Add("config", "skills/x\\..\\..\\y", "0644", "json", `{"a":1,"a":2}`, false, "", "")
+	f.Add("config", "skills/a.md", "0644", "text", claudeSpawnConfig, false, "", "LOADOUT_SPAWN_DOLLAR")
+	f.Add("config", "skills/a.md", "0644", "text", codexSpawnConfig, false, "", "LOADOUT_SPAWN_1")
+	f.Add("config", "skills/a.md", "0644", "text", piSpawnConfig, false, "", "")
+	f.Add("config", "skills/a.md", "0644", "text", strings.Replace(codexSpawnConfig, "BANG=${LOADOUT_SPAWN_5}", "BANG=${LOADOUT_SPAWN_5} LD_PRELOAD=${LOADOUT_SPAWN_1}", 1), false, "", "")
 	f.Fuzz(func(t *testing.T, root, p, mode, format, content string, secret bool, arg, envName string) {
 		for _, h := range []string{"claude", "codex", "acme"} {
 			pl := claudePlan()
@@ -79,6 +83,26 @@ func FuzzCheck(f *testing.F) {
 			}
 			if err == nil && (strings.Contains(arg, "{{loadout.secret.") || strings.Contains(arg, "{{loadout.blob.")) {
 				t.Fatalf("Check(%s plan with arg %q) = nil, want a placement violation", h, arg)
+			}
+		}
+		// The content as a built-in harness's config, against the wrapper fixtures' request:
+		// whatever it holds, Check never lets an unvetted program or variable through.
+		for _, h := range []string{"claude", "codex", "pi"} {
+			pl := spawnPlan(h)
+			pl.Files[0].Content = content
+			err := plan.Check(pl, spawnInput(h))
+			if err != nil {
+				continue
+			}
+			for _, bad := range []string{"LD_PRELOAD", "/bin/sh"} {
+				if strings.Contains(content, bad) {
+					t.Fatalf("Check(%s config %q) = nil, but it holds %q", h, content, bad)
+				}
+			}
+			for _, secret := range []string{secretKey, secretBeta} {
+				if n := strings.Count(content, secret); n > 1 {
+					t.Fatalf("Check(%s config %q) = nil, but secret %s is in it %d times; it has one vetted place", h, content, secret, n)
+				}
 			}
 		}
 	})
