@@ -26,15 +26,19 @@ import (
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
-// Limits are the tight limits the suite compiles hostile plugins with.
+// Limits are the tight limits the suite compiles plugins with. The deadline leaves a loaded
+// CI machine (race detector, parallel packages) ample time for a well-behaved call.
 var Limits = engine.Limits{
 	ModuleBytes: 1 << 20,
 	MemoryPages: 64, // 4 MiB
-	Deadline:    250 * time.Millisecond,
+	Deadline:    10 * time.Second,
 	OutputBytes: 64 << 10,
 	StderrBytes: 256,
 	MaxFiles:    16,
 }
+
+// spinDeadline is the deadline of plugins that never return, which the suite waits out.
+const spinDeadline = 300 * time.Millisecond
 
 // okManifest is the manifest testdata/ok.wat returns.
 const okManifest = `{"name":"render.test","version":"1.0.0","abiVersion":1,"harness":"test","transports":["stdio","http"],"nativeSkills":false,"roots":["config","run"]}`
@@ -138,14 +142,14 @@ func (s *suite) callFails(t *testing.T) {
 		wantTrap string        // the TrapError's Export
 		deadline time.Duration // 0: Limits.Deadline
 	}{
-		{"infinite loop in render", "loop_render", abi.ExportRender, engine.ErrTimeout, false, "", 0},
-		{"infinite loop in _initialize", "loop_init", abi.ExportManifest, engine.ErrTimeout, false, "", 0},
+		{"infinite loop in render", "loop_render", abi.ExportRender, engine.ErrTimeout, false, "", spinDeadline},
+		{"infinite loop in _initialize", "loop_init", abi.ExportManifest, engine.ErrTimeout, false, "", spinDeadline},
 		{"memory.grow bomb", "grow_bomb", abi.ExportRender, engine.ErrMemoryLimit, true, abi.ExportRender, 0},
 		{"unreachable", "noisy_trap", abi.ExportRender, nil, true, abi.ExportRender, 0},
 		{"proc_exit in render", "proc_exit", abi.ExportRender, nil, true, abi.ExportRender, 0},
 		// wazero lets a call stack grow to 400 MB before it reports an overflow, which takes
 		// close to a second; the deadline must not win that race.
-		{"stack overflow", "stack_overflow", abi.ExportRender, nil, true, abi.ExportRender, 10 * time.Second},
+		{"stack overflow", "stack_overflow", abi.ExportRender, nil, true, abi.ExportRender, 0},
 		{"wrong ABI version", "abi_v2", abi.ExportRender, engine.ErrABIVersion, false, "", 0},
 	}
 	for _, tc := range tests {
@@ -321,6 +325,7 @@ func (s *suite) cancel(t *testing.T) {
 	long := Limits
 	long.Deadline = time.Minute
 	spin := s.compile(t, "loop_render", long)
+	// The caller's deadline, shorter than the module's, stops the guest.
 	ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -330,7 +335,9 @@ func (s *suite) cancel(t *testing.T) {
 }
 
 func (s *suite) moduleClose(t *testing.T) {
-	m, err := s.eng.Compile(context.Background(), WAT(t, "loop_render"), Limits)
+	spin := Limits
+	spin.Deadline = spinDeadline
+	m, err := s.eng.Compile(context.Background(), WAT(t, "loop_render"), spin)
 	require.NoError(t, err, "Compile(loop_render.wat)")
 	done := make(chan error, 1)
 	go func() {
@@ -342,7 +349,7 @@ func (s *suite) moduleClose(t *testing.T) {
 	select {
 	case err := <-done:
 		assert.True(t, errors.Is(err, engine.ErrClosed) || errors.Is(err, engine.ErrTimeout), "in-flight Call after Close = %v, want ErrClosed or ErrTimeout", err)
-	case <-time.After(20 * Limits.Deadline):
+	case <-time.After(20 * spinDeadline):
 		t.Fatal("in-flight Call did not return after Close")
 	}
 	_, err = m.Call(context.Background(), abi.ExportRender, nil)
