@@ -80,7 +80,12 @@ func Span(packed uint64, memSize uint64, outputCap int) (ptr, n uint32, err erro
 	return ptr, n, nil
 }
 
-// Limits fills the zero fields of l from engine.DefaultLimits.
+// MaxPages is the largest page cap an engine applies: one page short of 4 GiB, so that every
+// memory size fits in 32 bits.
+const MaxPages = 65535
+
+// Limits fills the zero fields of l from engine.DefaultLimits and lowers a page cap above
+// MaxPages to MaxPages.
 func Limits(l engine.Limits) engine.Limits {
 	d := engine.DefaultLimits
 	if l.ModuleBytes <= 0 {
@@ -89,6 +94,7 @@ func Limits(l engine.Limits) engine.Limits {
 	if l.MemoryPages == 0 {
 		l.MemoryPages = d.MemoryPages
 	}
+	l.MemoryPages = min(l.MemoryPages, MaxPages)
 	if l.Deadline <= 0 {
 		l.Deadline = d.Deadline
 	}
