@@ -131,11 +131,11 @@ type Prepared struct {
 
 // Prepare parses and vets one request for the harness it names (or rr.Harness).
 func (h *Host) Prepare(ctx context.Context, rr RenderRequest) (*Prepared, error) {
-	req, diags, err := spec.Parse(rr.Body)
+	p, err := h.Vet(ctx, rr.Body, rr.HostEnv)
 	if err != nil {
 		return nil, err
 	}
-	harness, err := pickHarness(req.Harness, rr.Harness)
+	harness, err := pickHarness(p.Request.Harness, rr.Harness)
 	if err != nil {
 		return nil, err
 	}
@@ -143,15 +143,26 @@ func (h *Host) Prepare(ctx context.Context, rr RenderRequest) (*Prepared, error)
 	if !ok {
 		return nil, &UsageError{Msg: fmt.Sprintf("harness %q: no plugin renders it (loaded: %s)", harness, strings.Join(h.Harnesses(), ", "))}
 	}
-	d, err := h.policy.Decide(ctx, req, rr.HostEnv)
+	p.Harness, p.plugin = harness, lp
+	return p, nil
+}
+
+// Vet parses one request and has the policy vet it, without choosing a harness (for `policy
+// eval` and `redact`, which need no plugin).
+func (h *Host) Vet(ctx context.Context, body []byte, hostEnv []spec.Pair) (*Prepared, error) {
+	req, diags, err := spec.Parse(body)
 	if err != nil {
 		return nil, err
 	}
-	v, err := policy.Vet(req, d, rr.HostEnv, policy.VetOptions{ContentByRef: !h.cfg.InlineContent})
+	d, err := h.policy.Decide(ctx, req, hostEnv)
 	if err != nil {
 		return nil, err
 	}
-	return &Prepared{Harness: harness, Request: req, Diags: diags, Vetted: v, plugin: lp}, nil
+	v, err := policy.Vet(req, d, hostEnv, policy.VetOptions{ContentByRef: !h.cfg.InlineContent})
+	if err != nil {
+		return nil, err
+	}
+	return &Prepared{Request: req, Diags: diags, Vetted: v}, nil
 }
 
 func pickHarness(inBody, override string) (string, error) {

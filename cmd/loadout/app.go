@@ -45,6 +45,9 @@ policy deny), 4 plugin failure.`,
 	root.AddCommand(
 		a.renderCommand(),
 		a.serveCommand(),
+		a.policyCommand(),
+		a.redactCommand(),
+		a.pluginsCommand(),
 		a.versionCommand(),
 	)
 	for _, c := range root.Commands() {
@@ -101,16 +104,19 @@ func (a *app) printError(err error) {
 // readInput reads a request body from a file argument or, for "-" or no argument, stdin.
 // It refuses bodies larger than limit.
 func (a *app) readInput(args []string, limit int64) ([]byte, error) {
-	var r io.Reader = a.stdin
-	name := "stdin"
 	if len(args) == 1 && args[0] != "-" {
 		f, err := os.Open(args[0])
 		if err != nil {
 			return nil, err
 		}
 		defer f.Close()
-		r, name = f, args[0]
+		return a.readInputFrom(f, args[0], limit)
 	}
+	return a.readInputFrom(a.stdin, "stdin", limit)
+}
+
+// readInputFrom reads at most limit bytes of a request body from r (named name in errors).
+func (a *app) readInputFrom(r io.Reader, name string, limit int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)

@@ -32,7 +32,7 @@ type hostOptions struct {
 // addFlags registers the host flags on fs.
 func (o *hostOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.policies, "policies", "", "policy directory (default: the embedded policies)")
-	f.StringArrayVar(&o.plugins, "plugin", nil, "renderer plugin .wasm file, added to the built-in ones (repeatable; each must be pinned in --pins)")
+	f.StringArrayVar(&o.plugins, "plugin", nil, "renderer plugin .wasm file, added to the built-in ones or replacing the one of its harness (repeatable; each must be pinned in --pins)")
 	f.StringVar(&o.pins, "pins", "", `JSON file {"<file name>.wasm": "sha256:<hex>"} pinning every --plugin file`)
 	f.StringVar(&o.engine, "engine", "wazero", "WebAssembly engine: "+strings.Join(engineNames(), " or "))
 	f.BoolVar(&o.noCache, "no-compile-cache", false, "do not keep compiled plugin code in the user cache directory")
@@ -179,7 +179,27 @@ func (a *app) openHost(ctx context.Context, o hostOptions) (_ *host.Host, err er
 			Source: sources[i], Engine: eng.Name(),
 		}})
 	}
+	cfg.Plugins = overrideBuiltins(cfg.Plugins)
 	return host.New(ctx, cfg)
+}
+
+// overrideBuiltins drops a built-in plugin when a --plugin file renders the same harness: the
+// operator's explicit, pinned plugin replaces the embedded one.
+func overrideBuiltins(loaded []host.LoadedPlugin) []host.LoadedPlugin {
+	fromFile := map[string]bool{}
+	for _, lp := range loaded {
+		if lp.Info.Source != "builtin" {
+			fromFile[lp.Info.Harness] = true
+		}
+	}
+	out := make([]host.LoadedPlugin, 0, len(loaded))
+	for _, lp := range loaded {
+		if lp.Info.Source == "builtin" && fromFile[lp.Info.Harness] {
+			continue
+		}
+		out = append(out, lp)
+	}
+	return out
 }
 
 // envPairs turns an environment ("NAME=value" entries) into ordered pairs, skipping malformed

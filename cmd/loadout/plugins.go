@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loadout-dev/loadout/host/registry"
+)
+
+func (a *app) pluginsCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "plugins",
+		Short: "List and verify the renderer plugins",
+	}
+	cmd.AddCommand(a.pluginsListCommand(), a.pluginsVerifyCommand())
+	return cmd
+}
+
+func (a *app) pluginsListCommand() *cobra.Command {
+	var (
+		ho     hostOptions
+		format string
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the loaded plugins: name, version, ABI, harness, sha256, transports",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			h, err := a.openHost(cmd.Context(), ho)
+			if err != nil {
+				return classify(err)
+			}
+			defer h.Close(context.WithoutCancel(cmd.Context()))
+			infos := h.Plugins()
+			if format == "json" {
+				return writeJSON(a.stdout, infos)
+			}
+			var b strings.Builder
+			fmt.Fprintf(&b, "%-10s %-16s %-8s %-4s %-15s %-10s %s\n", "HARNESS", "NAME", "VERSION", "ABI", "TRANSPORTS", "SOURCE", "SHA256")
+			for _, p := range infos {
+				fmt.Fprintf(&b, "%-10s %-16s %-8s v%-3d %-15s %-10s %s\n", p.Harness, p.Name, p.Version, p.ABIVersion, strings.Join(p.Transports, ","), p.Source, p.SHA256)
+			}
+			_, err = a.stdout.Write([]byte(b.String()))
+			return err
+		},
+	}
+	ho.addFlags(cmd.Flags())
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	return cmd
+}
+
+func (a *app) pluginsVerifyCommand() *cobra.Command {
+	var ho hostOptions
+	cmd := &cobra.Command{
+		Use:   "verify",
+		Short: "Check every plugin against its sha256 pin, then compile it and validate its manifest",
+		Long: `verify checks each plugin (the built-in ones and every --plugin file) against its sha256
+pin before compiling anything, then compiles it on the chosen engine and validates its
+manifest and ABI. It prints one line per plugin and exits 4 if any fails.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			arts, sources, err := ho.artifacts()
+			if err != nil {
+				return classify(err)
+			}
+			eng, err := ho.newEngine(cmd.Context(), ho.engine)
+			if err != nil {
+				return err
+			}
+			defer eng.Close(context.WithoutCancel(cmd.Context()))
+			var failed []error
+			for i, art := range arts {
+				if err := registry.Verify(art); err != nil {
+					failed = append(failed, fmt.Errorf("%s: %w", sources[i], err))
+					fmt.Fprintf(a.stdout, "FAIL %s (%s): %v\n", art.Name, sources[i], err)
+					continue
+				}
+				p, err := registry.Load(cmd.Context(), eng, art)
+				if err != nil {
+					failed = append(failed, fmt.Errorf("%s: %w", sources[i], err))
+					fmt.Fprintf(a.stdout, "FAIL %s (%s): %v\n", art.Name, sources[i], err)
+					continue
+				}
+				m := p.Manifest()
+				fmt.Fprintf(a.stdout, "ok   %s (%s) %s %s harness=%s abi=v%d on %s\n", art.Name, sources[i], m.Name, art.SHA256, m.Harness, m.ABIVersion, eng.Name())
+				_ = p.Close(cmd.Context())
+			}
+			if len(failed) > 0 {
+				return &pluginError{errors.Join(failed...)}
+			}
+			return nil
+		},
+	}
+	ho.addFlags(cmd.Flags())
+	return cmd
+}
