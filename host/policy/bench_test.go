@@ -74,3 +74,6 @@ func benchmarkDecideVet(b *testing.B, n int) {
 	}
 	b.ReportMetric(float64(threadCPU()-start)/float64(b.N), "cpu-ns/op")
 }
+
+func BenchmarkDecideVet5(b *testing.B)  { benchmarkDecideVet(b, 5) }
+func BenchmarkDecideVet50(b *testing.B) { benchmarkDecideVet(b, 50) }
