@@ -109,16 +109,17 @@ func TestRealHost(t *testing.T) {
 	defer s.Close()
 	h := s.Handler()
 	tests := []struct {
-		name       string
-		target     string
-		body       string
-		wantStatus int
-		wantCode   string
+		name        string
+		target      string
+		body        string
+		wantStatus  int
+		wantCode    string
+		wantHarness string
 	}{
-		{name: "claude", target: "/v1/render", body: realRequest("claude"), wantStatus: 200},
-		{name: "codex", target: "/v1/render", body: realRequest("codex"), wantStatus: 200},
-		{name: "pi by query", target: "/v1/render?harness=pi", body: realRequest(""), wantStatus: 200},
-		{name: "query and body disagree", target: "/v1/render?harness=codex", body: realRequest("claude"), wantStatus: 400, wantCode: OutcomeBadRequest},
+		{name: "claude", target: "/v1/render", body: realRequest("claude"), wantStatus: 200, wantHarness: "claude"},
+		{name: "codex", target: "/v1/render", body: realRequest("codex"), wantStatus: 200, wantHarness: "codex"},
+		{name: "pi by query", target: "/v1/render?harness=pi", body: realRequest(""), wantStatus: 200, wantHarness: "pi"},
+		{name: "query overrides body", target: "/v1/render?harness=codex", body: realRequest("claude"), wantStatus: 200, wantHarness: "codex"},
 		{name: "no harness", target: "/v1/render", body: realRequest(""), wantStatus: 400, wantCode: OutcomeBadRequest},
 		{name: "harness without plugin", target: "/v1/render", body: realRequest("zed"), wantStatus: 400, wantCode: OutcomeBadRequest},
 		{name: "not JSON", target: "/v1/render", body: `{"harness":"claude",`, wantStatus: 400, wantCode: OutcomeBadRequest},
@@ -139,6 +140,7 @@ func TestRealHost(t *testing.T) {
 			}
 			var res wireResult
 			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &res), "POST %s: decode %s", tc.target, rec.Body.String())
+			assert.Equal(t, tc.wantHarness, res.Harness, "POST %s: rendered harness", tc.target)
 			assert.True(t, res.DryRun, "POST %s: a dry run without Roots", tc.target)
 			assert.Equal(t, []string{"fs", "docs"}, res.Servers, "POST %s: surviving servers", tc.target)
 			assert.NotEmpty(t, res.Files, "POST %s: planned files", tc.target)
@@ -149,7 +151,7 @@ func TestRealHost(t *testing.T) {
 			assert.Contains(t, codes, "url_not_allowed", "POST %s: the plain-http remote server is dropped", tc.target)
 		})
 	}
-	assert.Equal(t, float64(3), counter(t, s.metrics.denials, "url_not_allowed"), "loadout_policy_denials_total{reason=url_not_allowed} after three renders")
+	assert.Equal(t, float64(4), counter(t, s.metrics.denials, "url_not_allowed"), "loadout_policy_denials_total{reason=url_not_allowed} after four renders")
 	assert.NotContains(t, logs.String(), testSecret, "logs echo a secret")
 
 	require.NoError(t, s.Reload(context.Background()), "Reload a real host")
