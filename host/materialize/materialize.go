@@ -1,5 +1,7 @@
 // Package materialize writes a checked plan: it substitutes the placeholders (secret values,
-// root directories, content by reference) with format-aware escaping, verifies every json,
+// root directories, content by reference) with format-aware escaping — and, in a built-in
+// harness's MCP config, with each secret spelled so that the harness reads it back unchanged
+// (plan.SecretSpelling: Claude Code expands ${NAME}, Pi resolves "$" and "!") — verifies every json,
 // toml and markdown file reads back as its template with the values in place, and writes the
 // files all-or-nothing through os.Root, so that no write can leave its root.
 //
@@ -126,6 +128,27 @@ func values(in Input, masked bool) (vals, secrets map[string]string) {
 	return vals, secrets
 }
 
+// spellSecrets returns vals and secrets with every secret value spelled the way the harness
+// reads file f (plan.SecretSpelling: Claude Code expands ${NAME} in its MCP config, Pi resolves
+// "$" and "!"), so that the harness hands the server the secret itself; for any other file, vals
+// and secrets unchanged. The read-back check then expects the spelled value.
+func spellSecrets(in Input, f abi.File, vals, secrets map[string]string) (map[string]string, map[string]string) {
+	spell := plan.SecretSpelling(in.Plan.Manifest.Harness, f.Root, f.Path)
+	if spell == nil || len(secrets) == 0 {
+		return vals, secrets
+	}
+	v := make(map[string]string, len(vals))
+	for k, x := range vals {
+		v[k] = x
+	}
+	s := make(map[string]string, len(secrets))
+	for k, x := range secrets {
+		v[k] = spell(x)
+		s[k] = spell(x)
+	}
+	return v, s
+}
+
 // validRoot reports why dir cannot be a root, or "".
 func validRoot(dir string) string {
 	switch {
@@ -162,14 +185,15 @@ func prepare(p *abi.Plan, in Input, masked bool) ([]prepared, *Result, error) {
 		if !masked && in.Roots.dir(f.Root) == "" {
 			return nil, nil, fmt.Errorf("file %s:%s: root %s is not set", f.Root, f.Path, f.Root)
 		}
-		content, err := substitute(f.Content, vals, escaperFor(f.Format))
+		fvals, fsecrets := spellSecrets(in, f, vals, secrets)
+		content, err := substitute(f.Content, fvals, escaperFor(f.Format))
 		if err != nil {
 			if masked {
 				content = f.Content // a dry run without roots shows the placeholders
 			} else {
 				return nil, nil, fmt.Errorf("file %s:%s: %w", f.Root, f.Path, err)
 			}
-		} else if err := verifyRoundTrip(f.Format, f.Content, content, vals, secrets); err != nil {
+		} else if err := verifyRoundTrip(f.Format, f.Content, content, fvals, fsecrets); err != nil {
 			return nil, nil, fmt.Errorf("file %s:%s: %w", f.Root, f.Path, err)
 		}
 		mode, _ := strconv.ParseUint(f.Mode, 8, 32) // checked: 0600 or 0644

@@ -53,6 +53,9 @@ type harness struct {
 	value func(string) (string, bool)
 	// url is value for an http server's url.
 	url func(string) (string, bool)
+	// spellSecret spells a secret value for the config file so that the harness reads it back
+	// unchanged (materialize applies it when it substitutes the secret); nil: no spelling.
+	spellSecret func(string) string
 	// spawn is how the harness's renderer wraps a stdio server in env -i (docs/SPAWN-ENV.md).
 	spawn *spawnStyle
 }
@@ -75,6 +78,7 @@ var builtinHarnesses = map[string]*harness{
 		literal:     claudeLiteral,
 		value:       claudeValue,
 		url:         claudeValue,
+		spellSecret: claudeSecret,
 		spawn:       &spawnStyle{ref: claudeDollar + "{", split: true, cwdFlag: true, dollarVar: claudeDollarVar},
 	},
 	"codex": {
@@ -105,12 +109,25 @@ var builtinHarnesses = map[string]*harness{
 		topKeys:    setOf("autoEnableCodemode"),
 		serverKeys: setOf("type", "command", "args", "env", "cwd", "url", "headers", "enabled",
 			"description", "timeout", "exposure", "toolExposure"),
-		checkArgs: checkNoFlags,
-		literal:   verbatim,
-		value:     piValue,
-		url:       verbatimValue,
-		spawn:     &spawnStyle{ref: "${"},
+		checkArgs:   checkNoFlags,
+		literal:     verbatim,
+		value:       piValue,
+		url:         verbatimValue,
+		spellSecret: piSecret,
+		spawn:       &spawnStyle{ref: "${"},
 	},
+}
+
+// SecretSpelling returns how a secret value must be spelled inside file root:path of harness so
+// that the harness reads it back unchanged — Claude Code expands ${NAME} in its MCP config, Pi
+// resolves "$" and "!" in its env and header values — or nil when the value goes in as is (the
+// file's format escaping aside). Only a built-in harness's config file has a spelling.
+func SecretSpelling(harness, root, path string) func(string) string {
+	h, ok := builtinHarnesses[harness]
+	if !ok || h.config.root != root || h.config.path != path {
+		return nil
+	}
+	return h.spellSecret
 }
 
 // genericPaths applies to a third-party harness: anything under its config and run roots, and

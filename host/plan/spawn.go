@@ -74,6 +74,34 @@ func claudeValue(s string) (string, bool) {
 	}
 }
 
+// claudeSecret spells a secret value for Claude Code: every "$" that could start an expansion
+// (before "{", or last, where the text after the placeholder could supply the "{") as
+// claudeDollar, which Claude turns back into "$".
+func claudeSecret(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '$' && (i+1 == len(s) || s[i+1] == '{') {
+			b.WriteString(claudeDollar)
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// piSecret spells a secret value for Pi wherever it sits in a value: every "$" as "$$" and
+// every "!" as "$!" (Pi reads both escapes anywhere, and a "!" may end up leading the value).
+func piSecret(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '$' || s[i] == '!' {
+			b.WriteByte('$')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
 // piLiteral is Pi's spelling of s: every "$" as "$$", then a leading "!" as "$!".
 func piLiteral(s string) string {
 	s = strings.ReplaceAll(s, "$", "$$")

@@ -1,0 +1,75 @@
+package materialize_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/loadout-dev/loadout/host/materialize"
+	"github.com/loadout-dev/loadout/host/plan"
+	"github.com/loadout-dev/loadout/sdk/abi"
+)
+
+// TestWriteSpellsSecretsForTheHarness writes an env-wrapped server whose secret starts with "!"
+// and holds "$" and "${": Pi would run or expand it and Claude Code expand it, unless the host
+// spells it for the harness (docs/SPAWN-ENV.md); Codex and any other file take it as is.
+func TestWriteSpellsSecretsForTheHarness(t *testing.T) {
+	t.Parallel()
+	const secret = "!e2e-canary-$ecret-${HOME}-7f3a9c$"
+	const claudeD = "${LOADOUT_SPAWN_DOLLAR:-$}"
+	tests := []struct {
+		harness, root, path, format, config, want string
+	}{
+		{"pi", abi.RootConfig, "mcp.json", abi.FormatJSON,
+			`{"mcpServers":{"alpha":{"type":"stdio","command":"/usr/bin/env","args":["-i","-S","TOKEN=${LOADOUT_SPAWN_1}","/usr/bin/alpha"],` +
+				`"env":{"LOADOUT_SPAWN_1":"{{loadout.secret.1}}"}}}}`,
+			`"LOADOUT_SPAWN_1":"$!e2e-canary-$$ecret-$${HOME}-7f3a9c$$"`},
+		{"claude", abi.RootRun, "mcp-servers.json", abi.FormatJSON,
+			`{"mcpServers":{"alpha":{"type":"stdio","command":"/usr/bin/env","args":["-i","-S","TOKEN=` + claudeD + `{LOADOUT_SPAWN_1}","/usr/bin/alpha"],` +
+				`"env":{"LOADOUT_SPAWN_1":"{{loadout.secret.1}}"}}}}`,
+			`"LOADOUT_SPAWN_1":"!e2e-canary-$ecret-` + claudeD + `{HOME}-7f3a9c` + claudeD + `"`},
+		{"codex", abi.RootConfig, "config.toml", abi.FormatTOML,
+			"[mcp_servers.alpha]\ncommand = \"/usr/bin/env\"\nargs = [\"-i\", \"-S\", \"TOKEN=${LOADOUT_SPAWN_1}\", \"/usr/bin/alpha\"]\n" +
+				"env = { LOADOUT_SPAWN_1 = \"{{loadout.secret.1}}\" }\n",
+			`LOADOUT_SPAWN_1 = "` + secret + `"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.harness, func(t *testing.T) {
+			t.Parallel()
+			in := plan.Input{
+				Manifest: abi.Manifest{Name: "render." + tc.harness, ABIVersion: abi.Version, Harness: tc.harness,
+					Roots: []string{abi.RootConfig, abi.RootRun, abi.RootCheckout}},
+				Request: abi.Request{ABIVersion: abi.Version, Harness: tc.harness, Servers: []abi.Server{
+					{ID: "alpha", Transport: abi.TransportStdio, Command: "/usr/bin/alpha",
+						Env: []abi.Pair{{Name: "TOKEN", Value: secretKey, Secret: true}}, Enabled: true}}},
+				Secrets: []plan.Secret{{Placeholder: secretKey, Value: secret, Server: "alpha", Field: plan.FieldEnv, Key: "TOKEN"}},
+			}
+			p := &abi.Plan{
+				Files: []abi.File{
+					{Root: tc.root, Path: tc.path, Mode: "0600", Format: tc.format, Content: tc.config, Secret: true},
+				},
+			}
+			roots := newRoots(t)
+			res, err := materialize.Write(context.Background(), p, materialize.Input{Roots: roots, Plan: in})
+			require.NoError(t, err, "Write(%s wrapped server with secret %q)", tc.harness, secret)
+			require.Len(t, res.Files, 1, "Write(%s) files", tc.harness)
+			dir := map[string]string{abi.RootConfig: roots.Config, abi.RootRun: roots.Run}[tc.root]
+			got, err := os.ReadFile(filepath.Join(dir, tc.path))
+			require.NoError(t, err, "read %s", tc.path)
+			assert.Contains(t, string(got), tc.want, "Write(%s): the secret spelled for the harness", tc.harness)
+		})
+	}
+}
+
+func TestSecretSpellingOnlyForTheConfig(t *testing.T) {
+	t.Parallel()
+	assert.Nil(t, plan.SecretSpelling("pi", abi.RootConfig, "skills/a/SKILL.md"), "SecretSpelling(pi, a skill file)")
+	assert.Nil(t, plan.SecretSpelling("codex", abi.RootConfig, "config.toml"), "SecretSpelling(codex config)")
+	assert.Nil(t, plan.SecretSpelling("acme", abi.RootConfig, "mcp.json"), "SecretSpelling(third-party harness)")
+	require.NotNil(t, plan.SecretSpelling("pi", abi.RootConfig, "mcp.json"), "SecretSpelling(pi config)")
+	assert.Equal(t, "$$a$!b", plan.SecretSpelling("pi", abi.RootConfig, "mcp.json")("$a!b"), "pi spelling of $a!b")
+}
