@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 )
 
 // Bounds of every harness subprocess. Claude waits up to MCP_TIMEOUT (30 s) for its servers
@@ -273,14 +274,29 @@ func checkPi(t *testing.T, sc *scenario, r rendered, c clis) {
 	}
 }
 
-// checkSkillDir checks that a skill the harness found has its SKILL.md and every resource.
+// checkSkillDir checks that a skill the harness found has its SKILL.md, with front matter that
+// names and describes it as the request did, and every resource.
 func checkSkillDir(t *testing.T, harness, dir string, s skillDef) {
 	t.Helper()
 	body, err := os.ReadFile(filepath.Join(dir, "SKILL.md"))
 	if !assert.NoError(t, err, "%s: read SKILL.md of %q", harness, s.Name) {
 		return
 	}
-	assert.Contains(t, string(body), "name: "+s.Name, "%s: SKILL.md front matter of %q names it", harness, s.Name)
+	rest, ok := strings.CutPrefix(string(body), "---\n")
+	if assert.True(t, ok, "%s: SKILL.md of %q must open with front matter: %q", harness, s.Name, body) {
+		fm, instructions, ok := strings.Cut(rest, "\n---\n")
+		if assert.True(t, ok, "%s: SKILL.md of %q must close its front matter: %q", harness, s.Name, body) {
+			var meta struct {
+				Name        string `yaml:"name"`
+				Description string `yaml:"description"`
+			}
+			if assert.NoError(t, yaml.Unmarshal([]byte(fm), &meta), "%s: SKILL.md front matter of %q: %q", harness, s.Name, fm) {
+				assert.Equal(t, s.Name, meta.Name, "%s: SKILL.md front matter name of %q", harness, s.Name)
+				assert.Equal(t, s.Description, meta.Description, "%s: SKILL.md front matter description of %q", harness, s.Name)
+			}
+			assert.Contains(t, instructions, s.Instructions, "%s: SKILL.md of %q must hold its instructions", harness, s.Name)
+		}
+	}
 	for _, r := range s.Resources {
 		got, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(r.RelPath)))
 		if assert.NoError(t, err, "%s: resource %s of skill %q", harness, r.RelPath, s.Name) {
