@@ -179,6 +179,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				r := &runner{ctx: ctx, h: hosts[j], manifest: m, c: dc.c, tmp: tmp}
 				res := Result{Dir: dc.dir, Case: dc.c.Name, File: dc.c.File, Harness: m.Harness, Engine: tg.Engine, Plugin: m.Name}
 				res.Failures, res.Digest = r.run()
+				res.Failures = orEmpty(res.Failures)
 				res.OK = len(res.Failures) == 0
 				results[k] = res
 			}()
