@@ -45,6 +45,7 @@ policy deny), 4 plugin failure.`,
 	root.AddCommand(
 		a.renderCommand(),
 		a.serveCommand(),
+		a.conformityCommand(),
 		a.policyCommand(),
 		a.redactCommand(),
 		a.pluginsCommand(),
