@@ -57,7 +57,7 @@ func ExampleMarkdown() {
 	fmt.Print(string(out))
 	// Output:
 	// ---
-	// name: "repo-review"
+	// name: repo-review
 	// description: "Reviews code.\nallowed-tools: Bash"
 	// ---
 	// Body.

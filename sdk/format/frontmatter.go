@@ -11,8 +11,10 @@ type Field struct {
 	Value string
 }
 
-// FrontMatter encodes fields as a YAML front-matter block: a "---" line, one `key: "value"` line
-// per field in order, and a closing "---" line. Every value is a YAML double-quoted scalar
+// FrontMatter encodes fields as a YAML front-matter block: a "---" line, one `key: value` line
+// per field in order, and a closing "---" line. A value that is a lowercase hyphenated word
+// starting with a letter (a conforming skill name, say) and no YAML 1.1 or 1.2 keyword is
+// written plain, as harness docs show it; every other value is a YAML double-quoted scalar
 // written by AppendYAMLString, so no value can add a key, a line or a YAML construct. Keys are
 // chosen by the caller, not by a request: they must match ^[A-Za-z][A-Za-z0-9_-]*$ and be
 // unique, else FrontMatter returns an error wrapping ErrUnsupported.
@@ -29,7 +31,11 @@ func FrontMatter(fields ...Field) ([]byte, error) {
 		seen[f.Key] = true
 		b = append(b, f.Key...)
 		b = append(b, ':', ' ')
-		b = AppendYAMLString(b, f.Value)
+		if isPlainYAML(f.Value) {
+			b = append(b, f.Value...)
+		} else {
+			b = AppendYAMLString(b, f.Value)
+		}
 		b = append(b, '\n')
 	}
 	return append(b, "---\n"...), nil
@@ -43,6 +49,27 @@ func Markdown(fields []Field, body string) ([]byte, error) {
 		return nil, err
 	}
 	return append(fm, body...), nil
+}
+
+// yamlKeywords are plain scalars some YAML parser reads as something other than a string.
+var yamlKeywords = map[string]bool{
+	"y": true, "n": true, "yes": true, "no": true, "on": true, "off": true,
+	"true": true, "false": true, "null": true, "nan": true, "inf": true,
+}
+
+// isPlainYAML reports whether v reads back as the same string when written as a plain scalar:
+// ^[a-z][a-z0-9-]*$ (a leading letter rules out numbers, dates and hex) and no keyword.
+func isPlainYAML(v string) bool {
+	if v == "" || v[0] < 'a' || v[0] > 'z' || yamlKeywords[v] {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func isFrontMatterKey(k string) bool {

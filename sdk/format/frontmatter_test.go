@@ -26,7 +26,7 @@ func TestFrontMatter(t *testing.T) {
 	t.Parallel()
 	got, err := Markdown([]Field{{"name", "repo-review"}, {"description", "Line\nallowed-tools: Bash\u2028x \"q\" \\"}}, "Body\n")
 	require.NoError(t, err, "Markdown")
-	want := "---\nname: \"repo-review\"\ndescription: \"Line\\nallowed-tools: Bash\\u2028x \\\"q\\\" \\\\\"\n---\nBody\n"
+	want := "---\nname: repo-review\ndescription: \"Line\\nallowed-tools: Bash\\u2028x \\\"q\\\" \\\\\"\n---\nBody\n"
 	assert.Equal(t, want, string(got), "Markdown")
 	m, body := parseFrontMatter(t, got)
 	assert.Equal(t, map[string]any{"name": "repo-review", "description": "Line\nallowed-tools: Bash\u2028x \"q\" \\"}, m, "parsed front matter")
@@ -75,4 +75,16 @@ func FuzzFrontMatter(f *testing.F) {
 			"front matter round trip of %q/%q", name, desc)
 		assert.Equal(t, "body\n---\nmore", body, "body after front matter")
 	})
+}
+
+func TestPlainYAML(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"repo-review", "a", "x1", "yes", "no", "true", "null", "y", "1e3", "0x1f", "2024-01-02", "123", "a b", "A", "-a", "nan", "inf", "a:b"} {
+		doc, err := FrontMatter(Field{Key: "name", Value: v})
+		require.NoError(t, err, "FrontMatter(%q)", v)
+		m, _ := parseFrontMatter(t, append(doc, "body"...))
+		assert.Equal(t, v, m["name"], "FrontMatter(%q) must read back as the same string:\n%s", v, doc)
+	}
+	assert.True(t, isPlainYAML("repo-review"), "a skill name is written plain")
+	assert.False(t, isPlainYAML("yes"), "a YAML 1.1 boolean is quoted")
 }

@@ -52,9 +52,9 @@ func TestSkillFilesAndFold(t *testing.T) {
 	files, err := SkillFiles(abi.RootConfig, "skills", skills)
 	require.NoError(t, err, "SkillFiles")
 	assert.Equal(t, []abi.File{
-		{Root: "config", Path: "skills/s/SKILL.md", Mode: "0644", Format: "markdown", Content: "---\nname: \"s\"\ndescription: \"D\"\n---\n{{loadout.blob.1}}"},
+		{Root: "config", Path: "skills/s/SKILL.md", Mode: "0644", Format: "markdown", Content: "---\nname: s\ndescription: \"D\"\n---\n{{loadout.blob.1}}"},
 		{Root: "config", Path: "skills/s/a/b.md", Mode: "0644", Format: "text", Content: "B"},
-		{Root: "config", Path: "skills/t/SKILL.md", Mode: "0644", Format: "markdown", Content: "---\nname: \"t\"\ndescription: \"E\"\n---\ndo\n"},
+		{Root: "config", Path: "skills/t/SKILL.md", Mode: "0644", Format: "markdown", Content: "---\nname: t\ndescription: \"E\"\n---\ndo\n"},
 	}, files, "SkillFiles")
 
 	files, prompt, exclude := FoldSkills(skills)
