@@ -29,17 +29,22 @@ var engines = []func(ctx context.Context) (engine.Engine, error){
 	func(ctx context.Context) (engine.Engine, error) { return wazero.New(ctx, wazero.Config{}) },
 }
 
-// wasmTargets compiles every built-in plugin once per engine.
+// wasmTargets builds every built-in plugin once, reads its bytes once (so every engine runs the
+// very same module, even while its sources change) and compiles it once per engine.
 func wasmTargets(t *testing.T) []conformity.Target {
 	t.Helper()
 	ctx := context.Background()
+	wasm := map[string][]byte{}
+	for _, name := range builtins {
+		wasm[name] = testplugins.Read(t, name)
+	}
 	var targets []conformity.Target
 	for _, newEngine := range engines {
 		eng, err := newEngine(ctx)
 		require.NoError(t, err, "new engine")
 		t.Cleanup(func() { _ = eng.Close(ctx) })
 		for _, name := range builtins {
-			tg, p, err := conformity.Wasm(ctx, eng, name+".wasm", testplugins.Read(t, name))
+			tg, p, err := conformity.Wasm(ctx, eng, name+".wasm", wasm[name])
 			require.NoError(t, err, "conformity.Wasm(%s, %s)", eng.Name(), name)
 			t.Cleanup(func() { _ = p.Close(ctx) })
 			targets = append(targets, tg)
