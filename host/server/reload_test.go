@@ -239,3 +239,27 @@ func TestServeGraceExpires(t *testing.T) {
 	<-slow
 	eventually(t, "the renderer to close", func() bool { return fake.closed.Load() == 1 })
 }
+
+func TestListenAndServe(t *testing.T) {
+	fake, late := newFake("a"), newFake("late")
+	loader := &seqLoader{steps: []any{fake, late}}
+	s, _ := newTestServer(t, Config{Addr: "127.0.0.1:0"}, loader.load)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.ListenAndServe(ctx) }()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	require.NoError(t, <-done, "ListenAndServe on 127.0.0.1:0 after cancel")
+	assert.Equal(t, int32(1), fake.closed.Load(), "the renderer is closed after ListenAndServe returns")
+	require.Error(t, s.Reload(context.Background()), "Reload after shutdown")
+	assert.Equal(t, int32(1), late.closed.Load(), "a reload after shutdown closes what it loaded")
+	assert.Equal(t, int32(1), fake.closed.Load(), "a reload after shutdown leaves the closed set alone")
+
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err, "listen on 127.0.0.1:0")
+	defer busy.Close()
+	other := newFake("b")
+	s2, _ := newTestServer(t, Config{Addr: busy.Addr().String()}, fixedLoader(other))
+	require.Error(t, s2.ListenAndServe(context.Background()), "ListenAndServe on a taken address")
+	assert.Equal(t, int32(1), other.closed.Load(), "ListenAndServe closes the renderer when it cannot listen")
+}

@@ -313,10 +313,12 @@ func (s *Server) Close() {
 	}
 }
 
-// ListenAndServe listens on Config.Addr and calls Serve.
+// ListenAndServe listens on Config.Addr and calls Serve. When it cannot listen it closes the
+// server, as Serve would have on return.
 func (s *Server) ListenAndServe(ctx context.Context) error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
+		s.Close()
 		return fmt.Errorf("listen %s: %w", s.cfg.Addr, err)
 	}
 	return s.Serve(ctx, ln)
