@@ -50,9 +50,10 @@ ROOTS/<request id>/{config,run,checkout} (the id is the X-Request-Id header); wi
 renders are dry runs that return the plan only.
 
 SIGHUP, or a change to the --policies directory, a --plugin file or the --pins file,
-reloads policies and plugins: on success new requests use the new set while requests in flight finish on the
-old one; on failure the last good set stays and the error is logged. SIGINT or SIGTERM stop
-accepting, let requests in flight finish within --shutdown-grace, and exit.
+reloads policies and plugins: on success new requests use the new set while requests in
+flight finish on the old one; on failure the last good set stays and the error is logged.
+SIGINT or SIGTERM stop accepting, let requests in flight finish within --shutdown-grace,
+and exit.
 
 The listening address is printed on stderr. Access logs are at info level (--log-level info).`,
 		Args: cobra.NoArgs,
