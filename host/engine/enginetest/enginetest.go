@@ -58,6 +58,20 @@ func Run(t *testing.T, newEngine func(t *testing.T) engine.Engine) {
 	t.Run("GoPlugin", s.goPlugin)
 	t.Run("Cancel", s.cancel)
 	t.Run("ModuleClose", s.moduleClose)
+	t.Run("EngineClose", func(t *testing.T) { engineClose(t, newEngine(t)) })
+}
+
+// engineClose checks that closing an engine closes the modules it compiled.
+func engineClose(t *testing.T, eng engine.Engine) {
+	ctx := context.Background()
+	m, err := eng.Compile(ctx, WAT(t, "ok"), Limits)
+	require.NoError(t, err, "Compile(ok.wat)")
+	_, err = m.Call(ctx, abi.ExportManifest, nil)
+	require.NoError(t, err, "Call(manifest) before Close(engine)")
+	require.NoError(t, eng.Close(ctx), "Close(engine) with a module open")
+	_, err = m.Call(ctx, abi.ExportManifest, nil)
+	assert.ErrorIs(t, err, engine.ErrClosed, "Call(manifest) after Close(engine)")
+	assert.NoError(t, m.Close(ctx), "Close(module) after Close(engine)")
 }
 
 type suite struct {

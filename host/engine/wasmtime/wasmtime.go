@@ -70,6 +70,9 @@ type Engine struct {
 	stop   chan struct{}
 	ticker sync.WaitGroup
 	once   sync.Once
+
+	mu      sync.Mutex
+	modules map[*Module]struct{} // open modules, closed by Close
 }
 
 // New returns an Engine. The caller closes it.
@@ -93,7 +96,7 @@ func New(_ context.Context, cfg Config) (*Engine, error) {
 			return nil, fmt.Errorf("wasmtime module cache %s: %w", cfg.CacheDir, err)
 		}
 	}
-	e := &Engine{cfg: cfg, wt: wt, linker: linker, stop: make(chan struct{})}
+	e := &Engine{cfg: cfg, wt: wt, linker: linker, stop: make(chan struct{}), modules: map[*Module]struct{}{}}
 	e.ticker.Add(1)
 	go e.tick()
 	return e, nil
@@ -116,10 +119,19 @@ func (e *Engine) tick() {
 // Name returns "wasmtime".
 func (e *Engine) Name() string { return "wasmtime" }
 
-// Close stops the epoch goroutine and releases the engine. Modules must be closed first; a
-// call still running afterwards is no longer interrupted by its deadline.
-func (e *Engine) Close(context.Context) error {
+// Close closes every open module (waiting for their calls in flight, which the epoch still
+// interrupts at their deadlines), then stops the epoch goroutine and releases the engine.
+func (e *Engine) Close(ctx context.Context) error {
 	e.once.Do(func() {
+		e.mu.Lock()
+		open := make([]*Module, 0, len(e.modules))
+		for m := range e.modules {
+			open = append(open, m)
+		}
+		e.mu.Unlock()
+		for _, m := range open {
+			_ = m.Close(ctx)
+		}
 		close(e.stop)
 		e.ticker.Wait()
 		e.linker.Close()
@@ -281,7 +293,11 @@ func (e *Engine) Compile(_ context.Context, wasm []byte, limits engine.Limits) (
 		return nil, err
 	}
 	_, hasInit := funcs[abi.ExportInitialize]
-	return &Module{e: e, mod: mod, limits: limits, hasInit: hasInit}, nil
+	m := &Module{e: e, mod: mod, limits: limits, hasInit: hasInit}
+	e.mu.Lock()
+	e.modules[m] = struct{}{}
+	e.mu.Unlock()
+	return m, nil
 }
 
 // load compiles wasm, or deserializes it from the cache directory.
@@ -337,6 +353,9 @@ func (m *Module) Close(context.Context) error {
 	}
 	m.closed = true
 	m.mu.Unlock()
+	m.e.mu.Lock()
+	delete(m.e.modules, m)
+	m.e.mu.Unlock()
 	m.inflight.Wait()
 	m.mod.Close()
 	return nil
