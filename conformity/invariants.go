@@ -57,7 +57,7 @@ func (r *runner) checkInvariants(o *output) {
 		return ""
 	}
 
-	// Dropped servers' commands and urls, dropped skills' instructions: nowhere.
+	// Dropped servers' commands and urls, dropped skills' instructions and resources: nowhere.
 	kept := vettedStrings(v, r.c.Context.HostEnv)
 	for _, canary := range r.canaries() {
 		if len(canary) < MinCanary || slices.ContainsFunc(kept, func(k string) bool { return strings.Contains(k, canary) }) {
@@ -119,7 +119,8 @@ func (r *runner) checkInvariants(o *output) {
 }
 
 // canaries are the strings of the case's input a dropped entry would carry: every server's
-// command and url and every skill's instructions (the caller skips the ones a kept entry carries).
+// command and url, every skill's instructions and every resource's content (the caller skips
+// the ones a kept entry carries).
 func (r *runner) canaries() []string {
 	var in struct {
 		Servers []json.RawMessage `json:"mcpServers"`
@@ -145,6 +146,14 @@ func (r *runner) canaries() []string {
 	}
 	for _, sk := range in.Skills {
 		str(sk, "instructions")
+		var res struct {
+			Resources []json.RawMessage `json:"resources"`
+		}
+		if json.Unmarshal(sk, &res) == nil {
+			for _, r := range res.Resources {
+				str(r, "content")
+			}
+		}
 	}
 	return out
 }
