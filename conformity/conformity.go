@@ -118,10 +118,11 @@ func (r *Report) Failed() []Result {
 	return out
 }
 
-// Run runs every case of cfg.CaseDirs on every target and returns the report. It returns an
-// error only when the run itself cannot proceed (no cases, a case directory that does not load,
-// policies that do not compile, two targets that are the same harness on the same engine); a
-// case that fails is a Result, not an error.
+// Run runs every case of cfg.CaseDirs on every target and returns the report. Each case runs
+// twice per target (the determinism check), in parallel up to cfg.Parallel; targets share a Host
+// where their harnesses differ, so policies compile once per engine. Run returns an error only
+// when the run itself cannot proceed (no case, a case directory that does not load, policies
+// that do not compile); a case that fails is a Result, not an error.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if len(cfg.CaseDirs) == 0 {
 		return nil, fmt.Errorf("conformity: no case directory")
