@@ -327,6 +327,18 @@ func (s *suite) goPlugin(t *testing.T) {
 	out2, err := m.Call(context.Background(), abi.ExportRender, req)
 	require.NoError(t, err, "second Call(render) on goplugin.wasm")
 	assert.True(t, bytes.Equal(out1, out2), "two renders of the same request differ")
+
+	// The Go runtime cannot start in 48 pages: its failed memory.grow ends in a fatal error
+	// that must be reported as the memory limit.
+	small, err := s.eng.Compile(context.Background(), GoPlugin(t), engine.Limits{MemoryPages: 48})
+	require.NoError(t, err, "Compile(goplugin.wasm) with 48 pages")
+	defer small.Close(context.Background())
+	_, err = small.Call(context.Background(), abi.ExportRender, req)
+	assert.ErrorIs(t, err, engine.ErrMemoryLimit, "Call(render) on goplugin.wasm with 48 pages")
+	var te *engine.TrapError
+	if assert.ErrorAs(t, err, &te, "Call(render) on goplugin.wasm with 48 pages") {
+		assert.NotEmpty(t, te.Output, "the Go runtime's fatal error must reach TrapError.Output")
+	}
 }
 
 func (s *suite) cancel(t *testing.T) {

@@ -466,15 +466,23 @@ func (m *Module) fail(ctx context.Context, store *wasmtime.Store, mem *wasmtime.
 			}
 			return fmt.Errorf("%s after %s: %w", export, m.limits.Deadline, engine.ErrTimeout)
 		}
-		msg, _, _ := strings.Cut(trap.Message(), "\n")
-		return sandbox.Trap(export, msg, c.sys.Output(), m.atCap(store, mem))
+		return sandbox.Trap(export, cause(trap.Message()), c.sys.Output(), m.atCap(store, mem))
 	}
 	if mem == nil {
 		// Instantiation failed before any guest code ran: the imports did not link.
 		return fmt.Errorf("instantiate: %w: %w", engine.ErrLink, err)
 	}
-	msg, _, _ := strings.Cut(err.Error(), "\n")
-	return sandbox.Trap(export, msg, c.sys.Output(), m.atCap(store, mem))
+	return sandbox.Trap(export, cause(err.Error()), c.sys.Output(), m.atCap(store, mem))
+}
+
+// cause returns the last line of a Wasmtime error, which names the trap ("wasm trap: wasm
+// `unreachable` instruction executed"); the lines before it are the backtrace.
+func cause(msg string) string {
+	msg = strings.TrimSpace(msg)
+	if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
+		msg = msg[i+1:]
+	}
+	return strings.TrimSpace(msg)
 }
 
 // atCap reports whether the guest's memory is within one page of the cap.
