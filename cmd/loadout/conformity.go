@@ -63,6 +63,9 @@ Exit codes: 0 every case passed, 2 usage error, 4 some case failed, 1 internal e
 			engines := []string{engineFlag}
 			if engineFlag == "all" {
 				engines = engineNames()
+				if len(engines) == 1 {
+					fmt.Fprintln(a.stderr, "loadout: --engine all: this binary has wazero only (build with -tags wasmtime for wasmtime too)")
+				}
 			}
 			exFile := exceptions
 			if !cmd.Flags().Changed("exceptions") {
