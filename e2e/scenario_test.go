@@ -28,9 +28,10 @@ type resourceDef struct{ RelPath, Content string }
 // The scenario's literal secrets. Each must reach the canary's environment and appear on no
 // command line.
 const (
-	// canaryTokenValue starts with "!" and holds "$": Pi would run a leading "!" as a shell
-	// command and expand "$ecret" unless the host spells the secret for Pi when it substitutes it.
-	canaryTokenValue = "!e2e-canary-$ecret-7f3a9c"
+	// canaryTokenValue starts with "!" and holds "$" and "${HOME}": Pi would run a leading "!" as
+	// a shell command and expand "$ecret", and Claude would expand "${HOME}", unless the host
+	// spells the secret for the harness when it substitutes it.
+	canaryTokenValue = "!e2e-canary-$ecret-${HOME}-7f3a9c"
 	runTokenValue    = "e2e-run-token-51be02"
 	docsAuthValue    = "Bearer e2e-docs-secret-c41d"
 	// canaryModeValue holds "${HOME}", "$x" and a leading-"!"-free "!" so that a harness that
