@@ -3,6 +3,7 @@ package host
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 
 	"github.com/loadout-dev/loadout/host/policy"
 	"github.com/loadout-dev/loadout/host/spec"
@@ -105,4 +106,26 @@ type PluginInfo struct {
 	Roots        []string `json:"roots"`
 	Source       string   `json:"source"` // "builtin" or the file it was loaded from
 	Engine       string   `json:"engine"` // the engine that compiled it
+}
+
+// UnmarshalJSON reads the object MarshalJSON writes, keeping member order.
+func (l *ResourceList) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return fmt.Errorf("resources: want an object")
+	}
+	out := ResourceList{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		var paths []string
+		if err := dec.Decode(&paths); err != nil {
+			return err
+		}
+		out = append(out, SkillResources{Skill: t.(string), Paths: paths})
+	}
+	*l = out
+	return nil
 }

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/loadout-dev/loadout/host"
+	"github.com/loadout-dev/loadout/host/registry"
+	"github.com/loadout-dev/loadout/internal/testplugins"
+)
+
+var (
+	pluginsOnce  sync.Once
+	pluginFlags  []string
+	pluginsError string
+)
+
+// pluginArgs returns --plugin/--pins flags for the claude, codex and pi plugins built from the
+// current sources (so the tests do not depend on what the test binary embedded).
+func pluginArgs(t *testing.T) []string {
+	t.Helper()
+	pluginsOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "loadout-cli-plugins")
+		if err != nil {
+			pluginsError = err.Error()
+			return
+		}
+		pins := map[string]string{}
+		for _, name := range []string{"claude", "codex", "pi"} {
+			wasm := testplugins.Read(t, name)
+			path := filepath.Join(dir, name+".wasm")
+			if err := os.WriteFile(path, wasm, 0o644); err != nil {
+				pluginsError = err.Error()
+				return
+			}
+			pins[name+".wasm"] = registry.Digest(wasm)
+			pluginFlags = append(pluginFlags, "--plugin", path)
+		}
+		b, _ := json.Marshal(pins)
+		pinsPath := filepath.Join(dir, "pins.json")
+		if err := os.WriteFile(pinsPath, b, 0o644); err != nil {
+			pluginsError = err.Error()
+			return
+		}
+		pluginFlags = append(pluginFlags, "--pins", pinsPath)
+	})
+	require.Empty(t, pluginsError, "building test plugins")
+	return pluginFlags
+}
+
+// runCLI runs loadout with args and stdin and returns its exit code, stdout and stderr.
+func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errb, []string{"PATH=/usr/bin:/bin", "HOME=/home/u", "SECRET_HOST_VAR=host-secret"})
+	return code, out.String(), errb.String()
+}
+
+func examplePath(t *testing.T) string {
+	t.Helper()
+	return filepath.Join(testplugins.Root(t), "examples", "request.json")
+}
+
+func TestRenderDryRunEveryHarness(t *testing.T) {
+	for _, h := range []string{"claude", "codex", "pi"} {
+		t.Run(h, func(t *testing.T) {
+			args := append([]string{"render", "--harness", h, "--dry-run", "--format", "json", examplePath(t)}, pluginArgs(t)...)
+			code, stdout, stderr := runCLI(t, "", args...)
+			require.Equal(t, exitOK, code, "loadout %v: stderr %s", args, stderr)
+			var res host.Result
+			require.NoError(t, json.Unmarshal([]byte(stdout), &res), "result JSON: %s", stdout)
+			assert.Equal(t, h, res.Harness)
+			assert.True(t, res.DryRun)
+			assert.Equal(t, []string{"docs", "everything"}, res.Servers)
+			assert.Equal(t, []string{"repo-review", "release-notes"}, res.Skills)
+			assert.NotEmpty(t, res.Files, "a render plans files")
+			for _, secret := range []string{"docs-example-token-5f2c", "fs-example-secret-91ab"} {
+				assert.NotContains(t, stdout, secret, "a dry run never prints a secret")
+			}
+			assert.NotContains(t, stdout, "host-secret", "host variables outside the allowlist never reach the output")
+		})
+	}
+}
+
+func TestRenderWritesFilesWithModes(t *testing.T) {
+	out := t.TempDir()
+	args := append([]string{"render", "--harness", "claude", "--out", out, "--format", "json", examplePath(t)}, pluginArgs(t)...)
+	code, stdout, stderr := runCLI(t, "", args...)
+	require.Equal(t, exitOK, code, "stderr: %s", stderr)
+	var res host.Result
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
+	require.NotEmpty(t, res.Files)
+	var sawSecret bool
+	for _, f := range res.Files {
+		require.True(t, filepath.IsAbs(f.Written), "file %s:%s written to an absolute path", f.Root, f.Path)
+		assert.True(t, strings.HasPrefix(f.Written, out+string(filepath.Separator)), "file %s stays under --out", f.Written)
+		fi, err := os.Stat(f.Written)
+		require.NoError(t, err)
+		want := os.FileMode(0o644)
+		if f.Secret {
+			want, sawSecret = 0o600, true
+			assert.NotEqual(t, "checkout", f.Root, "a secret file is never in the checkout")
+			b, err := os.ReadFile(f.Written)
+			require.NoError(t, err)
+			assert.Contains(t, string(b), "fs-example-secret-91ab", "the secret file holds the substituted secret")
+		}
+		assert.Equal(t, want, fi.Mode().Perm(), "mode of %s", f.Written)
+	}
+	assert.True(t, sawSecret, "the example has secrets, so one file is secret")
+	for _, a := range res.Args {
+		assert.NotContains(t, a, "{{loadout.", "roots are substituted in args")
+		assert.NotContains(t, a, "fs-example-secret-91ab", "no secret on the command line")
+	}
+}
+
+func TestRenderRejectedWritesNothing(t *testing.T) {
+	out := t.TempDir()
+	body := `{"mcpServers":[{"id":"a","command":"safe","Command":"evil"}]}`
+	args := append([]string{"render", "--harness", "claude", "--out", out, "-"}, pluginArgs(t)...)
+	code, _, stderr := runCLI(t, body, args...)
+	assert.Equal(t, exitRejected, code, "a case-folded member refuses the request")
+	assert.Contains(t, stderr, "mcpServers[0].Command", "the error names the field")
+	var written []string
+	filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			written = append(written, p)
+		}
+		return nil
+	})
+	assert.Empty(t, written, "nothing is written for a rejected request")
+}
+
+func TestExitCodes(t *testing.T) {
+	tests := []struct {
+		name  string
+		stdin string
+		args  []string
+		want  int
+	}{
+		{"unknown flag", "", []string{"render", "--bogus"}, exitUsage},
+		{"bad format", "{}", []string{"render", "--dry-run", "--format", "yaml", "-"}, exitUsage},
+		{"no roots", `{"harness":"claude"}`, []string{"render", "-"}, exitUsage},
+		{"unknown harness", `{}`, []string{"render", "--harness", "nope", "--dry-run", "-"}, exitUsage},
+		{"trailing data", `{} {}`, []string{"render", "--harness", "claude", "--dry-run", "-"}, exitRejected},
+		{"reserved placeholder", `{"skills":[{"name":"x","instructions":"{{loadout.secret.1}}"}]}`, []string{"policy", "eval", "-"}, exitRejected},
+		{"missing file", "", []string{"render", "--dry-run", "/nonexistent/request.json"}, exitInternal},
+		{"too many args", "", []string{"render", "a", "b"}, exitUsage},
+		{"wasmtime absent or present", "{}", []string{"render", "--engine", "nope", "--harness", "claude", "--dry-run", "-"}, exitUsage},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.args
+			if args[0] == "render" {
+				args = append(append([]string{}, args...), pluginArgs(t)...)
+			}
+			code, _, stderr := runCLI(t, tc.stdin, args...)
+			assert.Equal(t, tc.want, code, "loadout %v: stderr %s", args, stderr)
+			assert.NotEmpty(t, stderr, "a failure explains itself")
+		})
+	}
+}
+
+func TestPolicyEvalShowsReasons(t *testing.T) {
+	body := `{"mcpServers":[{"id":"ok","transport":"http","url":"https://mcp.example.com/"},{"id":"plain","transport":"http","url":"http://evil.example/"},{"id":"env","command":"x","env":{"LD_PRELOAD":"/x.so","KEEP":"1"}}]}`
+	code, stdout, stderr := runCLI(t, body, "policy", "eval", "--format", "json", "-")
+	require.Equal(t, exitOK, code, "stderr: %s", stderr)
+	var out struct {
+		Servers []string `json:"servers"`
+		Dropped []struct {
+			Kind, Name, Field, Code string
+		} `json:"dropped"`
+		Decision map[string]any `json:"decision"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out), stdout)
+	assert.Equal(t, []string{"ok", "env"}, out.Servers)
+	require.NotNil(t, out.Decision["servers"], "the raw decision is printed")
+	fields := map[string]string{}
+	for _, d := range out.Dropped {
+		fields[d.Field] = d.Code
+	}
+	assert.Contains(t, fields, "mcpServers[1].url", "the plain-http server is dropped at its url: %v", out.Dropped)
+	assert.Contains(t, fields, "mcpServers[2].env.LD_PRELOAD", "LD_PRELOAD is removed: %v", out.Dropped)
+}
+
+func TestPolicyTest(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "", "policy", "test")
+	require.Equal(t, exitOK, code, "stderr: %s", stderr)
+	assert.Contains(t, stdout, " 0 failed, 0 errored")
+
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.rego"), []byte("package loadout\n\ndecision := 1\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p_test.rego"), []byte("package loadout_test\n\nimport data.loadout\n\ntest_fails if loadout.decision == 2\n"), 0o644))
+	code, stdout, _ = runCLI(t, "", "policy", "test", dir)
+	assert.Equal(t, exitRejected, code, "a failing Rego test fails the command: %s", stdout)
+	assert.Contains(t, stdout, "FAIL")
+}
+
+func TestRedact(t *testing.T) {
+	log := "env FS_TOKEN=fs-example-secret-91ab\nheader \"Bearer docs-example-token-5f2c\"\ntoken docs-example-token-5f2c\nplain text\n"
+	code, stdout, stderr := runCLI(t, log, "redact", examplePath(t))
+	require.Equal(t, exitOK, code, "stderr: %s", stderr)
+	assert.Equal(t, "env FS_TOKEN=[REDACTED]\nheader \"[REDACTED]\"\ntoken [REDACTED]\nplain text\n", stdout)
+}
+
+func TestPluginsListAndVerify(t *testing.T) {
+	args := append([]string{"plugins", "list", "--format", "json"}, pluginArgs(t)...)
+	code, stdout, stderr := runCLI(t, "", args...)
+	require.Equal(t, exitOK, code, "stderr: %s", stderr)
+	var infos []host.PluginInfo
+	require.NoError(t, json.Unmarshal([]byte(stdout), &infos))
+	harnesses := map[string]host.PluginInfo{}
+	for _, p := range infos {
+		harnesses[p.Harness] = p
+	}
+	for _, h := range []string{"claude", "codex", "pi"} {
+		p, ok := harnesses[h]
+		require.True(t, ok, "plugin for %s listed: %s", h, stdout)
+		assert.Equal(t, 1, p.ABIVersion)
+		assert.True(t, strings.HasPrefix(p.SHA256, "sha256:"))
+		assert.NotEqual(t, "builtin", p.Source, "a --plugin file replaces the built-in of its harness")
+	}
+
+	args = append([]string{"plugins", "verify"}, pluginArgs(t)...)
+	code, stdout, stderr = runCLI(t, "", args...)
+	require.Equal(t, exitOK, code, "stderr: %s", stderr)
+	assert.Contains(t, stdout, "ok   claude.wasm")
+
+	// A swapped module fails its pin before it is compiled.
+	dir := t.TempDir()
+	evil := filepath.Join(dir, "claude.wasm")
+	require.NoError(t, os.WriteFile(evil, testplugins.Read(t, "codex"), 0o644))
+	pins := filepath.Join(dir, "pins.json")
+	b, _ := json.Marshal(map[string]string{"claude.wasm": registry.Digest(testplugins.Read(t, "claude"))})
+	require.NoError(t, os.WriteFile(pins, b, 0o644))
+	code, stdout, _ = runCLI(t, "", "plugins", "verify", "--plugin", evil, "--pins", pins)
+	assert.Equal(t, exitPlugin, code, "a pin mismatch is a plugin failure: %s", stdout)
+	assert.Contains(t, stdout, "FAIL claude.wasm")
+}
