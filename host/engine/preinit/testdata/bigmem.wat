@@ -1,0 +1,3 @@
+(module
+  (memory (export "memory") 8)
+  (func (export "_initialize")))

@@ -1,0 +1,4 @@
+(module
+  (import "env" "g" (global i32))
+  (memory (export "memory") 1)
+  (func (export "_initialize")))

@@ -1,0 +1,5 @@
+(module
+  (memory (export "memory") 1)
+  (func $s)
+  (start $s)
+  (func (export "_initialize")))

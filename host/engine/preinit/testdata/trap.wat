@@ -1,0 +1,3 @@
+(module
+  (memory (export "memory") 1)
+  (func (export "_initialize") unreachable))

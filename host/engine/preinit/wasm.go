@@ -1,0 +1,657 @@
+package preinit
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"unicode/utf8"
+)
+
+// errMalformed is wrapped by every error of the binary reader.
+var errMalformed = errors.New("malformed module")
+
+// Section ids of the WebAssembly core binary format.
+const (
+	secCustom    = 0
+	secType      = 1
+	secImport    = 2
+	secFunction  = 3
+	secTable     = 4
+	secMemory    = 5
+	secGlobal    = 6
+	secExport    = 7
+	secStart     = 8
+	secElement   = 9
+	secCode      = 10
+	secData      = 11
+	secDataCount = 12
+)
+
+// sectionRank is the position a non-custom section must keep in a module (the data count
+// section sits between the element and code sections).
+var sectionRank = map[byte]int{
+	secType: 1, secImport: 2, secFunction: 3, secTable: 4, secMemory: 5, secGlobal: 6,
+	secExport: 7, secStart: 8, secElement: 9, secDataCount: 10, secCode: 11, secData: 12,
+}
+
+// Value types a global may have.
+const (
+	typeI32       = 0x7f
+	typeI64       = 0x7e
+	typeF32       = 0x7d
+	typeF64       = 0x7c
+	typeV128      = 0x7b
+	typeFuncref   = 0x70
+	typeExternref = 0x6f
+)
+
+// External kinds of imports and exports.
+const (
+	kindFunc   = 0x00
+	kindTable  = 0x01
+	kindMemory = 0x02
+	kindGlobal = 0x03
+)
+
+// reader is a bounds-checked cursor over one byte slice. Every method fails instead of reading
+// past the end.
+type reader struct {
+	b   []byte
+	off int
+}
+
+func (r *reader) fail(format string, args ...any) error {
+	return fmt.Errorf("at byte %d: %s: %w", r.off, fmt.Sprintf(format, args...), errMalformed)
+}
+
+func (r *reader) done() bool { return r.off >= len(r.b) }
+
+func (r *reader) byte() (byte, error) {
+	if r.off >= len(r.b) {
+		return 0, r.fail("unexpected end")
+	}
+	c := r.b[r.off]
+	r.off++
+	return c, nil
+}
+
+func (r *reader) bytes(n uint32) ([]byte, error) {
+	if uint64(n) > uint64(len(r.b)-r.off) {
+		return nil, r.fail("%d bytes wanted, %d left", n, len(r.b)-r.off)
+	}
+	s := r.b[r.off : r.off+int(n)]
+	r.off += int(n)
+	return s, nil
+}
+
+// uleb reads an unsigned LEB128 number of at most bits bits, refusing overlong encodings whose
+// unused bits are set.
+func (r *reader) uleb(bits uint) (uint64, error) {
+	var v uint64
+	var shift uint
+	for i := 0; ; i++ {
+		c, err := r.byte()
+		if err != nil {
+			return 0, err
+		}
+		if i == int((bits+6)/7)-1 && c>>(bits-shift) != 0 {
+			return 0, r.fail("LEB128 number over %d bits", bits)
+		}
+		v |= uint64(c&0x7f) << shift
+		if c&0x80 == 0 {
+			return v, nil
+		}
+		shift += 7
+	}
+}
+
+// sleb reads a signed LEB128 number of at most bits bits.
+func (r *reader) sleb(bits uint) (int64, error) {
+	var v int64
+	var shift uint
+	for i := 0; ; i++ {
+		c, err := r.byte()
+		if err != nil {
+			return 0, err
+		}
+		last := i == int((bits+6)/7)-1
+		if last {
+			// The unused bits must all repeat the sign bit, and the number must end here.
+			rest := bits - shift // bits still to fill, 1..7
+			if c&0x80 != 0 {
+				return 0, r.fail("LEB128 number over %d bits", bits)
+			}
+			if rest < 7 {
+				sign := c >> (rest - 1) & 0x7f // sign bit and the unused bits above it
+				if sign != 0 && sign != 0x7f>>(rest-1) {
+					return 0, r.fail("LEB128 number over %d bits", bits)
+				}
+			}
+		}
+		v |= int64(c&0x7f) << shift
+		shift += 7
+		if c&0x80 == 0 {
+			if shift < 64 && c&0x40 != 0 {
+				v |= -1 << shift
+			}
+			return v, nil
+		}
+	}
+}
+
+func (r *reader) u32() (uint32, error) {
+	v, err := r.uleb(32)
+	return uint32(v), err
+}
+
+func (r *reader) name() (string, error) {
+	n, err := r.u32()
+	if err != nil {
+		return "", err
+	}
+	b, err := r.bytes(n)
+	if err != nil {
+		return "", err
+	}
+	if !utf8.Valid(b) {
+		return "", r.fail("name is not UTF-8")
+	}
+	return string(b), nil
+}
+
+// count reads a vector length and checks that the rest of the input could hold that many
+// entries of at least min bytes each, so that a hostile count cannot make the caller allocate.
+func (r *reader) count(min int) (uint32, error) {
+	n, err := r.u32()
+	if err != nil {
+		return 0, err
+	}
+	if uint64(n)*uint64(min) > uint64(len(r.b)-r.off) {
+		return 0, r.fail("vector of %d entries in %d bytes", n, len(r.b)-r.off)
+	}
+	return n, nil
+}
+
+// section is one section of a module, its body kept as it was read.
+type section struct {
+	id   byte
+	body []byte
+}
+
+// global is one defined global.
+type global struct {
+	typ  byte
+	mut  bool
+	init []byte // the constant expression, "end" included
+}
+
+// export is one export entry.
+type export struct {
+	name string
+	kind byte
+	idx  uint32
+}
+
+// limits are a memory's page limits.
+type limits struct {
+	min, max uint32
+	hasMax   bool
+}
+
+// module is a parsed module: its sections in order, and the parts Snapshot reads or rewrites.
+type module struct {
+	sections  []section
+	funcs     uint32 // imported plus defined functions
+	globals   []global
+	memory    *limits // nil when the module defines no memory
+	exports   []export
+	hasStart  bool
+	dataCount bool
+	passive   bool // some data segment is passive
+}
+
+var magic = []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
+
+// parse reads a module's sections and decodes the ones Snapshot needs. It refuses what it does
+// not understand and what Snapshot cannot carry over: imported memories, tables or globals,
+// more than one memory, shared or 64-bit memories, and unknown sections.
+func parse(b []byte) (*module, error) {
+	if len(b) < len(magic) || string(b[:len(magic)]) != string(magic) {
+		return nil, fmt.Errorf("not a WebAssembly 1.0 binary: %w", errMalformed)
+	}
+	r := &reader{b: b, off: len(magic)}
+	m := &module{}
+	last := 0
+	for !r.done() {
+		id, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		size, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		body, err := r.bytes(size)
+		if err != nil {
+			return nil, err
+		}
+		if id != secCustom {
+			rank, ok := sectionRank[id]
+			if !ok {
+				return nil, r.fail("unknown section id %d", id)
+			}
+			if rank <= last {
+				return nil, r.fail("section id %d out of order or repeated", id)
+			}
+			last = rank
+		}
+		m.sections = append(m.sections, section{id: id, body: body})
+		sr := &reader{b: body}
+		switch id {
+		case secCustom:
+			if _, err = sr.name(); err == nil {
+				sr.off = len(body) // the payload is kept verbatim
+			}
+		case secImport:
+			err = m.parseImports(sr)
+		case secFunction:
+			var n uint32
+			if n, err = sr.count(1); err == nil {
+				m.funcs += n
+				sr.off = len(body) // type indices, checked by the runtime
+			}
+		case secMemory:
+			err = m.parseMemory(sr)
+		case secGlobal:
+			err = m.parseGlobals(sr)
+		case secExport:
+			err = m.parseExports(sr)
+		case secStart:
+			m.hasStart = true
+			_, err = sr.u32()
+		case secDataCount:
+			m.dataCount = true
+			_, err = sr.u32()
+		case secData:
+			err = m.parseData(sr)
+		default:
+			sr.off = len(body) // kept verbatim, checked by the runtime
+		}
+		if err != nil {
+			return nil, fmt.Errorf("section %d: %w", id, err)
+		}
+		if !sr.done() {
+			return nil, fmt.Errorf("section %d: %w", id, sr.fail("%d trailing bytes", len(body)-sr.off))
+		}
+	}
+	return m, nil
+}
+
+func (m *module) parseImports(r *reader) error {
+	n, err := r.count(4)
+	if err != nil {
+		return err
+	}
+	for range n {
+		mod, err := r.name()
+		if err != nil {
+			return err
+		}
+		name, err := r.name()
+		if err != nil {
+			return err
+		}
+		kind, err := r.byte()
+		if err != nil {
+			return err
+		}
+		if kind != kindFunc {
+			return fmt.Errorf("import %s.%s: only functions may be imported (kind %d): %w", mod, name, kind, errRefused)
+		}
+		if _, err := r.u32(); err != nil {
+			return err
+		}
+		m.funcs++
+	}
+	return nil
+}
+
+func (m *module) parseMemory(r *reader) error {
+	n, err := r.count(2)
+	if err != nil {
+		return err
+	}
+	if n > 1 {
+		return fmt.Errorf("%d memories, want at most one: %w", n, errRefused)
+	}
+	if n == 0 {
+		return nil
+	}
+	flags, err := r.byte()
+	if err != nil {
+		return err
+	}
+	if flags > 1 {
+		return fmt.Errorf("memory limits flags %#x (shared or 64-bit memory): %w", flags, errRefused)
+	}
+	l := &limits{hasMax: flags == 1}
+	if l.min, err = r.u32(); err != nil {
+		return err
+	}
+	if l.hasMax {
+		if l.max, err = r.u32(); err != nil {
+			return err
+		}
+		if l.max < l.min {
+			return r.fail("memory maximum %d below its minimum %d", l.max, l.min)
+		}
+	}
+	m.memory = l
+	return nil
+}
+
+func (m *module) parseGlobals(r *reader) error {
+	n, err := r.count(4)
+	if err != nil {
+		return err
+	}
+	m.globals = make([]global, 0, n)
+	for range n {
+		var g global
+		if g.typ, err = r.byte(); err != nil {
+			return err
+		}
+		switch g.typ {
+		case typeI32, typeI64, typeF32, typeF64, typeV128, typeFuncref, typeExternref:
+		default:
+			return r.fail("global of unknown type %#x", g.typ)
+		}
+		mut, err := r.byte()
+		if err != nil {
+			return err
+		}
+		if mut > 1 {
+			return r.fail("global mutability %d", mut)
+		}
+		g.mut = mut == 1
+		if g.init, err = r.constExpr(); err != nil {
+			return err
+		}
+		m.globals = append(m.globals, g)
+	}
+	return nil
+}
+
+// constExpr reads a constant expression up to and including its "end" and returns its bytes.
+func (r *reader) constExpr() ([]byte, error) {
+	start := r.off
+	for {
+		op, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		switch op {
+		case 0x0b: // end
+			return r.b[start:r.off], nil
+		case 0x41: // i32.const
+			_, err = r.sleb(32)
+		case 0x42: // i64.const
+			_, err = r.sleb(64)
+		case 0x43: // f32.const
+			_, err = r.bytes(4)
+		case 0x44: // f64.const
+			_, err = r.bytes(8)
+		case 0x23, 0xd2: // global.get, ref.func
+			_, err = r.u32()
+		case 0xd0: // ref.null
+			_, err = r.byte()
+		case 0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e: // extended constants: i32/i64 add, sub, mul
+		case 0xfd: // v128.const
+			var sub uint32
+			if sub, err = r.u32(); err == nil {
+				if sub != 12 {
+					return nil, r.fail("SIMD opcode %d in a constant expression", sub)
+				}
+				_, err = r.bytes(16)
+			}
+		default:
+			return nil, r.fail("opcode %#x in a constant expression", op)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (m *module) parseExports(r *reader) error {
+	n, err := r.count(3)
+	if err != nil {
+		return err
+	}
+	seen := make(map[string]bool, n)
+	m.exports = make([]export, 0, n)
+	for range n {
+		var e export
+		if e.name, err = r.name(); err != nil {
+			return err
+		}
+		if seen[e.name] {
+			return r.fail("duplicate export %q", e.name)
+		}
+		seen[e.name] = true
+		if e.kind, err = r.byte(); err != nil {
+			return err
+		}
+		if e.kind > kindGlobal {
+			return r.fail("export %q of unknown kind %d", e.name, e.kind)
+		}
+		if e.idx, err = r.u32(); err != nil {
+			return err
+		}
+		m.exports = append(m.exports, e)
+	}
+	return nil
+}
+
+func (m *module) parseData(r *reader) error {
+	n, err := r.count(3)
+	if err != nil {
+		return err
+	}
+	for range n {
+		flags, err := r.u32()
+		if err != nil {
+			return err
+		}
+		switch flags {
+		case 0: // active, memory 0
+			if _, err := r.constExpr(); err != nil {
+				return err
+			}
+		case 1: // passive
+			m.passive = true
+		case 2: // active, explicit memory
+			if _, err := r.u32(); err != nil {
+				return err
+			}
+			if _, err := r.constExpr(); err != nil {
+				return err
+			}
+		default:
+			return r.fail("data segment flags %d", flags)
+		}
+		size, err := r.u32()
+		if err != nil {
+			return err
+		}
+		if _, err := r.bytes(size); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Encoding.
+
+func appendULEB(b []byte, v uint64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v != 0 {
+			b = append(b, c|0x80)
+			continue
+		}
+		return append(b, c)
+	}
+}
+
+func appendSLEB(b []byte, v int64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
+func appendName(b []byte, s string) []byte {
+	b = appendULEB(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// constFor returns the constant expression that yields raw, a value as wazero reports it (the
+// bits of the value, zero-extended to 64 bits), for a global of type typ.
+func constFor(typ byte, raw uint64) []byte {
+	switch typ {
+	case typeI32:
+		return append(appendSLEB([]byte{0x41}, int64(int32(uint32(raw)))), 0x0b)
+	case typeI64:
+		return append(appendSLEB([]byte{0x42}, int64(raw)), 0x0b)
+	case typeF32:
+		b := binary.LittleEndian.AppendUint32([]byte{0x43}, uint32(raw))
+		return append(b, 0x0b)
+	case typeF64:
+		b := binary.LittleEndian.AppendUint64([]byte{0x44}, raw)
+		return append(b, 0x0b)
+	}
+	panic(fmt.Sprintf("preinit: no constant for type %#x", typ))
+}
+
+func encodeGlobals(gs []global) []byte {
+	b := appendULEB(nil, uint64(len(gs)))
+	for _, g := range gs {
+		mut := byte(0)
+		if g.mut {
+			mut = 1
+		}
+		b = append(b, g.typ, mut)
+		b = append(b, g.init...)
+	}
+	return b
+}
+
+func encodeExports(es []export) []byte {
+	b := appendULEB(nil, uint64(len(es)))
+	for _, e := range es {
+		b = appendName(b, e.name)
+		b = append(b, e.kind)
+		b = appendULEB(b, uint64(e.idx))
+	}
+	return b
+}
+
+func encodeMemory(l limits) []byte {
+	b := []byte{1}
+	if l.hasMax {
+		b = append(b, 1)
+		b = appendULEB(b, uint64(l.min))
+		return appendULEB(b, uint64(l.max))
+	}
+	b = append(b, 0)
+	return appendULEB(b, uint64(l.min))
+}
+
+// segment is an active data segment of memory 0.
+type segment struct {
+	off  uint32
+	data []byte
+}
+
+func encodeData(segs []segment) []byte {
+	n := 8
+	for _, s := range segs {
+		n += len(s.data) + 16
+	}
+	b := make([]byte, 0, n)
+	b = appendULEB(b, uint64(len(segs)))
+	for _, s := range segs {
+		b = append(b, 0x00, 0x41)
+		b = appendSLEB(b, int64(int32(s.off)))
+		b = append(b, 0x0b)
+		b = appendULEB(b, uint64(len(s.data)))
+		b = append(b, s.data...)
+	}
+	return b
+}
+
+// encode writes a module from its sections: a section whose id is in replace gets that body
+// instead (and is dropped when the body is nil); a replacement for a section the module lacks
+// is inserted at its rank.
+func encode(sections []section, replace map[byte][]byte) []byte {
+	size := len(magic)
+	for _, s := range sections {
+		size += len(s.body) + 6
+	}
+	for _, b := range replace {
+		size += len(b) + 6
+	}
+	out := make([]byte, 0, size)
+	out = append(out, magic...)
+	put := func(id byte, body []byte) {
+		out = append(out, id)
+		out = appendULEB(out, uint64(len(body)))
+		out = append(out, body...)
+	}
+	done := map[byte]bool{}
+	// insertBefore emits the pending replacements that rank before rank.
+	insertBefore := func(rank int) {
+		for id := byte(1); id <= secDataCount; id++ {
+			body, ok := replace[id]
+			if ok && !done[id] && body != nil && sectionRank[id] < rank {
+				done[id] = true
+				put(id, body)
+			}
+		}
+	}
+	// A replacement for a missing section goes right after the last section ranked before it,
+	// so it lands before any custom section that follows (such as "name").
+	lastRank := 0
+	for _, s := range sections {
+		if s.id != secCustom {
+			lastRank = max(lastRank, sectionRank[s.id])
+		}
+	}
+	for _, s := range sections {
+		if s.id != secCustom {
+			insertBefore(sectionRank[s.id])
+			if body, ok := replace[s.id]; ok {
+				done[s.id] = true
+				if body != nil {
+					put(s.id, body)
+				}
+			} else {
+				put(s.id, s.body)
+			}
+			if sectionRank[s.id] == lastRank {
+				insertBefore(math.MaxInt)
+			}
+			continue
+		}
+		put(s.id, s.body)
+	}
+	insertBefore(math.MaxInt)
+	return out
+}
