@@ -1,8 +1,11 @@
 package policy
 
 import (
-	"encoding/json"
 	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/open-policy-agent/opa/v1/ast"
 )
 
 // Decision is the policy's decision document (data.loadout.decision), decoded and checked.
@@ -17,12 +20,18 @@ type Decision struct {
 	SpawnEnv SpawnEnv    `json:"spawnEnv"`
 	Warnings []Warning   `json:"warnings"`
 
-	raw any // the document as the policy produced it
+	raw func() any // the document as the policy produced it, converted once on first use
 }
 
-// Raw is the decision document exactly as the policy produced it (for `loadout policy eval`).
-// The caller must not modify it.
-func (d *Decision) Raw() any { return d.raw }
+// Raw is the decision document exactly as the policy produced it (for `loadout policy eval`),
+// as JSON values (map[string]any, []any, string, bool, json.Number). It is converted on the
+// first call; the caller must not modify it. Safe for concurrent use.
+func (d *Decision) Raw() any {
+	if d.raw == nil {
+		return nil
+	}
+	return d.raw()
+}
 
 // ServerDecision is the verdict on one server.
 type ServerDecision struct {
@@ -69,74 +78,48 @@ type Warning struct {
 }
 
 // decodeDecision checks and decodes the evaluated document v, whose servers and skills arrays
-// must have nServers and nSkills entries.
-func decodeDecision(v any, nServers, nSkills int) (*Decision, error) {
-	doc, ok := v.(map[string]any)
+// must have nServers and nSkills entries. It reads the AST the evaluation produced directly:
+// no conversion to Go maps.
+func decodeDecision(v ast.Value, nServers, nSkills int) (*Decision, error) {
+	doc, ok := v.(ast.Object)
 	if !ok {
 		return nil, &MalformedError{Path: "decision", Msg: fmt.Sprintf("is %s, want an object", kind(v))}
 	}
-	d := &Decision{raw: v}
+	d := &Decision{raw: sync.OnceValue(func() any {
+		j, err := ast.JSON(v)
+		if err != nil {
+			return nil
+		}
+		return j
+	})}
 	servers, err := array(doc, "servers", "servers")
 	if err != nil {
 		return nil, err
 	}
-	if len(servers) != nServers {
-		return nil, &MalformedError{Path: "servers", Msg: fmt.Sprintf("has %d entries, want one per request server (%d)", len(servers), nServers)}
+	if servers.Len() != nServers {
+		return nil, &MalformedError{Path: "servers", Msg: fmt.Sprintf("has %d entries, want one per request server (%d)", servers.Len(), nServers)}
 	}
-	d.Servers = make([]ServerDecision, len(servers))
-	for i, sv := range servers {
-		p := fmt.Sprintf("servers[%d]", i)
-		o, err := object(sv, p)
+	d.Servers = make([]ServerDecision, servers.Len())
+	for i := range d.Servers {
+		o, err := object(servers.Elem(i).Value, indexPath("servers", i))
 		if err != nil {
 			return nil, err
 		}
-		sd := &d.Servers[i]
-		if sd.Allow, err = boolField(o, "allow", p); err != nil {
+		if err := decodeServer(o, &d.Servers[i], i); err != nil {
 			return nil, err
-		}
-		if sd.Reasons, err = stringList(o, "reasons", p); err != nil {
-			return nil, err
-		}
-		if sd.Allow != (len(sd.Reasons) == 0) {
-			return nil, &MalformedError{Path: p, Msg: "allow must be true exactly when reasons is empty"}
-		}
-		drops, err := array(o, "drop", p)
-		if err != nil {
-			return nil, err
-		}
-		sd.Drop = make([]Drop, len(drops))
-		for j, dv := range drops {
-			dp := fmt.Sprintf("%s.drop[%d]", p, j)
-			do, err := object(dv, dp)
-			if err != nil {
-				return nil, err
-			}
-			dr := &sd.Drop[j]
-			if dr.Field, err = stringField(do, "field", dp); err != nil {
-				return nil, err
-			}
-			if dr.Field != "env" && dr.Field != "headers" && dr.Field != "allowedTools" {
-				return nil, &MalformedError{Path: dp + ".field", Msg: fmt.Sprintf("is %q, want env, headers or allowedTools", dr.Field)}
-			}
-			if dr.Key, err = stringField(do, "key", dp); err != nil {
-				return nil, err
-			}
-			if dr.Reason, err = nonEmptyString(do, "reason", dp); err != nil {
-				return nil, err
-			}
 		}
 	}
 	skills, err := array(doc, "skills", "skills")
 	if err != nil {
 		return nil, err
 	}
-	if len(skills) != nSkills {
-		return nil, &MalformedError{Path: "skills", Msg: fmt.Sprintf("has %d entries, want one per request skill (%d)", len(skills), nSkills)}
+	if skills.Len() != nSkills {
+		return nil, &MalformedError{Path: "skills", Msg: fmt.Sprintf("has %d entries, want one per request skill (%d)", skills.Len(), nSkills)}
 	}
-	d.Skills = make([]SkillDecision, len(skills))
-	for i, sv := range skills {
-		p := fmt.Sprintf("skills[%d]", i)
-		o, err := object(sv, p)
+	d.Skills = make([]SkillDecision, skills.Len())
+	for i := range d.Skills {
+		p := indexPath("skills", i)
+		o, err := object(skills.Elem(i).Value, p)
 		if err != nil {
 			return nil, err
 		}
@@ -154,20 +137,26 @@ func decodeDecision(v any, nServers, nSkills int) (*Decision, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.Secrets = make([]SecretRef, len(secrets))
-	for i, sv := range secrets {
-		p := fmt.Sprintf("secrets[%d]", i)
-		o, err := object(sv, p)
+	d.Secrets = make([]SecretRef, secrets.Len())
+	for i := range d.Secrets {
+		p := indexPath("secrets", i)
+		o, err := object(secrets.Elem(i).Value, p)
 		if err != nil {
 			return nil, err
 		}
 		s := &d.Secrets[i]
-		n, ok := o["server"].(json.Number)
-		idx, ierr := n.Int64()
-		if !ok || ierr != nil || idx < 0 || idx >= int64(nServers) {
-			return nil, &MalformedError{Path: p + ".server", Msg: fmt.Sprintf("is %v, want a request server index", o["server"])}
+		sv := o.Get(termServer)
+		var idx int
+		ok := false
+		if sv != nil {
+			if n, isNum := sv.Value.(ast.Number); isNum {
+				idx, ok = n.Int()
+			}
 		}
-		s.Server = int(idx)
+		if !ok || idx < 0 || idx >= nServers {
+			return nil, &MalformedError{Path: p + ".server", Msg: fmt.Sprintf("is %s, want a request server index", show(sv))}
+		}
+		s.Server = idx
 		if s.Field, err = stringField(o, "field", p); err != nil {
 			return nil, err
 		}
@@ -178,7 +167,7 @@ func decodeDecision(v any, nServers, nSkills int) (*Decision, error) {
 			return nil, err
 		}
 	}
-	se, err := object(doc["spawnEnv"], "spawnEnv")
+	se, err := object(get(doc, "spawnEnv"), "spawnEnv")
 	if err != nil {
 		return nil, err
 	}
@@ -190,17 +179,17 @@ func decodeDecision(v any, nServers, nSkills int) (*Decision, error) {
 	}
 	for i, pfx := range d.SpawnEnv.Prefixes {
 		if pfx == "" {
-			return nil, &MalformedError{Path: fmt.Sprintf("spawnEnv.prefixes[%d]", i), Msg: "is empty: it would pass the whole host environment"}
+			return nil, &MalformedError{Path: indexPath("spawnEnv.prefixes", i), Msg: "is empty: it would pass the whole host environment"}
 		}
 	}
 	warnings, err := array(doc, "warnings", "warnings")
 	if err != nil {
 		return nil, err
 	}
-	d.Warnings = make([]Warning, len(warnings))
-	for i, wv := range warnings {
-		p := fmt.Sprintf("warnings[%d]", i)
-		o, err := object(wv, p)
+	d.Warnings = make([]Warning, warnings.Len())
+	for i := range d.Warnings {
+		p := indexPath("warnings", i)
+		o, err := object(warnings.Elem(i).Value, p)
 		if err != nil {
 			return nil, err
 		}
@@ -221,62 +210,150 @@ func decodeDecision(v any, nServers, nSkills int) (*Decision, error) {
 	return d, nil
 }
 
-func kind(v any) string {
+// decodeServer decodes servers[i] into sd.
+func decodeServer(o ast.Object, sd *ServerDecision, i int) error {
+	p := indexPath("servers", i)
+	var err error
+	if sd.Allow, err = boolField(o, "allow", p); err != nil {
+		return err
+	}
+	if sd.Reasons, err = stringList(o, "reasons", p); err != nil {
+		return err
+	}
+	if sd.Allow != (len(sd.Reasons) == 0) {
+		return &MalformedError{Path: p, Msg: "allow must be true exactly when reasons is empty"}
+	}
+	drops, err := array(o, "drop", p)
+	if err != nil {
+		return err
+	}
+	if drops.Len() == 0 {
+		sd.Drop = []Drop{}
+		return nil
+	}
+	sd.Drop = make([]Drop, drops.Len())
+	for j := range sd.Drop {
+		dp := p + indexPath(".drop", j)
+		do, err := object(drops.Elem(j).Value, dp)
+		if err != nil {
+			return err
+		}
+		dr := &sd.Drop[j]
+		if dr.Field, err = stringField(do, "field", dp); err != nil {
+			return err
+		}
+		if dr.Field != "env" && dr.Field != "headers" && dr.Field != "allowedTools" {
+			return &MalformedError{Path: dp + ".field", Msg: fmt.Sprintf("is %q, want env, headers or allowedTools", dr.Field)}
+		}
+		if dr.Key, err = stringField(do, "key", dp); err != nil {
+			return err
+		}
+		if dr.Reason, err = nonEmptyString(do, "reason", dp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// indexPath is prefix[i]; it is only built on the error path or per array entry.
+func indexPath(prefix string, i int) string {
+	return prefix + "[" + strconv.Itoa(i) + "]"
+}
+
+// Keys of the decision document, as terms built once.
+var (
+	termServer = ast.StringTerm("server")
+	docKeys    = map[string]*ast.Term{}
+)
+
+func init() {
+	for _, k := range []string{"servers", "skills", "secrets", "spawnEnv", "warnings", "allow", "reasons", "drop",
+		"field", "key", "reason", "server", "keys", "prefixes", "code", "message", "skill"} {
+		docKeys[k] = ast.StringTerm(k)
+	}
+}
+
+// get is o[key], or nil when o has no such key.
+func get(o ast.Object, key string) ast.Value {
+	kt, ok := docKeys[key]
+	if !ok {
+		kt = ast.StringTerm(key)
+	}
+	if t := o.Get(kt); t != nil {
+		return t.Value
+	}
+	return nil
+}
+
+func kind(v ast.Value) string {
 	switch v.(type) {
-	case nil:
+	case nil, ast.Null:
 		return "null"
-	case map[string]any:
+	case ast.Object:
 		return "an object"
-	case []any:
+	case *ast.Array:
 		return "an array"
-	case string:
+	case ast.Set:
+		return "a set"
+	case ast.String:
 		return "a string"
-	case bool:
+	case ast.Boolean:
 		return "a boolean"
-	case json.Number:
+	case ast.Number:
 		return "a number"
 	default:
 		return fmt.Sprintf("%T", v)
 	}
 }
 
-func object(v any, path string) (map[string]any, error) {
-	o, ok := v.(map[string]any)
+// show is t's value in Rego syntax, or "undefined".
+func show(t *ast.Term) string {
+	if t == nil {
+		return "undefined"
+	}
+	return t.Value.String()
+}
+
+func object(v ast.Value, path string) (ast.Object, error) {
+	o, ok := v.(ast.Object)
 	if !ok {
 		return nil, &MalformedError{Path: path, Msg: fmt.Sprintf("is %s, want an object", kind(v))}
 	}
 	return o, nil
 }
 
-func array(o map[string]any, key, path string) ([]any, error) {
+func array(o ast.Object, key, path string) (*ast.Array, error) {
 	p := key
 	if path != key {
 		p = path + "." + key
 	}
-	a, ok := o[key].([]any)
+	v := get(o, key)
+	a, ok := v.(*ast.Array)
 	if !ok {
-		return nil, &MalformedError{Path: p, Msg: fmt.Sprintf("is %s, want an array", kind(o[key]))}
+		return nil, &MalformedError{Path: p, Msg: fmt.Sprintf("is %s, want an array", kind(v))}
 	}
 	return a, nil
 }
 
-func boolField(o map[string]any, key, path string) (bool, error) {
-	b, ok := o[key].(bool)
+func boolField(o ast.Object, key, path string) (bool, error) {
+	v := get(o, key)
+	b, ok := v.(ast.Boolean)
 	if !ok {
-		return false, &MalformedError{Path: path + "." + key, Msg: fmt.Sprintf("is %s, want a boolean", kind(o[key]))}
+		return false, &MalformedError{Path: path + "." + key, Msg: fmt.Sprintf("is %s, want a boolean", kind(v))}
 	}
-	return b, nil
+	return bool(b), nil
 }
 
-func stringField(o map[string]any, key, path string) (string, error) {
-	s, ok := o[key].(string)
+func stringField(o ast.Object, key, path string) (string, error) {
+	v := get(o, key)
+	s, ok := v.(ast.String)
 	if !ok {
-		return "", &MalformedError{Path: path + "." + key, Msg: fmt.Sprintf("is %s, want a string", kind(o[key]))}
+		return "", &MalformedError{Path: path + "." + key, Msg: fmt.Sprintf("is %s, want a string", kind(v))}
 	}
-	return s, nil
+	return string(s), nil
 }
 
-func nonEmptyString(o map[string]any, key, path string) (string, error) {
+func nonEmptyString(o ast.Object, key, path string) (string, error) {
 	s, err := stringField(o, key, path)
 	if err == nil && s == "" {
 		err = &MalformedError{Path: path + "." + key, Msg: "is empty, want a code"}
@@ -284,25 +361,25 @@ func nonEmptyString(o map[string]any, key, path string) (string, error) {
 	return s, err
 }
 
-func optionalString(o map[string]any, key, path string) (string, error) {
-	if _, ok := o[key]; !ok {
+func optionalString(o ast.Object, key, path string) (string, error) {
+	if get(o, key) == nil {
 		return "", nil
 	}
 	return stringField(o, key, path)
 }
 
-func stringList(o map[string]any, key, path string) ([]string, error) {
+func stringList(o ast.Object, key, path string) ([]string, error) {
 	a, err := array(o, key, path)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, len(a))
-	for i, v := range a {
-		s, ok := v.(string)
+	out := make([]string, a.Len())
+	for i := range out {
+		s, ok := a.Elem(i).Value.(ast.String)
 		if !ok {
-			return nil, &MalformedError{Path: fmt.Sprintf("%s.%s[%d]", path, key, i), Msg: fmt.Sprintf("is %s, want a string", kind(v))}
+			return nil, &MalformedError{Path: fmt.Sprintf("%s.%s[%d]", path, key, i), Msg: fmt.Sprintf("is %s, want a string", kind(a.Elem(i).Value))}
 		}
-		out[i] = s
+		out[i] = string(s)
 	}
 	return out, nil
 }

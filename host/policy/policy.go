@@ -13,9 +13,11 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/loader"
+	"github.com/open-policy-agent/opa/v1/metrics"
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/storage"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
+	"github.com/open-policy-agent/opa/v1/topdown"
 
 	"github.com/loadout-dev/loadout/host/spec"
 	"github.com/loadout-dev/loadout/policies"
@@ -141,7 +143,7 @@ func load(fsys fs.FS, withTests bool) (map[string]*ast.Module, storage.Store, er
 	if len(modules) == 0 {
 		return nil, nil, errors.New("load policies: no Rego module found")
 	}
-	return modules, inmem.NewFromObjectWithOpts(res.Documents, inmem.OptRoundTripOnWrite(false)), nil
+	return modules, inmem.NewFromObjectWithOpts(res.Documents, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true)), nil
 }
 
 // CompileError is a policy that does not parse or compile. Errors keeps OPA's errors, each
@@ -196,17 +198,38 @@ func compileError(err error) error {
 // Safe for concurrent use.
 func (e *Engine) Decide(ctx context.Context, req *spec.Request, hostEnv []spec.Pair) (*Decision, error) {
 	facts := ComputeFacts(req, hostEnv)
-	rs, err := e.query.Eval(ctx, rego.EvalParsedInput(inputValue(req, &facts)), rego.EvalTime(evalTime))
+	// Cancellation: OPA would start a goroutine per evaluation to watch ctx; a callback
+	// registered on ctx (none for a context that is never done) costs less.
+	cancel := topdown.NewCancel()
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, cancel.Cancel)
+		defer stop()
+	}
+	rs, err := e.query.Eval(ctx,
+		rego.EvalParsedInput(inputValue(req, &facts)),
+		rego.EvalTime(evalTime),
+		rego.EvalMetrics(metrics.NoOp()),
+		rego.EvalExternalCancel(cancel),
+		rego.EvalGenerateJSON(keepAST),
+	)
 	if err != nil {
 		return nil, fmt.Errorf("evaluate %s: %w", Query, err)
 	}
 	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
 		return nil, ErrNoDecision
 	}
-	d, err := decodeDecision(rs[0].Expressions[0].Value, len(req.Servers), len(req.Skills))
+	t, ok := rs[0].Expressions[0].Value.(*ast.Term)
+	if !ok {
+		return nil, fmt.Errorf("evaluate %s: result is %T, want an AST term", Query, rs[0].Expressions[0].Value)
+	}
+	d, err := decodeDecision(t.Value, len(req.Servers), len(req.Skills))
 	if err != nil {
 		return nil, err
 	}
 	e.logger.Debug("policy decided", "servers", len(d.Servers), "skills", len(d.Skills), "secrets", len(d.Secrets))
 	return d, nil
 }
+
+// keepAST hands the evaluated term to Decide as it is: decodeDecision reads the AST, and the
+// JSON form is only built if Decision.Raw asks for it.
+func keepAST(t *ast.Term, _ *rego.EvalContext) (any, error) { return t, nil }
