@@ -2,6 +2,7 @@ package preinit_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -70,10 +71,14 @@ func BenchmarkCall(b *testing.B) {
 // private wazero runtime, _initialize, read the state, emit the module).
 func BenchmarkSnapshot(b *testing.B) {
 	orig, _ := claude(b)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := preinit.Snapshot(context.Background(), orig, preinit.Options{}); err != nil {
-			b.Fatalf("Snapshot: %v", err)
-		}
+	for _, interp := range []bool{false, true} {
+		b.Run(fmt.Sprintf("interpreter=%v", interp), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := preinit.Snapshot(context.Background(), orig, preinit.Options{Interpreter: interp}); err != nil {
+					b.Fatalf("Snapshot: %v", err)
+				}
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package preinit_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -124,6 +125,9 @@ func TestSnapshotDeterministic(t *testing.T) {
 	again, err := preinit.Snapshot(context.Background(), orig, preinit.Options{})
 	require.NoError(t, err, "second Snapshot(claude plugin)")
 	assert.True(t, bytes.Equal(snap, again), "two Snapshot calls on the same module gave different bytes (%d and %d bytes)", len(snap), len(again))
+	interp, err := preinit.Snapshot(context.Background(), orig, preinit.Options{Interpreter: true})
+	require.NoError(t, err, "Snapshot(claude plugin, Interpreter)")
+	assert.True(t, bytes.Equal(snap, interp), "Snapshot on the interpreter and on the compiler gave different bytes (%d and %d bytes)", len(interp), len(snap))
 	twice, err := preinit.Snapshot(context.Background(), snap, preinit.Options{})
 	require.NoError(t, err, "Snapshot(snapshot)")
 	assert.True(t, bytes.Equal(snap, twice), "Snapshot of a module without %s should return it unchanged", abi.ExportInitialize)
@@ -150,18 +154,20 @@ func TestSnapshotFailures(t *testing.T) {
 		{"reserved export", "reserved", engine.Limits{}, nil, false, "reserved prefix"},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			start := time.Now()
-			_, err := preinit.Snapshot(context.Background(), wat(t, tc.fixture), preinit.Options{Limits: tc.limits})
-			require.Error(t, err, "Snapshot(%s) should fail", tc.fixture)
-			assert.Less(t, time.Since(start), 10*time.Second, "Snapshot(%s) should stop promptly", tc.fixture)
-			assert.Contains(t, err.Error(), tc.msg, "Snapshot(%s) error", tc.fixture)
-			if tc.is != nil {
-				assert.ErrorIs(t, err, tc.is, "Snapshot(%s) error", tc.fixture)
-			}
-			var te *engine.TrapError
-			assert.Equal(t, tc.trap, errorsAs(err, &te), "Snapshot(%s) error %v: is a *engine.TrapError", tc.fixture, err)
-		})
+		for _, interp := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/interpreter=%v", tc.name, interp), func(t *testing.T) {
+				start := time.Now()
+				_, err := preinit.Snapshot(context.Background(), wat(t, tc.fixture), preinit.Options{Limits: tc.limits, Interpreter: interp})
+				require.Error(t, err, "Snapshot(%s) should fail", tc.fixture)
+				assert.Less(t, time.Since(start), 10*time.Second, "Snapshot(%s) should stop promptly", tc.fixture)
+				assert.Contains(t, err.Error(), tc.msg, "Snapshot(%s) error", tc.fixture)
+				if tc.is != nil {
+					assert.ErrorIs(t, err, tc.is, "Snapshot(%s) error", tc.fixture)
+				}
+				var te *engine.TrapError
+				assert.Equal(t, tc.trap, errorsAs(err, &te), "Snapshot(%s) error %v: is a *engine.TrapError", tc.fixture, err)
+			})
+		}
 	}
 }
 

@@ -80,3 +80,25 @@ func TestSnapshotGlobalsAndDataRoundTrip(t *testing.T) {
 	assert.Equal(t, uint64(0), want.values["ref_is_null"], "funcref global keeps its function")
 	assert.Equal(t, "Hello, data", string(want.memory[16:27]), "data segment changed by _initialize")
 }
+
+func TestSnapshotDataCount(t *testing.T) {
+	ctx := context.Background()
+	snap, err := preinit.Snapshot(ctx, wat(t, "datacount"), preinit.Options{})
+	require.NoError(t, err, "Snapshot(datacount.wat)")
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCoreFeatures(api.CoreFeaturesV2))
+	defer rt.Close(ctx)
+	mod, err := rt.Instantiate(ctx, snap)
+	require.NoError(t, err, "instantiate the snapshot of datacount.wat: its code names data segment 3")
+	_, err = mod.ExportedFunction("drop3").Call(ctx)
+	require.NoError(t, err, "call drop3 on the snapshot")
+	res, err := mod.ExportedFunction("byte100").Call(ctx)
+	require.NoError(t, err, "call byte100 on the snapshot")
+	assert.Equal(t, uint64(0), res[0], "byte 100 after _initialize cleared it")
+}
+
+func TestSnapshotWithoutInitialize(t *testing.T) {
+	orig := wat(t, "noinit")
+	got, err := preinit.Snapshot(context.Background(), orig, preinit.Options{})
+	require.NoError(t, err, "Snapshot(noinit.wat)")
+	assert.Equal(t, orig, got, "Snapshot of a module without %s returns it unchanged", abi.ExportInitialize)
+}

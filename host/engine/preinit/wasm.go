@@ -209,6 +209,7 @@ type module struct {
 	hasStart  bool
 	dataCount bool
 	passive   bool // some data segment is passive
+	dataSegs  uint32
 }
 
 var magic = []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
@@ -459,6 +460,7 @@ func (m *module) parseData(r *reader) error {
 	if err != nil {
 		return err
 	}
+	m.dataSegs = n
 	for range n {
 		flags, err := r.u32()
 		if err != nil {
