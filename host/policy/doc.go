@@ -15,14 +15,23 @@
 // # Input
 //
 // The policy sees {"request": <spec.Request as JSON>, "facts": <Facts as JSON>} (type Input),
-// built directly as an ast.Value. Facts are sparse (false, "" and empty lists are left out)
-// and aligned by index with the request. Each server has "flags" (the boolean facts that hold:
-// idInvalid, idDoubleUnderscore, idTrailingUnderscore, transportInvalid, commandInvalid,
+// built directly as an ast.Value. Go computes every per-entry predicate once per request, so
+// the Rego only maps facts to codes and never parses, matches patterns or scans lists. The
+// tunables (data.tunables: refused env keys, prefixes and suffixes, reserved ids, the
+// tool-name pattern, user-credential and always-secret names, URL schemes, denied skill names)
+// stay in the policy's data files; New reads them once and a malformed one stops it. Only
+// spawnEnv (data.tunables.allow.host_env) is read by the Rego itself.
+//
+// Facts are sparse (false, "" and empty lists are left out) and aligned by index with the
+// request. Each server has "flags" (the server facts that hold: idInvalid,
+// idDoubleUnderscore, idTrailingUnderscore, idReserved, transportInvalid, commandInvalid,
 // urlMissing, urlBadBytes, urlUserinfo, urlHostsDisagree, urlBadPort, urlEmptyHost), "url"
-// (http servers: baseMatch, scheme, baseHost, urlHost, loopback), "env" (per entry: upper,
-// keyInvalid, valueInvalid, prefixes and suffixes cut at each '_'), "headers" (per entry: lower,
-// nameInvalid, valueInvalid), "sharedAuthorityOK" and "token" (a stored token exists). The
-// top level also lists "http" and "credentialed" server indices and the host's "hostEnv"
+// (http servers: baseMatch, scheme, baseHost, urlHost, loopback, schemeAnywhere,
+// schemeLoopback), "env", "headers" and "tools" (only the entries with a fact, in request
+// order: key plus keyInvalid, keyRefused, nameInvalid, valueInvalid, userCredential,
+// tokenHeader, secretNamed, alwaysSecret, valueEmpty), "sharedAuthorityOK" and "token" (a
+// stored token exists). "skills" is aligned with request.skills ("nameDenied"). The top
+// level also lists "http" and "credentialed" server indices and the host's "hostEnv"
 // variable names (never values).
 //
 // # Decision document

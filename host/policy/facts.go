@@ -3,19 +3,23 @@ package policy
 import (
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/loadout-dev/loadout/host/spec"
 )
 
-// Facts are what Go reads out of a request so that the policy only decides and never parses.
-// They are aligned by index with the request: Servers[i] describes request.mcpServers[i], and
-// within it Env[j] and Headers[j] describe the server's env[j] and headers[j]. Facts are
+// Facts are what Go reads out of a request so that the policy only decides and never parses or
+// scans: every per-entry predicate (shape checks, membership in a tunable list, prefix and
+// suffix matches, the tool-name pattern) is a fact computed once per request, with the lists
+// and patterns read from the policy's own data (data.tunables) when the Engine is built.
+// Servers[i] describes request.mcpServers[i] and Skills[k] request.skills[k]. Facts are
 // sparse: a false boolean, an empty string or list is left out of the policy input (the JSON
-// tags say so), which keeps the input small and the rules simple (`f.x` / `not f.x`).
+// tags say so), and only the entries with a fact are listed, so rules visit what matters.
 type Facts struct {
 	Servers []ServerFacts `json:"servers"`
+	Skills  []SkillFacts  `json:"skills"`
 	// HTTP lists the indices of the http servers, Credentialed those with credentials or
 	// users set, so rules about them need not visit every server.
 	HTTP         []int `json:"http,omitempty"`
@@ -24,12 +28,13 @@ type Facts struct {
 	HostEnv []string `json:"hostEnv,omitempty"`
 }
 
-// Server flags: the boolean facts of a server that hold, in this order. The policy maps each
-// to a deny code (or ignores it).
+// Server flags: the server-level facts that hold, in this order. The policy maps each to a
+// deny code (or ignores it).
 const (
 	FlagIDInvalid            = "idInvalid"            // id does not match ^[a-z0-9][a-z0-9_-]{0,63}$
 	FlagIDDoubleUnderscore   = "idDoubleUnderscore"   // id holds "__" (R2)
 	FlagIDTrailingUnderscore = "idTrailingUnderscore" // id ends with "_" (R2)
+	FlagIDReserved           = "idReserved"           // id is in allow.ids.reserved or starts with one of allow.ids.reserved_prefixes
 	FlagTransportInvalid     = "transportInvalid"     // transport is neither stdio nor http
 	// FlagCommandInvalid: a stdio command is blank, has surrounding whitespace, holds NUL, CR
 	// or LF, or starts with '-' (R12).
@@ -45,10 +50,13 @@ const (
 
 // ServerFacts are the facts of one server.
 type ServerFacts struct {
-	Flags   []string      `json:"flags,omitempty"`
-	URL     *URLFacts     `json:"url,omitempty"` // http servers only
-	Env     []EnvFacts    `json:"env,omitempty"`
-	Headers []HeaderFacts `json:"headers,omitempty"`
+	Flags []string  `json:"flags,omitempty"`
+	URL   *URLFacts `json:"url,omitempty"` // http servers only
+	// Env, Headers and Tools list, in request order, the entries of env, headers and
+	// allowedTools that have a fact other than ValueEmpty; the others are left out.
+	Env     []EntryFacts `json:"env,omitempty"`
+	Headers []EntryFacts `json:"headers,omitempty"`
+	Tools   []EntryFacts `json:"tools,omitempty"`
 	// SharedAuthorityOK: sharedAuthority is a non-blank single line.
 	SharedAuthorityOK bool `json:"sharedAuthorityOK,omitempty"`
 	// Token: the request carries a non-empty stored token for this server's id.
@@ -69,40 +77,71 @@ type URLFacts struct {
 	// Loopback: the base host is localhost (any case), a canonical dotted quad in 127.0.0.0/8
 	// (net/netip, Unmap before IsLoopback), or exactly [::1].
 	Loopback bool `json:"loopback,omitempty"`
+	// SchemeAnywhere / SchemeLoopback: Scheme is in url.schemes_anywhere / url.schemes_loopback.
+	SchemeAnywhere bool `json:"schemeAnywhere,omitempty"`
+	SchemeLoopback bool `json:"schemeLoopback,omitempty"`
 
 	present, badBytes, userinfo, hostsDisagree, badPort, hostEmpty bool
 }
 
-// EnvFacts describe one entry of a server's env (R4).
-type EnvFacts struct {
-	Upper string `json:"upper"` // the key, uppercased
-	// KeyInvalid: the key does not match ^[A-Za-z_][A-Za-z0-9_]{0,127}$.
+// EntryFacts describe one entry of a server's env, headers or allowedTools. Key is the env or
+// header name or the tool entry, as the request spells it; the booleans are the facts that
+// hold (each applies to the fields its comment names).
+type EntryFacts struct {
+	Key string `json:"key"`
+	// KeyInvalid (env): the key does not match ^[A-Za-z_][A-Za-z0-9_]{0,127}$.
 	KeyInvalid bool `json:"keyInvalid,omitempty"`
-	// ValueInvalid: the value holds a NUL.
+	// KeyRefused (env): the uppercased key is in allow.env_refused.keys, or starts with one of
+	// its prefixes or ends with one of its suffixes (R4).
+	KeyRefused bool `json:"keyRefused,omitempty"`
+	// NameInvalid (headers: not an RFC 9110 token; allowedTools: does not match
+	// allow.tools.pattern, R3).
+	NameInvalid bool `json:"nameInvalid,omitempty"`
+	// ValueInvalid (env: the value holds a NUL; headers: CR, LF or NUL).
 	ValueInvalid bool `json:"valueInvalid,omitempty"`
-	// Prefixes are Upper up to and including each '_', Suffixes Upper from each '_' on, so the
-	// policy matches refused prefixes and suffixes by set lookup. Empty when KeyInvalid.
-	Prefixes []string `json:"prefixes,omitempty"`
-	Suffixes []string `json:"suffixes,omitempty"`
+	// UserCredential: the name is in secrets.user_credential_env (env, uppercased) or
+	// secrets.user_credential_headers (headers, lowercased).
+	UserCredential bool `json:"userCredential,omitempty"`
+	// TokenHeader (headers): the name is Authorization (any case), where an http server's
+	// stored token goes.
+	TokenHeader bool `json:"tokenHeader,omitempty"`
+	// SecretNamed (env, headers): the name is one of the server's secretKeys.
+	SecretNamed bool `json:"secretNamed,omitempty"`
+	// AlwaysSecret (headers): the lowercased name is in secrets.always_secret_headers.
+	AlwaysSecret bool `json:"alwaysSecret,omitempty"`
+	// ValueEmpty (env, headers): the value is empty.
+	ValueEmpty bool `json:"valueEmpty,omitempty"`
 }
 
-// HeaderFacts describe one configured header (R5).
-type HeaderFacts struct {
-	Lower        string `json:"lower"`                  // the name, lowercased
-	NameInvalid  bool   `json:"nameInvalid,omitempty"`  // the name is not an RFC 9110 token
-	ValueInvalid bool   `json:"valueInvalid,omitempty"` // the value holds CR, LF or NUL
+// listed reports whether an entry has a fact other than ValueEmpty.
+func (e *EntryFacts) listed() bool {
+	return e.KeyInvalid || e.KeyRefused || e.NameInvalid || e.ValueInvalid || e.UserCredential ||
+		e.TokenHeader || e.SecretNamed || e.AlwaysSecret
 }
 
-// ComputeFacts computes the facts of req and hostEnv. It never fails: a value it cannot read
-// is a fact.
-func ComputeFacts(req *spec.Request, hostEnv []spec.Pair) Facts {
-	f := Facts{Servers: make([]ServerFacts, len(req.Servers))}
-	for _, p := range hostEnv {
-		f.HostEnv = append(f.HostEnv, p.Name)
+// SkillFacts are the facts of one skill.
+type SkillFacts struct {
+	// NameDenied: the lowercased name is in allow.skills.denied_names.
+	NameDenied bool `json:"nameDenied,omitempty"`
+}
+
+// Facts computes the facts of req and hostEnv with the engine's tunables. It never fails: a
+// value it cannot read is a fact. Safe for concurrent use.
+func (e *Engine) Facts(req *spec.Request, hostEnv []spec.Pair) Facts {
+	return computeFacts(req, hostEnv, e.tunables)
+}
+
+func computeFacts(req *spec.Request, hostEnv []spec.Pair, t *tunables) Facts {
+	f := Facts{Servers: make([]ServerFacts, len(req.Servers)), Skills: make([]SkillFacts, len(req.Skills))}
+	if len(hostEnv) > 0 {
+		f.HostEnv = make([]string, len(hostEnv))
+		for i, p := range hostEnv {
+			f.HostEnv[i] = p.Name
+		}
 	}
 	for i := range req.Servers {
 		s := &req.Servers[i]
-		f.Servers[i] = serverFacts(req, s)
+		serverFacts(&f.Servers[i], req, s, t)
 		if s.Transport == "http" {
 			f.HTTP = append(f.HTTP, i)
 		}
@@ -110,14 +149,15 @@ func ComputeFacts(req *spec.Request, hostEnv []spec.Pair) Facts {
 			f.Credentialed = append(f.Credentialed, i)
 		}
 	}
+	for k := range req.Skills {
+		f.Skills[k].NameDenied = len(t.deniedSkills) > 0 && t.deniedSkills.has(strings.ToLower(req.Skills[k].Name))
+	}
 	return f
 }
 
-func serverFacts(req *spec.Request, s *spec.Server) ServerFacts {
-	sf := ServerFacts{
-		SharedAuthorityOK: strings.TrimSpace(s.SharedAuthority) != "" && !strings.ContainsAny(s.SharedAuthority, "\r\n"),
-		Token:             tokenFor(req, s.ID) != "",
-	}
+func serverFacts(sf *ServerFacts, req *spec.Request, s *spec.Server, t *tunables) {
+	sf.SharedAuthorityOK = strings.TrimSpace(s.SharedAuthority) != "" && !strings.ContainsAny(s.SharedAuthority, "\r\n")
+	sf.Token = tokenFor(req, s.ID) != ""
 	flag := func(ok bool, name string) {
 		if ok {
 			sf.Flags = append(sf.Flags, name)
@@ -126,12 +166,15 @@ func serverFacts(req *spec.Request, s *spec.Server) ServerFacts {
 	flag(!validID(s.ID), FlagIDInvalid)
 	flag(strings.Contains(s.ID, "__"), FlagIDDoubleUnderscore)
 	flag(strings.HasSuffix(s.ID, "_"), FlagIDTrailingUnderscore)
+	flag(t.idReserved(s.ID), FlagIDReserved)
 	flag(s.Transport != "stdio" && s.Transport != "http", FlagTransportInvalid)
 	if s.Transport == "stdio" {
 		flag(invalidCommand(s.Command), FlagCommandInvalid)
 	}
 	if s.Transport == "http" {
 		u := urlFacts(s.URL)
+		u.SchemeAnywhere = t.schemesAnywhere.has(u.Scheme)
+		u.SchemeLoopback = t.schemesLoopback.has(u.Scheme)
 		sf.URL = &u
 		flag(!u.present, FlagURLMissing)
 		flag(u.badBytes, FlagURLBadBytes)
@@ -140,23 +183,42 @@ func serverFacts(req *spec.Request, s *spec.Server) ServerFacts {
 		flag(u.badPort, FlagURLBadPort)
 		flag(u.present && u.hostEmpty, FlagURLEmptyHost)
 	}
-	if len(s.Env) > 0 {
-		sf.Env = make([]EnvFacts, len(s.Env))
-		for j, p := range s.Env {
-			sf.Env[j] = envFacts(p)
+	for _, p := range s.Env {
+		upper := strings.ToUpper(p.Name)
+		e := EntryFacts{
+			Key:            p.Name,
+			KeyInvalid:     !validEnvKey(p.Name),
+			KeyRefused:     t.envRefused(upper),
+			ValueInvalid:   strings.IndexByte(p.Value, 0) >= 0,
+			UserCredential: t.userEnv.has(upper),
+			SecretNamed:    slices.Contains(s.SecretKeys, p.Name),
+			ValueEmpty:     p.Value == "",
+		}
+		if e.listed() {
+			sf.Env = append(sf.Env, e)
 		}
 	}
-	if len(s.Headers) > 0 {
-		sf.Headers = make([]HeaderFacts, len(s.Headers))
-		for j, p := range s.Headers {
-			sf.Headers[j] = HeaderFacts{
-				Lower:        strings.ToLower(p.Name),
-				NameInvalid:  !isToken(p.Name),
-				ValueInvalid: strings.ContainsAny(p.Value, "\r\n\x00"),
-			}
+	for _, p := range s.Headers {
+		lower := strings.ToLower(p.Name)
+		e := EntryFacts{
+			Key:            p.Name,
+			NameInvalid:    !isToken(p.Name),
+			ValueInvalid:   strings.ContainsAny(p.Value, "\r\n\x00"),
+			UserCredential: t.userHeaders.has(lower),
+			TokenHeader:    lower == "authorization",
+			SecretNamed:    slices.Contains(s.SecretKeys, p.Name),
+			AlwaysSecret:   t.alwaysSecretHeaders.has(lower),
+			ValueEmpty:     p.Value == "",
+		}
+		if e.listed() {
+			sf.Headers = append(sf.Headers, e)
 		}
 	}
-	return sf
+	for _, name := range s.AllowedTools {
+		if t.toolInvalid(name) {
+			sf.Tools = append(sf.Tools, EntryFacts{Key: name, NameInvalid: true})
+		}
+	}
 }
 
 // tokenFor is the first stored token for server id, or "".
@@ -192,24 +254,6 @@ func invalidCommand(cmd string) bool {
 		strings.TrimSpace(cmd) != cmd ||
 		strings.ContainsAny(cmd, "\x00\r\n") ||
 		strings.HasPrefix(cmd, "-")
-}
-
-func envFacts(p spec.Pair) EnvFacts {
-	e := EnvFacts{
-		Upper:        strings.ToUpper(p.Name),
-		KeyInvalid:   !validEnvKey(p.Name),
-		ValueInvalid: strings.IndexByte(p.Value, 0) >= 0,
-	}
-	if e.KeyInvalid {
-		return e
-	}
-	for i := 0; i < len(e.Upper); i++ {
-		if e.Upper[i] == '_' {
-			e.Prefixes = append(e.Prefixes, e.Upper[:i+1])
-			e.Suffixes = append(e.Suffixes, e.Upper[i:])
-		}
-	}
-	return e
 }
 
 // validEnvKey reports whether k matches ^[A-Za-z_][A-Za-z0-9_]{0,127}$.

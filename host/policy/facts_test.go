@@ -1,13 +1,26 @@
 package policy
 
 import (
+	"context"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/host/spec"
 )
+
+// defaultFacts computes the facts of req with the embedded default tunables.
+func defaultFacts(t *testing.T, req *spec.Request, hostEnv []spec.Pair) Facts {
+	t.Helper()
+	e, err := defaultEngine()
+	require.NoError(t, err, "New with the embedded policies")
+	return e.Facts(req, hostEnv)
+}
+
+var defaultEngine = sync.OnceValues(func() (*Engine, error) { return New(context.Background(), Config{}) })
 
 func TestURLFacts(t *testing.T) {
 	t.Parallel()
@@ -60,14 +73,14 @@ func TestURLFacts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			req := &spec.Request{Servers: []spec.Server{{ID: "s", Transport: "http", URL: tc.url}}}
-			f := ComputeFacts(req, nil)
+			f := defaultFacts(t, req, nil)
 			sf := f.Servers[0]
-			if !assert.NotNil(t, sf.URL, "ComputeFacts(url %q): want URL facts for an http server", tc.url) {
+			if !assert.NotNil(t, sf.URL, "defaultFacts(t, url %q): want URL facts for an http server", tc.url) {
 				return
 			}
-			assert.Equal(t, tc.scheme, sf.URL.Scheme, "ComputeFacts(url %q).Scheme", tc.url)
-			assert.Equal(t, tc.baseHost, sf.URL.BaseHost, "ComputeFacts(url %q).BaseHost", tc.url)
-			assert.Equal(t, tc.loopback, sf.URL.Loopback, "ComputeFacts(url %q).Loopback", tc.url)
+			assert.Equal(t, tc.scheme, sf.URL.Scheme, "defaultFacts(t, url %q).Scheme", tc.url)
+			assert.Equal(t, tc.baseHost, sf.URL.BaseHost, "defaultFacts(t, url %q).BaseHost", tc.url)
+			assert.Equal(t, tc.loopback, sf.URL.Loopback, "defaultFacts(t, url %q).Loopback", tc.url)
 			want := tc.wantFlags
 			if want == nil {
 				want = []string{}
@@ -78,8 +91,8 @@ func TestURLFacts(t *testing.T) {
 					got = append(got, fl)
 				}
 			}
-			assert.ElementsMatch(t, want, got, "ComputeFacts(url %q) URL flags", tc.url)
-			assert.Equal(t, []int{0}, f.HTTP, "ComputeFacts(url %q).HTTP", tc.url)
+			assert.ElementsMatch(t, want, got, "defaultFacts(t, url %q) URL flags", tc.url)
+			assert.Equal(t, []int{0}, f.HTTP, "defaultFacts(t, url %q).HTTP", tc.url)
 		})
 	}
 }
@@ -108,36 +121,120 @@ func TestServerFlags(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := ComputeFacts(&spec.Request{Servers: []spec.Server{tc.srv}}, nil)
-			assert.Equal(t, tc.want, f.Servers[0].Flags, "ComputeFacts(%+v).Flags", tc.srv)
+			f := defaultFacts(t, &spec.Request{Servers: []spec.Server{tc.srv}}, nil)
+			assert.Equal(t, tc.want, f.Servers[0].Flags, "defaultFacts(t, %+v).Flags", tc.srv)
 		})
 	}
 }
 
-func TestEnvAndHeaderFacts(t *testing.T) {
+func TestEntryFacts(t *testing.T) {
 	t.Parallel()
-	srv := spec.Server{ID: "a", Transport: "stdio", Command: "npx", Env: []spec.Pair{
+	srv := spec.Server{ID: "a", Transport: "stdio", Command: "npx", SecretKeys: []string{"K", "X-Api-Key", "_X"}, Env: []spec.Pair{
 		{Name: "npm_config_registry", Value: "x"},
 		{Name: "A=B", Value: "x"},
 		{Name: "K", Value: "a\x00b"},
 		{Name: "_X", Value: ""},
+		{Name: "LOG_LEVEL", Value: "debug"},
+		{Name: "mcp_access_token", Value: "t"},
+		{Name: "NOPROXY", Value: "x"},
+		{Name: "HTTPS_PROXY", Value: "x"},
 	}, Headers: []spec.Pair{
 		{Name: "X-Api-Key", Value: "v"},
 		{Name: "Bad Name", Value: "v"},
 		{Name: "X", Value: "a\r\nInjected: 1"},
+		{Name: "X-Trace", Value: "1"},
+		{Name: "AUTHORIZATION", Value: "Bearer x"},
+	}, AllowedTools: []string{"read", "x,Bash", "*"}}
+	f := defaultFacts(t, &spec.Request{Servers: []spec.Server{srv}}, nil).Servers[0]
+	assert.Equal(t, []EntryFacts{
+		{Key: "npm_config_registry", KeyRefused: true},
+		{Key: "A=B", KeyInvalid: true},
+		{Key: "K", ValueInvalid: true, SecretNamed: true},
+		{Key: "_X", SecretNamed: true, ValueEmpty: true},
+		{Key: "mcp_access_token", KeyRefused: true, UserCredential: true},
+		{Key: "HTTPS_PROXY", KeyRefused: true},
+	}, f.Env, "defaultFacts env facts: LOG_LEVEL and NOPROXY have none and are not listed")
+	assert.Equal(t, []EntryFacts{
+		{Key: "X-Api-Key", SecretNamed: true},
+		{Key: "Bad Name", NameInvalid: true},
+		{Key: "X", ValueInvalid: true},
+		{Key: "AUTHORIZATION", UserCredential: true, TokenHeader: true},
+	}, f.Headers, "defaultFacts header facts: X-Trace has none and is not listed")
+	assert.Equal(t, []EntryFacts{{Key: "x,Bash", NameInvalid: true}, {Key: "*", NameInvalid: true}}, f.Tools,
+		"defaultFacts tool facts: only names breaking the pattern are listed")
+}
+
+// TestTunablesFacts holds each tunable list to the fact it feeds, with tunables other than the
+// defaults.
+func TestTunablesFacts(t *testing.T) {
+	t.Parallel()
+	tun, err := readTunables(map[string]any{
+		"url":     map[string]any{"schemes_anywhere": []any{"HTTPS", "http"}, "schemes_loopback": []any{}},
+		"secrets": map[string]any{"always_secret_headers": []any{"X-Api-Key"}, "user_credential_headers": []any{}, "user_credential_env": []any{"my_token"}},
+		"allow": map[string]any{
+			"ids":         map[string]any{"reserved": []any{"admin"}, "reserved_prefixes": []any{"sys-"}},
+			"tools":       map[string]any{"pattern": "^[a-z]+$"},
+			"env_refused": map[string]any{"keys": []any{"foo"}, "prefixes": []any{"X_"}, "suffixes": []any{"_Y"}},
+			"skills":      map[string]any{"denied_names": []any{"Deploy"}},
+		},
+	})
+	require.NoError(t, err, "readTunables(custom)")
+	req := &spec.Request{
+		Servers: []spec.Server{
+			{ID: "admin", Transport: "http", URL: "http://mcp.example.com/", Headers: []spec.Pair{{Name: "x-api-key", Value: "v"}, {Name: "Authorization", Value: "v"}}},
+			{ID: "sys-a", Transport: "stdio", Command: "npx", AllowedTools: []string{"read", "Read"},
+				Env: []spec.Pair{{Name: "Foo", Value: "1"}, {Name: "X_A", Value: "1"}, {Name: "A_Y", Value: "1"}, {Name: "MY_TOKEN", Value: "1"}, {Name: "LD_PRELOAD", Value: "1"}}},
+		},
+		Skills: []spec.Skill{{Name: "ok"}, {Name: "DEPLOY"}},
+	}
+	f := computeFacts(req, nil, tun)
+	assert.Equal(t, []string{FlagIDReserved}, f.Servers[0].Flags, "reserved id")
+	assert.True(t, f.Servers[0].URL.SchemeAnywhere, "http listed (case-insensitively) in schemes_anywhere")
+	assert.False(t, f.Servers[0].URL.SchemeLoopback, "empty schemes_loopback")
+	assert.Equal(t, []EntryFacts{{Key: "x-api-key", AlwaysSecret: true}, {Key: "Authorization", TokenHeader: true}}, f.Servers[0].Headers,
+		"always-secret header; Authorization is no user credential when the list is empty")
+	assert.Equal(t, []string{FlagIDReserved}, f.Servers[1].Flags, "reserved id prefix")
+	assert.Equal(t, []EntryFacts{{Key: "Read", NameInvalid: true}}, f.Servers[1].Tools, "custom tool pattern")
+	assert.Equal(t, []EntryFacts{
+		{Key: "Foo", KeyRefused: true}, {Key: "X_A", KeyRefused: true}, {Key: "A_Y", KeyRefused: true},
+		{Key: "MY_TOKEN", UserCredential: true},
+	}, f.Servers[1].Env, "refused keys, prefixes and suffixes compared uppercased; LD_PRELOAD not refused by these tunables")
+	assert.Equal(t, []SkillFacts{{}, {NameDenied: true}}, f.Skills, "denied skill names compared lowercased")
+}
+
+func TestTunablesErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		doc  map[string]any
+		want string
+	}{
+		{name: "prefix without underscore", doc: map[string]any{"allow": map[string]any{"env_refused": map[string]any{"prefixes": []any{"LD"}}}}, want: "must end with"},
+		{name: "suffix without underscore", doc: map[string]any{"allow": map[string]any{"env_refused": map[string]any{"suffixes": []any{"PROXY"}}}}, want: "must start with"},
+		{name: "bad pattern", doc: map[string]any{"allow": map[string]any{"tools": map[string]any{"pattern": "("}}}, want: "allow.tools.pattern"},
+		{name: "list of the wrong type", doc: map[string]any{"allow": map[string]any{"ids": map[string]any{"reserved": "servers"}}}, want: "read data.tunables"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := readTunables(tc.doc)
+			require.Error(t, err, "readTunables(%s): want an error", tc.name)
+			assert.Contains(t, err.Error(), tc.want, "readTunables(%s) error", tc.name)
+		})
+	}
+}
+
+func TestNoTunablesFailClosed(t *testing.T) {
+	t.Parallel()
+	tun, err := readTunables(nil)
+	require.NoError(t, err, "readTunables(nil)")
+	req := &spec.Request{Servers: []spec.Server{
+		{ID: "a", Transport: "stdio", Command: "npx", AllowedTools: []string{"read"}},
+		{ID: "b", Transport: "http", URL: "https://h/"},
 	}}
-	f := ComputeFacts(&spec.Request{Servers: []spec.Server{srv}}, nil).Servers[0]
-	assert.Equal(t, []EnvFacts{
-		{Upper: "NPM_CONFIG_REGISTRY", Prefixes: []string{"NPM_", "NPM_CONFIG_"}, Suffixes: []string{"_CONFIG_REGISTRY", "_REGISTRY"}},
-		{Upper: "A=B", KeyInvalid: true},
-		{Upper: "K", ValueInvalid: true},
-		{Upper: "_X", Prefixes: []string{"_"}, Suffixes: []string{"_X"}},
-	}, f.Env, "ComputeFacts env facts")
-	assert.Equal(t, []HeaderFacts{
-		{Lower: "x-api-key"},
-		{Lower: "bad name", NameInvalid: true},
-		{Lower: "x", ValueInvalid: true},
-	}, f.Headers, "ComputeFacts header facts")
+	f := computeFacts(req, nil, tun)
+	assert.Equal(t, []EntryFacts{{Key: "read", NameInvalid: true}}, f.Servers[0].Tools, "no tool pattern: every tool name is invalid")
+	assert.False(t, f.Servers[1].URL.SchemeAnywhere, "no schemes: none allowed anywhere")
 }
 
 func TestRequestFacts(t *testing.T) {
@@ -150,10 +247,10 @@ func TestRequestFacts(t *testing.T) {
 		},
 		Tokens: []spec.Pair{{Name: "a", Value: "t"}, {Name: "c", Value: ""}},
 	}
-	f := ComputeFacts(req, []spec.Pair{{Name: "PATH", Value: "/secret/value"}, {Name: "LC_ALL", Value: "C"}})
-	assert.Equal(t, []int{1}, f.HTTP, "ComputeFacts().HTTP")
-	assert.Equal(t, []int{1, 2}, f.Credentialed, "ComputeFacts().Credentialed")
-	assert.Equal(t, []string{"PATH", "LC_ALL"}, f.HostEnv, "ComputeFacts().HostEnv holds names only")
+	f := defaultFacts(t, req, []spec.Pair{{Name: "PATH", Value: "/secret/value"}, {Name: "LC_ALL", Value: "C"}})
+	assert.Equal(t, []int{1}, f.HTTP, "defaultFacts(t, ).HTTP")
+	assert.Equal(t, []int{1, 2}, f.Credentialed, "defaultFacts(t, ).Credentialed")
+	assert.Equal(t, []string{"PATH", "LC_ALL"}, f.HostEnv, "defaultFacts(t, ).HostEnv holds names only")
 	assert.True(t, f.Servers[0].Token, "server a has a stored token")
 	assert.False(t, f.Servers[2].Token, "an empty stored token is no token")
 	assert.True(t, f.Servers[1].SharedAuthorityOK, "one-line sharedAuthority")

@@ -35,8 +35,9 @@ var keyTerms = func() map[string]*ast.Term {
 		"toolsDeclared", "allowedTools", "secretKeys", "enabled", "timeout", "exposure",
 		"toolExposure", "credentials", "sharedAuthority", "users", "hasUsers", "servers", "http",
 		"credentialed", "hostEnv", "flags", "baseMatch", "scheme", "baseHost", "urlHost",
-		"loopback", "upper", "keyInvalid", "valueInvalid", "prefixes", "suffixes", "lower",
-		"nameInvalid", "sharedAuthorityOK", "token",
+		"loopback", "schemeAnywhere", "schemeLoopback", "key", "keyInvalid", "keyRefused",
+		"nameInvalid", "valueInvalid", "userCredential", "tokenHeader", "secretNamed",
+		"alwaysSecret", "valueEmpty", "tools", "nameDenied", "sharedAuthorityOK", "token",
 	} {
 		m[k] = ast.StringTerm(k)
 	}
@@ -155,12 +156,12 @@ func factsTerm(f *Facts) *ast.Term {
 	servers := make([]*ast.Term, len(f.Servers))
 	for i := range f.Servers {
 		sf := &f.Servers[i]
-		items := make([][2]*ast.Term, 0, 6)
+		items := make([][2]*ast.Term, 0, 7)
 		if len(sf.Flags) > 0 {
 			items = append(items, item("flags", strs(sf.Flags)))
 		}
 		if u := sf.URL; u != nil {
-			ui := make([][2]*ast.Term, 0, 5)
+			ui := make([][2]*ast.Term, 0, 7)
 			if u.BaseMatch {
 				ui = append(ui, item("baseMatch", boolean(true)))
 			}
@@ -176,43 +177,22 @@ func factsTerm(f *Facts) *ast.Term {
 			if u.Loopback {
 				ui = append(ui, item("loopback", boolean(true)))
 			}
+			if u.SchemeAnywhere {
+				ui = append(ui, item("schemeAnywhere", boolean(true)))
+			}
+			if u.SchemeLoopback {
+				ui = append(ui, item("schemeLoopback", boolean(true)))
+			}
 			items = append(items, item("url", ast.ObjectTerm(ui...)))
 		}
 		if len(sf.Env) > 0 {
-			env := make([]*ast.Term, len(sf.Env))
-			for j, e := range sf.Env {
-				ei := make([][2]*ast.Term, 0, 3)
-				ei = append(ei, item("upper", str(e.Upper)))
-				if e.KeyInvalid {
-					ei = append(ei, item("keyInvalid", boolean(true)))
-				}
-				if e.ValueInvalid {
-					ei = append(ei, item("valueInvalid", boolean(true)))
-				}
-				if len(e.Prefixes) > 0 {
-					ei = append(ei, item("prefixes", strs(e.Prefixes)))
-				}
-				if len(e.Suffixes) > 0 {
-					ei = append(ei, item("suffixes", strs(e.Suffixes)))
-				}
-				env[j] = ast.ObjectTerm(ei...)
-			}
-			items = append(items, item("env", ast.ArrayTerm(env...)))
+			items = append(items, item("env", entriesTerm(sf.Env)))
 		}
 		if len(sf.Headers) > 0 {
-			headers := make([]*ast.Term, len(sf.Headers))
-			for j, h := range sf.Headers {
-				hi := make([][2]*ast.Term, 0, 3)
-				hi = append(hi, item("lower", str(h.Lower)))
-				if h.NameInvalid {
-					hi = append(hi, item("nameInvalid", boolean(true)))
-				}
-				if h.ValueInvalid {
-					hi = append(hi, item("valueInvalid", boolean(true)))
-				}
-				headers[j] = ast.ObjectTerm(hi...)
-			}
-			items = append(items, item("headers", ast.ArrayTerm(headers...)))
+			items = append(items, item("headers", entriesTerm(sf.Headers)))
+		}
+		if len(sf.Tools) > 0 {
+			items = append(items, item("tools", entriesTerm(sf.Tools)))
 		}
 		if sf.SharedAuthorityOK {
 			items = append(items, item("sharedAuthorityOK", boolean(true)))
@@ -220,9 +200,21 @@ func factsTerm(f *Facts) *ast.Term {
 		if sf.Token {
 			items = append(items, item("token", boolean(true)))
 		}
+		if len(items) == 0 {
+			servers[i] = emptyObject
+			continue
+		}
 		servers[i] = ast.ObjectTerm(items...)
 	}
-	items := [][2]*ast.Term{item("servers", ast.ArrayTerm(servers...))}
+	skills := make([]*ast.Term, len(f.Skills))
+	for k, sk := range f.Skills {
+		skills[k] = emptyObject
+		if sk.NameDenied {
+			skills[k] = ast.ObjectTerm(item("nameDenied", boolean(true)))
+		}
+	}
+	items := make([][2]*ast.Term, 0, 5)
+	items = append(items, item("servers", ast.ArrayTerm(servers...)), item("skills", ast.ArrayTerm(skills...)))
 	if len(f.HTTP) > 0 {
 		items = append(items, item("http", ints(f.HTTP)))
 	}
@@ -233,4 +225,31 @@ func factsTerm(f *Facts) *ast.Term {
 		items = append(items, item("hostEnv", strs(f.HostEnv)))
 	}
 	return ast.ObjectTerm(items...)
+}
+
+// emptyObject is the facts of a server or skill without any: shared, never modified.
+var emptyObject = ast.ObjectTerm()
+
+// entriesTerm builds the listed entry facts of one field.
+func entriesTerm(es []EntryFacts) *ast.Term {
+	ts := make([]*ast.Term, len(es))
+	for j := range es {
+		e := &es[j]
+		ei := make([][2]*ast.Term, 1, 4)
+		ei[0] = item("key", str(e.Key))
+		for _, fact := range [...]struct {
+			on   bool
+			name string
+		}{
+			{e.KeyInvalid, "keyInvalid"}, {e.KeyRefused, "keyRefused"}, {e.NameInvalid, "nameInvalid"},
+			{e.ValueInvalid, "valueInvalid"}, {e.UserCredential, "userCredential"}, {e.TokenHeader, "tokenHeader"},
+			{e.SecretNamed, "secretNamed"}, {e.AlwaysSecret, "alwaysSecret"}, {e.ValueEmpty, "valueEmpty"},
+		} {
+			if fact.on {
+				ei = append(ei, item(fact.name, boolean(true)))
+			}
+		}
+		ts[j] = ast.ObjectTerm(ei...)
+	}
+	return ast.ArrayTerm(ts...)
 }

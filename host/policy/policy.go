@@ -42,8 +42,9 @@ type Config struct {
 // Engine is a compiled policy: one prepared query over the policy tree. It is built once by
 // New, never changes afterwards, and is safe for concurrent use.
 type Engine struct {
-	query  rego.PreparedEvalQuery
-	logger *slog.Logger
+	query    rego.PreparedEvalQuery
+	tunables *tunables
+	logger   *slog.Logger
 }
 
 // ErrNoDecision is returned by Decide when the policy leaves data.loadout.decision undefined.
@@ -103,7 +104,11 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	modules, store, err := load(fsys, false)
+	modules, store, docs, err := load(fsys, false)
+	if err != nil {
+		return nil, err
+	}
+	tun, err := readTunables(docs["tunables"])
 	if err != nil {
 		return nil, err
 	}
@@ -123,11 +128,12 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, compileError(err)
 	}
 	logger.Debug("policy prepared", "modules", len(modules), "query", Query)
-	return &Engine{query: pq, logger: logger}, nil
+	return &Engine{query: pq, tunables: tun, logger: logger}, nil
 }
 
-// load reads the policy tree: Rego modules (with tests when withTests) and data documents.
-func load(fsys fs.FS, withTests bool) (map[string]*ast.Module, storage.Store, error) {
+// load reads the policy tree: Rego modules (with tests when withTests), the store of its data
+// documents, and those documents (the tunables are read from them).
+func load(fsys fs.FS, withTests bool) (map[string]*ast.Module, storage.Store, map[string]any, error) {
 	res, err := loader.NewFileLoader().
 		WithFS(fsys).
 		WithProcessAnnotation(true).
@@ -137,13 +143,14 @@ func load(fsys fs.FS, withTests bool) (map[string]*ast.Module, storage.Store, er
 			return !withTests && !info.IsDir() && strings.HasSuffix(info.Name(), "_test.rego")
 		})
 	if err != nil {
-		return nil, nil, fmt.Errorf("load policies: %w", compileError(err))
+		return nil, nil, nil, fmt.Errorf("load policies: %w", compileError(err))
 	}
 	modules := res.ParsedModules()
 	if len(modules) == 0 {
-		return nil, nil, errors.New("load policies: no Rego module found")
+		return nil, nil, nil, errors.New("load policies: no Rego module found")
 	}
-	return modules, inmem.NewFromObjectWithOpts(res.Documents, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true)), nil
+	store := inmem.NewFromObjectWithOpts(res.Documents, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true))
+	return modules, store, res.Documents, nil
 }
 
 // CompileError is a policy that does not parse or compile. Errors keeps OPA's errors, each
@@ -197,7 +204,7 @@ func compileError(err error) error {
 // ErrNoDecision and a decision of the wrong shape a *MalformedError: both refuse the request.
 // Safe for concurrent use.
 func (e *Engine) Decide(ctx context.Context, req *spec.Request, hostEnv []spec.Pair) (*Decision, error) {
-	facts := ComputeFacts(req, hostEnv)
+	facts := computeFacts(req, hostEnv, e.tunables)
 	// Cancellation: OPA would start a goroutine per evaluation to watch ctx; a callback
 	// registered on ctx (none for a context that is never done) costs less.
 	cancel := topdown.NewCancel()

@@ -144,7 +144,7 @@ func TestInputMatchesJSON(t *testing.T) {
 	req.Servers[3].Env = []spec.Pair{{Name: "A=B", Value: "\x00"}}
 	req.Servers[3].URL = `http://u@x\y:0/`
 	hostEnv := []spec.Pair{{Name: "PATH", Value: "/bin"}}
-	facts := ComputeFacts(req, hostEnv)
+	facts := defaultFacts(t, req, hostEnv)
 	got := inputValue(req, &facts)
 	// The ast input sends a nil list as [] (spec.Parse never returns nil lists); so does JSON
 	// once the nil lists are filled.
@@ -227,9 +227,9 @@ func TestRunTestsReportsFailures(t *testing.T) {
 
 import data.loadout.url
 
-test_passes if url.anywhere == {"https"}
+test_passes if url.flag_codes.urlMissing == "url_missing"
 
-test_fails if url.anywhere == {"http"}
+test_fails if url.flag_codes.urlMissing == "url_userinfo"
 
 cases := {"a": 1, "b": 2}
 

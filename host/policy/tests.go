@@ -45,7 +45,7 @@ func RunTests(ctx context.Context, fsys fs.FS) (Report, error) {
 	if fsys == nil {
 		fsys = policies.FS
 	}
-	modules, store, err := load(fsys, true)
+	modules, store, _, err := load(fsys, true)
 	if err != nil {
 		return Report{}, err
 	}

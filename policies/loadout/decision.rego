@@ -25,34 +25,30 @@ decision := {
 
 # verdicts[i] is the verdict on request server i, computed once per evaluation: its decision
 # entry (allow, sorted deny reasons, drops in request order: env, headers, allowedTools), its
-# secrets and its warnings.
-verdicts := [verdict(i, srv) | some i, srv in input.request.mcpServers]
+# secrets and its warnings. Only the entries the facts list are visited.
+verdicts := [verdict(i, srv, input.facts.servers[i]) | some i, srv in input.request.mcpServers]
 
-verdict(i, srv) := {
-	"server": {
-		"allow": allowed,
-		"reasons": reasons,
-		"drop": array.concat(array.concat(env_drops, header_drops), tool_drops),
-	},
+verdict(i, srv, f) := {
+	"server": {"allow": allowed, "reasons": reasons, "drop": drops},
 	"secrets": server_secrets,
 	"warnings": warnings,
 } if {
-	f := input.facts.servers[i]
 	reasons := object.get(reasons_of, i, [])
 	allowed := count(reasons) == 0
-	env_drops := [{"field": "env", "key": p.name, "reason": r} |
-		some j, p in srv.env
-		r := env_reason(srv, f.env[j])
+	env_drops := [{"field": "env", "key": e.key, "reason": r} |
+		some e in f.env
+		r := env_reason(srv, e)
 	]
-	header_drops := [{"field": "headers", "key": p.name, "reason": r} |
-		some j, p in srv.headers
-		r := header_reason(srv, f, f.headers[j])
+	header_drops := [{"field": "headers", "key": h.key, "reason": r} |
+		some h in f.headers
+		r := header_reason(srv, f, h)
 	]
-	tool_drops := [{"field": "allowedTools", "key": t, "reason": r} |
-		some t in srv.allowedTools
+	tool_drops := [{"field": "allowedTools", "key": t.key, "reason": r} |
+		some t in f.tools
 		r := allow.tool_reason(t)
 	]
-	server_secrets := secrets_if_allowed(allowed, i, srv, f, env_drops, header_drops)
+	drops := array.concat(array.concat(env_drops, header_drops), tool_drops)
+	server_secrets := secrets_if_allowed(allowed, i, srv, f, drops)
 	warnings := tool_warnings(allowed, srv, tool_drops)
 }
 
@@ -82,9 +78,9 @@ header_reason(srv, f, h) := r if {
 	r := secrets.header_reason(srv, f, h)
 }
 
-secrets_if_allowed(true, i, srv, f, env_drops, header_drops) := secrets.server_secrets(i, srv, f, env_drops, header_drops)
+secrets_if_allowed(true, i, srv, f, drops) := secrets.server_secrets(i, srv, f, drops)
 
-secrets_if_allowed(false, _, _, _, _, _) := []
+secrets_if_allowed(false, _, _, _, _) := []
 
 # A restricted server (allowedTools declared, R10) left with no valid tool keeps none.
 tool_warnings(true, srv, tool_drops) := [{

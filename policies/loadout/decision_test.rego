@@ -28,21 +28,27 @@ facts := {
 	"servers": [
 		{
 			"env": [
-				{"upper": "LD_PRELOAD", "prefixes": ["LD_"], "suffixes": ["_PRELOAD"]},
-				{"upper": "FS_TOKEN", "prefixes": ["FS_"], "suffixes": ["_TOKEN"]},
+				{"key": "LD_PRELOAD", "keyRefused": true, "secretNamed": true},
+				{"key": "FS_TOKEN", "secretNamed": true},
 			],
+			"tools": [{"key": "x,Bash", "nameInvalid": true}],
 			"token": true,
 		},
 		{
-			"url": {"baseMatch": true, "scheme": "http", "baseHost": "evil.example", "urlHost": "evil.example"},
-			"headers": [{"lower": "authorization"}],
+			"url": {"baseMatch": true, "scheme": "http", "baseHost": "evil.example", "urlHost": "evil.example", "schemeLoopback": true},
+			"headers": [{"key": "Authorization", "userCredential": true, "tokenHeader": true, "secretNamed": true}],
 		},
 		{
-			"url": {"baseMatch": true, "scheme": "https", "baseHost": "docs.example", "urlHost": "docs.example"},
-			"headers": [{"lower": "authorization"}, {"lower": "x-key"}],
+			"url": {"baseMatch": true, "scheme": "https", "baseHost": "docs.example", "urlHost": "docs.example", "schemeAnywhere": true},
+			"headers": [
+				{"key": "Authorization", "userCredential": true, "tokenHeader": true},
+				{"key": "X-Key", "secretNamed": true},
+			],
+			"tools": [{"key": "*", "nameInvalid": true}],
 			"token": true,
 		},
 	],
+	"skills": [{}],
 	"http": [1, 2],
 	"credentialed": [2],
 }
@@ -92,7 +98,7 @@ test_skills_and_spawn_env if {
 }
 
 test_empty_request_decides if {
-	d := loadout.decision with input as {"request": {"skills": [], "mcpServers": []}, "facts": {"servers": []}}
+	d := loadout.decision with input as {"request": {"skills": [], "mcpServers": []}, "facts": {"servers": [], "skills": []}}
 	d.servers == []
 	d.skills == []
 	d.secrets == []
@@ -106,10 +112,29 @@ test_one_reason_per_dropped_key if {
 		"env": [{"name": "MCP_ACCESS_TOKEN", "value": "t"}], "headers": [], "allowedTools": [],
 		"toolsDeclared": false, "secretKeys": [],
 	}
-	f := {"env": [{"upper": "MCP_ACCESS_TOKEN", "prefixes": ["MCP_", "MCP_ACCESS_"], "suffixes": ["_ACCESS_TOKEN", "_TOKEN"]}]}
+	f := {"env": [{"key": "MCP_ACCESS_TOKEN", "keyRefused": true, "userCredential": true}]}
 	d := loadout.decision with input as {
 		"request": {"skills": [], "mcpServers": [srv]},
-		"facts": {"servers": [f], "credentialed": [0]},
+		"facts": {"servers": [f], "skills": [], "credentialed": [0]},
 	}
 	d.servers[0].drop == [{"field": "env", "key": "MCP_ACCESS_TOKEN", "reason": "env_key_refused"}]
+}
+
+test_dropped_secret_is_not_a_secret if {
+	# LD_PRELOAD is named in secretKeys but dropped: it is no secret (the value never reaches a plugin).
+	not {"server": 0, "field": "env", "key": "LD_PRELOAD"} in decision.secrets
+}
+
+test_denied_server_has_no_secrets if {
+	every s in decision.secrets {
+		s.server != 1
+	}
+}
+
+test_skill_deny_from_facts if {
+	d := loadout.decision with input as {
+		"request": {"skills": [{"name": "ok"}, {"name": "deploy"}], "mcpServers": []},
+		"facts": {"servers": [], "skills": [{}, {"nameDenied": true}]},
+	}
+	d.skills == [{"allow": true, "reasons": []}, {"allow": false, "reasons": ["skill_name_denied"]}]
 }

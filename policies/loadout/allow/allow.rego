@@ -4,22 +4,14 @@
 #   Server ids (base pattern, R2, reserved names), transports, commands (R12), credentials and
 #   shared servers' users allowlist (fail closed without run.user), which of a server's own env
 #   keys are refused (R4), header syntax (R5), tool names (R3), and which host environment
-#   variables reach a stdio server. Tunables are in data.tunables.allow.
+#   variables reach a stdio server. Go turns the tunables of data.tunables.allow (reserved ids,
+#   refused env keys, the tool-name pattern, denied skill names) into facts; this package
+#   decides what each fact means.
 package loadout.allow
 
 import data.tunables.allow as conf
 
 credential_modes := {"", "user", "shared"}
-
-reserved_ids := {id | some id in conf.ids.reserved}
-
-refused_keys := {k | some k in conf.env_refused.keys}
-
-refused_prefixes := {p | some p in conf.env_refused.prefixes}
-
-refused_suffixes := {s | some s in conf.env_refused.suffixes}
-
-denied_skill_names := {lower(n) | some n in conf.skills.denied_names}
 
 # spawn_env is what of the host environment reaches a stdio server: exact keys and prefixes.
 spawn_env := {"keys": conf.host_env.keys, "prefixes": conf.host_env.prefixes}
@@ -29,6 +21,7 @@ flag_codes := {
 	"idInvalid": "id_invalid",
 	"idDoubleUnderscore": "id_double_underscore",
 	"idTrailingUnderscore": "id_trailing_underscore",
+	"idReserved": "id_reserved",
 	"transportInvalid": "transport_invalid",
 	"commandInvalid": "command_invalid",
 }
@@ -38,17 +31,6 @@ deny[i] contains code if {
 	some i, f in input.facts.servers
 	some flag in f.flags
 	code := flag_codes[flag]
-}
-
-deny[i] contains "id_reserved" if {
-	some i, srv in input.request.mcpServers
-	reserved_ids[srv.id]
-}
-
-deny[i] contains "id_reserved" if {
-	some i, srv in input.request.mcpServers
-	some prefix in conf.ids.reserved_prefixes
-	startswith(srv.id, prefix)
 }
 
 # Credential rules only visit the servers with credentials or users (facts.credentialed).
@@ -91,8 +73,8 @@ deny[i] contains "user_not_allowed" if {
 
 # skill_deny[k] is the set of rule codes skill k breaks (absent: none).
 skill_deny[k] contains "skill_name_denied" if {
-	some k, skill in input.request.skills
-	denied_skill_names[lower(skill.name)]
+	some k, f in input.facts.skills
+	f.nameDenied
 }
 
 # env_reason(e) is why a server env entry with facts e is removed; undefined when it is kept.
@@ -101,21 +83,7 @@ env_reason(e) := "env_key_invalid" if {
 } else := "env_value_invalid" if {
 	e.valueInvalid
 } else := "env_key_refused" if {
-	refused_env(e)
-}
-
-# refused_env(e) holds when the uppercased key is refused, or starts or ends with a refused
-# prefix or suffix. e.prefixes / e.suffixes are the key's parts up to / from each '_'.
-refused_env(e) if refused_keys[e.upper]
-
-refused_env(e) if {
-	some p in e.prefixes
-	refused_prefixes[p]
-}
-
-refused_env(e) if {
-	some s in e.suffixes
-	refused_suffixes[s]
+	e.keyRefused
 }
 
 # header_reason(h) is why a configured header with facts h is removed (R5).
@@ -125,7 +93,5 @@ header_reason(h) := "header_name_invalid" if {
 	h.valueInvalid
 }
 
-# tool_reason(t) is why an allowedTools entry is removed (R3).
-tool_reason(t) := "tool_name_invalid" if {
-	not regex.match(conf.tools.pattern, t)
-}
+# tool_reason(t) is why an allowedTools entry with facts t is removed (R3).
+tool_reason(t) := "tool_name_invalid" if t.nameInvalid

@@ -5,15 +5,9 @@
 #   only to a loopback host; R1: no userinfo (even an empty '@'), no '\', no byte <= 0x20 or
 #   >= 0x7f, a standard URL parser must read the same host as the base rule, port digits in
 #   1-65535, a non-empty host, loopback IPv4 only as a canonical dotted quad.
-#   Go computes the facts (input.facts.servers[i].url); this package only decides.
+#   Go computes the facts (input.facts.servers[i].flags and .url), including whether the scheme
+#   is in data.tunables.url.schemes_anywhere / schemes_loopback; this package only decides.
 package loadout.url
-
-import data.tunables.url as conf
-
-# Schemes allowed to any host, and schemes allowed only to a loopback host (lowercased).
-anywhere := {s | some s in conf.schemes_anywhere}
-
-loopback_only := {s | some s in conf.schemes_loopback}
 
 # flag_codes maps a server flag (host/policy facts) to the URL rule code it breaks.
 flag_codes := {
@@ -42,11 +36,11 @@ deny[i] contains "url_not_allowed" if {
 # loopback-only scheme with a loopback host. The scheme is the base rule's (^(https?)://).
 target_allowed(u) if {
 	u.baseMatch
-	anywhere[u.scheme]
+	u.schemeAnywhere
 }
 
 target_allowed(u) if {
 	u.baseMatch
-	loopback_only[u.scheme]
+	u.schemeLoopback
 	u.loopback
 }

@@ -11,11 +11,14 @@ deny_of(tc) := d if {
 	d := object.get(deny, 0, set())
 }
 
-https_facts := {"baseMatch": true, "scheme": "https", "baseHost": "mcp.example.com", "urlHost": "mcp.example.com"}
+https_facts := {"baseMatch": true, "scheme": "https", "baseHost": "mcp.example.com", "urlHost": "mcp.example.com", "schemeAnywhere": true}
 
-http_remote_facts := {"baseMatch": true, "scheme": "http", "baseHost": "mcp.example.com", "urlHost": "mcp.example.com"}
+http_remote_facts := {"baseMatch": true, "scheme": "http", "baseHost": "mcp.example.com", "urlHost": "mcp.example.com", "schemeLoopback": true}
 
-http_loopback_facts := {"baseMatch": true, "scheme": "http", "baseHost": "127.0.0.1", "urlHost": "127.0.0.1", "loopback": true}
+http_loopback_facts := {
+	"baseMatch": true, "scheme": "http", "baseHost": "127.0.0.1", "urlHost": "127.0.0.1",
+	"loopback": true, "schemeLoopback": true,
+}
 
 cases := {
 	"https goes anywhere": {"url": "https://mcp.example.com/", "flags": [], "facts": https_facts, "want": set()},
@@ -39,7 +42,7 @@ cases := {
 	"bad port": {"url": "https://h:0/", "flags": ["urlBadPort"], "facts": https_facts, "want": {"url_bad_port"}},
 	"empty host": {
 		"url": "http:///x", "flags": ["urlEmptyHost"],
-		"facts": {"baseMatch": true, "scheme": "http"}, "want": {"url_empty_host", "url_not_allowed"},
+		"facts": {"baseMatch": true, "scheme": "http", "schemeLoopback": true}, "want": {"url_empty_host", "url_not_allowed"},
 	},
 	"flags of other packages are ignored": {
 		"url": "https://mcp.example.com/", "flags": ["idInvalid", "commandInvalid"],
@@ -60,15 +63,17 @@ test_stdio_servers_have_no_url_rules if {
 	count(deny) == 0
 }
 
-test_schemes_are_tunable if {
-	got := deny_of({"url": "http://mcp.example.com/", "flags": [], "facts": http_remote_facts})
-		with data.tunables.url.schemes_anywhere as ["https", "http"]
+test_scheme_allowed_anywhere_reaches_remote_hosts if {
+	got := deny_of({"url": "http://mcp.example.com/", "flags": [], "facts": object.union(http_remote_facts, {"schemeAnywhere": true})})
 	got == set()
 }
 
-test_https_can_be_limited_to_loopback if {
-	got := deny_of({"url": "https://mcp.example.com/", "flags": [], "facts": https_facts})
-		with data.tunables.url.schemes_anywhere as []
-		with data.tunables.url.schemes_loopback as ["http", "https"]
-	got == {"url_not_allowed"}
+test_loopback_only_scheme_needs_the_base_rule if {
+	f := {"scheme": "http", "loopback": true, "schemeLoopback": true, "schemeAnywhere": true}
+	deny_of({"url": "http://127.0.0.1/", "flags": [], "facts": f}) == {"url_not_allowed"}
+}
+
+test_https_limited_to_loopback if {
+	f := {"baseMatch": true, "scheme": "https", "baseHost": "mcp.example.com", "urlHost": "mcp.example.com", "schemeLoopback": true}
+	deny_of({"url": "https://mcp.example.com/", "flags": [], "facts": f}) == {"url_not_allowed"}
 }
