@@ -251,9 +251,21 @@ func parse(b []byte) (*module, error) {
 		sr := &reader{b: body}
 		switch id {
 		case secCustom:
-			if _, err = sr.name(); err == nil {
+			var name string
+			if name, err = sr.name(); err == nil {
+				if name == "name" {
+					err = checkNames(sr)
+				}
 				sr.off = len(body) // the payload is kept verbatim
 			}
+		case secType:
+			err = checkTypes(sr)
+		case secTable:
+			err = checkTables(sr)
+		case secElement:
+			err = checkElements(sr)
+		case secCode:
+			err = checkCode(sr)
 		case secImport:
 			err = m.parseImports(sr)
 		case secFunction:
@@ -488,6 +500,251 @@ func (m *module) parseData(r *reader) error {
 			return err
 		}
 		if _, err := r.bytes(size); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The check* functions walk sections Snapshot keeps verbatim, only to refuse vector counts and
+// sizes the rest of the input cannot hold before the bytes reach a runtime's decoder (wazero
+// v1.12 allocates a vector's declared length before reading it: a 400-byte module declaring a
+// function type with 2^31 parameters, or a function with 2^32 locals, exhausts the host's
+// memory).
+
+// MaxLocals is the most locals one function may declare, as in the wasm-tools validator and
+// the web embedding.
+const MaxLocals = 50000
+
+func checkTypes(r *reader) error {
+	n, err := r.count(3)
+	if err != nil {
+		return err
+	}
+	for range n {
+		form, err := r.byte()
+		if err != nil {
+			return err
+		}
+		if form != 0x60 {
+			return r.fail("type form %#x, want a function type", form)
+		}
+		for range 2 { // parameters, then results
+			k, err := r.count(1)
+			if err != nil {
+				return err
+			}
+			for range k {
+				t, err := r.byte()
+				if err != nil {
+					return err
+				}
+				if !isValueType(t) {
+					return r.fail("value type %#x", t)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func isValueType(t byte) bool {
+	switch t {
+	case typeI32, typeI64, typeF32, typeF64, typeV128, typeFuncref, typeExternref:
+		return true
+	}
+	return false
+}
+
+func (r *reader) limits() error {
+	flags, err := r.byte()
+	if err != nil {
+		return err
+	}
+	if flags > 1 {
+		return r.fail("limits flags %#x", flags)
+	}
+	if _, err := r.u32(); err != nil {
+		return err
+	}
+	if flags == 1 {
+		_, err = r.u32()
+	}
+	return err
+}
+
+func checkTables(r *reader) error {
+	n, err := r.count(3)
+	if err != nil {
+		return err
+	}
+	for range n {
+		t, err := r.byte()
+		if err != nil {
+			return err
+		}
+		if t != typeFuncref && t != typeExternref {
+			return r.fail("table of type %#x", t)
+		}
+		if err := r.limits(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkElements(r *reader) error {
+	n, err := r.count(3)
+	if err != nil {
+		return err
+	}
+	for range n {
+		flags, err := r.u32()
+		if err != nil {
+			return err
+		}
+		if flags > 7 {
+			return r.fail("element segment flags %d", flags)
+		}
+		if flags&1 == 0 { // active
+			if flags&2 != 0 {
+				if _, err := r.u32(); err != nil { // table index
+					return err
+				}
+			}
+			if _, err := r.constExpr(); err != nil {
+				return err
+			}
+		}
+		exprs := flags&4 != 0
+		if flags&3 != 0 { // element kind or reference type
+			if _, err := r.byte(); err != nil {
+				return err
+			}
+		}
+		if exprs {
+			k, err := r.count(2)
+			if err != nil {
+				return err
+			}
+			for range k {
+				if _, err := r.constExpr(); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		k, err := r.count(1)
+		if err != nil {
+			return err
+		}
+		for range k {
+			if _, err := r.u32(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func checkCode(r *reader) error {
+	n, err := r.count(2)
+	if err != nil {
+		return err
+	}
+	for range n {
+		size, err := r.u32()
+		if err != nil {
+			return err
+		}
+		body, err := r.bytes(size)
+		if err != nil {
+			return err
+		}
+		br := &reader{b: body}
+		k, err := br.count(2)
+		if err != nil {
+			return err
+		}
+		var locals uint64
+		for range k {
+			c, err := br.u32()
+			if err != nil {
+				return err
+			}
+			locals += uint64(c)
+			if locals > MaxLocals {
+				return br.fail("more than %d locals", MaxLocals)
+			}
+			t, err := br.byte()
+			if err != nil {
+				return err
+			}
+			if !isValueType(t) {
+				return br.fail("local of type %#x", t)
+			}
+		}
+	}
+	return nil
+}
+
+// checkNames walks the "name" custom section: module name (0), function names (1) and local
+// names (2); other subsections are skipped by their size.
+func checkNames(r *reader) error {
+	for !r.done() {
+		id, err := r.byte()
+		if err != nil {
+			return err
+		}
+		size, err := r.u32()
+		if err != nil {
+			return err
+		}
+		body, err := r.bytes(size)
+		if err != nil {
+			return err
+		}
+		sr := &reader{b: body}
+		switch id {
+		case 0:
+			_, err = sr.name()
+		case 1:
+			err = sr.nameMap()
+		case 2:
+			var k uint32
+			if k, err = sr.count(2); err == nil {
+				for range k {
+					if _, err = sr.u32(); err != nil {
+						break
+					}
+					if err = sr.nameMap(); err != nil {
+						break
+					}
+				}
+			}
+		default:
+			sr.off = len(body)
+		}
+		if err != nil {
+			return fmt.Errorf("name subsection %d: %w", id, err)
+		}
+		if !sr.done() {
+			return fmt.Errorf("name subsection %d: %w", id, sr.fail("%d trailing bytes", len(body)-sr.off))
+		}
+	}
+	return nil
+}
+
+func (r *reader) nameMap() error {
+	k, err := r.count(2)
+	if err != nil {
+		return err
+	}
+	for range k {
+		if _, err := r.u32(); err != nil {
+			return err
+		}
+		if _, err := r.name(); err != nil {
 			return err
 		}
 	}

@@ -164,6 +164,14 @@ func TestParseRefuses(t *testing.T) {
 		{"duplicate export", append(bytes.Clone(head), 7, 9, 2, 1, 'a', 0, 0, 1, 'a', 0, 0), errMalformed},
 		{"export name not UTF-8", append(bytes.Clone(head), 7, 5, 1, 1, 0xff, 0, 0), errMalformed},
 		{"data segment flags 3", append(bytes.Clone(head), 11, 3, 1, 3, 0), errMalformed},
+		{"function type with 2^31 parameters", append(bytes.Clone(head), 1, 8, 1, 0x60, 0x80, 0x80, 0x80, 0x80, 0x08, 0), errMalformed},
+		{"non-function type", append(bytes.Clone(head), 1, 4, 1, 0x5f, 0, 0), errMalformed},
+		{"function with 2^32-1 locals", append(bytes.Clone(head), 10, 10, 1, 8, 1, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x7f, 0x0b), errMalformed},
+		{"locals summing past the cap", append(bytes.Clone(head), 10, 12, 1, 10, 2, 0xb0, 0xea, 0x01, 0x7f, 0xb0, 0xea, 0x01, 0x7f, 0x0b), errMalformed},
+		{"element vector of 2^32-1 functions", append(bytes.Clone(head), 9, 10, 1, 0, 0x41, 0, 0x0b, 0xff, 0xff, 0xff, 0xff, 0x0f), errMalformed},
+		{"table of a non-reference type", append(bytes.Clone(head), 4, 4, 1, 0x7f, 0, 1), errMalformed},
+		{"name map of 2^32-1 entries", append(bytes.Clone(head), 0, 11, 4, 'n', 'a', 'm', 'e', 1, 5, 0xff, 0xff, 0xff, 0xff, 0x0f), errMalformed},
+		{"local names of 2^32-1 functions", append(bytes.Clone(head), 0, 11, 4, 'n', 'a', 'm', 'e', 2, 5, 0xff, 0xff, 0xff, 0xff, 0x0f), errMalformed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
