@@ -177,7 +177,7 @@ type checker struct {
 	in      Input
 	lim     Limits
 	h       *harness // nil for a third-party harness
-	secrets map[string]Secret
+	secrets map[string][]Secret // by placeholder: every place the vetted request put it
 	blobs   map[string]bool
 	vs      []error
 	// allowedToolsFlag: the args hold --allowedTools (set by the claude argument rule).
@@ -204,12 +204,12 @@ func Check(p *abi.Plan, in Input) error {
 	if p == nil {
 		return &Violation{Rule: RuleContent, Msg: "no plan"}
 	}
-	c := &checker{in: in, lim: in.Limits.withDefaults(), secrets: map[string]Secret{}, blobs: map[string]bool{}}
+	c := &checker{in: in, lim: in.Limits.withDefaults(), secrets: map[string][]Secret{}, blobs: map[string]bool{}}
 	if h, ok := builtinHarnesses[in.Manifest.Harness]; ok {
 		c.h = h
 	}
 	for _, s := range in.Secrets {
-		c.secrets[s.Placeholder] = s
+		c.secrets[s.Placeholder] = append(c.secrets[s.Placeholder], s)
 	}
 	for _, b := range in.Blobs {
 		c.blobs[b.Placeholder] = true

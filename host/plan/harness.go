@@ -752,11 +752,22 @@ func (c *checker) secretPlacement(name string, r rendered, v *abi.Server) {
 			if o.Kind != KindSecret {
 				continue
 			}
-			s, known := c.secrets[o.Text]
+			uses, known := c.secrets[o.Text]
 			if !known {
 				continue // reported as an unknown placeholder
 			}
-			if v == nil || s.Server != r.id || s.Field != l.field || s.Key != l.key || l.s == l.key {
+			// A value two servers share has one placeholder and one use per place.
+			s := uses[0]
+			placed := false
+			for _, u := range uses {
+				if v != nil && u.Server == r.id && u.Field == l.field && u.Key == l.key && l.s != l.key {
+					placed = true
+				}
+				if u.Server == r.id {
+					s = u
+				}
+			}
+			if !placed {
 				where := l.field
 				if l.key != "" {
 					where += " " + strconv.Quote(l.key)
