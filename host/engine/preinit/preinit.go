@@ -164,6 +164,20 @@ func Snapshot(ctx context.Context, wasm []byte, opts Options) ([]byte, error) {
 
 const pageSize = 65536
 
+// Check reads wasm with Snapshot's strict reader without running anything: it refuses a
+// malformed binary, one whose vector counts or sizes the input cannot hold, a function with
+// more than MaxLocals locals, and what no engine links (imports other than functions, several,
+// shared or 64-bit memories). wazero v1.12 allocates a vector's declared length before reading
+// it, so an engine should call Check before its runtime decodes untrusted bytes: a 373-byte
+// module declaring a function type with 2^31 parameters makes wazero's CompileModule ask for
+// 24 GiB and the Go runtime abort the whole process. Check is safe for concurrent use.
+func Check(wasm []byte) error {
+	if _, err := parse(wasm); err != nil {
+		return fmt.Errorf("preinit: %w", err)
+	}
+	return nil
+}
+
 func (m *module) hasSection(id byte) bool {
 	for _, s := range m.sections {
 		if s.id == id {
