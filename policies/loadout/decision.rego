@@ -13,43 +13,45 @@ import data.loadout.url
 # METADATA
 # entrypoint: true
 decision := {
-	"servers": [v.server | some v in verdicts],
+	"servers": [{"allow": count(r) == 0, "reasons": r, "drop": object.get(drops, i, [])} |
+		some i, _ in input.facts.servers
+		r := object.get(reasons_of, i, [])
+	],
 	"skills": [{"allow": count(r) == 0, "reasons": r} |
 		some k, _ in input.request.skills
 		r := sort(object.get(allow.skill_deny, k, set()))
 	],
-	"secrets": [x | some v in verdicts; some x in v.secrets],
+	"secrets": [x |
+		some i, f in input.facts.servers
+		not reasons_of[i]
+		some x in secrets.server_secrets(i, input.request.mcpServers[i], f, object.get(drops, i, []))
+	],
 	"spawnEnv": allow.spawn_env,
-	"warnings": [w | some v in verdicts; some w in v.warnings],
+	"warnings": [w |
+		some i, srv in input.request.mcpServers
+		srv.toolsDeclared
+		not reasons_of[i]
+		some w in tool_warnings(srv, object.get(drops, i, []))
+	],
 }
 
-# verdicts[i] is the verdict on request server i, computed once per evaluation: its decision
-# entry (allow, sorted deny reasons, drops in request order: env, headers, allowedTools), its
-# secrets and its warnings. Only the entries the facts list are visited.
-verdicts := [verdict(i, srv, input.facts.servers[i]) | some i, srv in input.request.mcpServers]
-
-verdict(i, srv, f) := {
-	"server": {"allow": allowed, "reasons": reasons, "drop": drops},
-	"secrets": server_secrets,
-	"warnings": warnings,
-} if {
-	reasons := object.get(reasons_of, i, [])
-	allowed := count(reasons) == 0
-	env_drops := [{"field": "env", "key": e.key, "reason": r} |
+# drops[i] is what server i loses, in request order: env, headers, allowedTools entries, one
+# per listed entry a rule removes. Only the entries the facts list are visited.
+drops[i] := array.concat(array.concat(env, headers), tools) if {
+	some i, f in input.facts.servers
+	srv := input.request.mcpServers[i]
+	env := [{"field": "env", "key": e.key, "reason": r} |
 		some e in f.env
 		r := env_reason(srv, e)
 	]
-	header_drops := [{"field": "headers", "key": h.key, "reason": r} |
+	headers := [{"field": "headers", "key": h.key, "reason": r} |
 		some h in f.headers
 		r := header_reason(srv, f, h)
 	]
-	tool_drops := [{"field": "allowedTools", "key": t.key, "reason": r} |
+	tools := [{"field": "allowedTools", "key": t.key, "reason": r} |
 		some t in f.tools
 		r := allow.tool_reason(t)
 	]
-	drops := array.concat(array.concat(env_drops, header_drops), tool_drops)
-	server_secrets := secrets_if_allowed(allowed, i, srv, f, drops)
-	warnings := tool_warnings(allowed, srv, tool_drops)
 }
 
 # deny[i] is every deny code of server i, from the URL and allowlist rules; reasons_of[i] the
@@ -78,18 +80,13 @@ header_reason(srv, f, h) := r if {
 	r := secrets.header_reason(srv, f, h)
 }
 
-secrets_if_allowed(true, i, srv, f, drops) := secrets.server_secrets(i, srv, f, drops)
-
-secrets_if_allowed(false, _, _, _, _) := []
-
 # A restricted server (allowedTools declared, R10) left with no valid tool keeps none.
-tool_warnings(true, srv, tool_drops) := [{
+tool_warnings(srv, drops) := [{
 	"code": "tools_none_left",
 	"server": srv.id,
 	"message": "allowedTools is declared but no valid tool name is left: the server keeps no tool",
 }] if {
-	srv.toolsDeclared
-	count(srv.allowedTools) == count(tool_drops)
+	count(srv.allowedTools) == count([d | some d in drops; d.field == "allowedTools"])
 }
 
-default tool_warnings(_, _, _) := []
+default tool_warnings(_, _) := []
