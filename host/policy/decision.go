@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -101,12 +102,8 @@ func decodeDecision(v ast.Value, nServers, nSkills int) (*Decision, error) {
 	}
 	d.Servers = make([]ServerDecision, servers.Len())
 	for i := range d.Servers {
-		o, err := object(servers.Elem(i).Value, indexPath("servers", i))
-		if err != nil {
-			return nil, err
-		}
-		if err := decodeServer(o, &d.Servers[i], i); err != nil {
-			return nil, err
+		if err := decodeServer(servers.Elem(i).Value, &d.Servers[i]); err != nil {
+			return nil, under(err, indexPath("servers", i))
 		}
 	}
 	skills, err := array(doc, "skills", "skills")
@@ -210,49 +207,63 @@ func decodeDecision(v ast.Value, nServers, nSkills int) (*Decision, error) {
 	return d, nil
 }
 
-// decodeServer decodes servers[i] into sd.
-func decodeServer(o ast.Object, sd *ServerDecision, i int) error {
-	p := indexPath("servers", i)
-	var err error
-	if sd.Allow, err = boolField(o, "allow", p); err != nil {
-		return err
-	}
-	if sd.Reasons, err = stringList(o, "reasons", p); err != nil {
-		return err
-	}
-	if sd.Allow != (len(sd.Reasons) == 0) {
-		return &MalformedError{Path: p, Msg: "allow must be true exactly when reasons is empty"}
-	}
-	drops, err := array(o, "drop", p)
+// decodeServer decodes one entry of servers into sd. Error paths are relative to the entry
+// (the caller prefixes them): no path string is built unless the entry is malformed.
+func decodeServer(v ast.Value, sd *ServerDecision) error {
+	o, err := object(v, "")
 	if err != nil {
 		return err
 	}
-	if drops.Len() == 0 {
-		sd.Drop = []Drop{}
-		return nil
+	if sd.Allow, err = boolField(o, "allow", ""); err != nil {
+		return err
+	}
+	if sd.Reasons, err = stringList(o, "reasons", ""); err != nil {
+		return err
+	}
+	if sd.Allow != (len(sd.Reasons) == 0) {
+		return &MalformedError{Msg: "allow must be true exactly when reasons is empty"}
+	}
+	drops, err := array(o, "drop", "")
+	if err != nil {
+		return err
 	}
 	sd.Drop = make([]Drop, drops.Len())
 	for j := range sd.Drop {
-		dp := p + indexPath(".drop", j)
-		do, err := object(drops.Elem(j).Value, dp)
-		if err != nil {
-			return err
-		}
-		dr := &sd.Drop[j]
-		if dr.Field, err = stringField(do, "field", dp); err != nil {
-			return err
-		}
-		if dr.Field != "env" && dr.Field != "headers" && dr.Field != "allowedTools" {
-			return &MalformedError{Path: dp + ".field", Msg: fmt.Sprintf("is %q, want env, headers or allowedTools", dr.Field)}
-		}
-		if dr.Key, err = stringField(do, "key", dp); err != nil {
-			return err
-		}
-		if dr.Reason, err = nonEmptyString(do, "reason", dp); err != nil {
-			return err
+		if err := decodeDrop(drops.Elem(j).Value, &sd.Drop[j]); err != nil {
+			return under(err, indexPath(".drop", j))
 		}
 	}
 	return nil
+}
+
+// decodeDrop decodes one drop into dr; error paths are relative to it.
+func decodeDrop(v ast.Value, dr *Drop) error {
+	do, err := object(v, "")
+	if err != nil {
+		return err
+	}
+	if dr.Field, err = stringField(do, "field", ""); err != nil {
+		return err
+	}
+	if dr.Field != "env" && dr.Field != "headers" && dr.Field != "allowedTools" {
+		return &MalformedError{Path: ".field", Msg: fmt.Sprintf("is %q, want env, headers or allowedTools", dr.Field)}
+	}
+	if dr.Key, err = stringField(do, "key", ""); err != nil {
+		return err
+	}
+	if dr.Reason, err = nonEmptyString(do, "reason", ""); err != nil {
+		return err
+	}
+	return nil
+}
+
+// under prefixes the path of a *MalformedError with prefix.
+func under(err error, prefix string) error {
+	var me *MalformedError
+	if errors.As(err, &me) {
+		me.Path = prefix + me.Path
+	}
+	return err
 }
 
 // indexPath is prefix[i]; it is only built on the error path or per array entry.
@@ -323,13 +334,13 @@ func object(v ast.Value, path string) (ast.Object, error) {
 }
 
 func array(o ast.Object, key, path string) (*ast.Array, error) {
-	p := key
-	if path != key {
-		p = path + "." + key
-	}
 	v := get(o, key)
 	a, ok := v.(*ast.Array)
 	if !ok {
+		p := key
+		if path != key {
+			p = path + "." + key
+		}
 		return nil, &MalformedError{Path: p, Msg: fmt.Sprintf("is %s, want an array", kind(v))}
 	}
 	return a, nil

@@ -132,31 +132,28 @@ func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (
 		},
 		byValue: map[string]int{},
 	}
-	secretsOf := map[int]map[[2]string]bool{}
+	secretsOf := make(map[SecretRef]bool, len(d.Secrets))
 	for _, s := range d.Secrets {
-		if secretsOf[s.Server] == nil {
-			secretsOf[s.Server] = map[[2]string]bool{}
-		}
-		secretsOf[s.Server][[2]string{s.Field, s.Key}] = true
+		secretsOf[s] = true
 	}
 	hostAllowed := filterHostEnv(hostEnv, d.SpawnEnv)
 	claimed := map[string]bool{}
 	for i := range req.Servers {
 		s := &req.Servers[i]
 		sd := d.Servers[i]
-		path := "mcpServers[" + strconv.Itoa(s.Index) + "]"
 		if !sd.Allow {
+			path := serverPath(s)
 			for _, code := range sd.Reasons {
 				vt.drop("server", s.ID, path+reasonField(code), code, reasonMessage(code))
 			}
 			continue
 		}
 		if claimed[s.ID] {
-			vt.drop("server", s.ID, path+".id", "duplicate_id", fmt.Sprintf("server id %q is already used by an earlier server (first wins)", s.ID))
+			vt.drop("server", s.ID, serverPath(s)+".id", "duplicate_id", fmt.Sprintf("server id %q is already used by an earlier server (first wins)", s.ID))
 			continue
 		}
 		claimed[s.ID] = true
-		vt.server(req, s, sd, path, secretsOf[i], hostAllowed)
+		vt.server(req, i, s, sd, secretsOf, hostAllowed)
 	}
 	for k := range req.Skills {
 		sk := &req.Skills[k]
@@ -172,13 +169,23 @@ func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (
 	return vt.out, nil
 }
 
+// serverPath is the JSON path of request server s.
+func serverPath(s *spec.Server) string { return "mcpServers[" + strconv.Itoa(s.Index) + "]" }
+
 func (vt *vetter) drop(kind, name, field, code, msg string) {
 	vt.out.dropped = append(vt.out.dropped, spec.Diagnostic{Kind: kind, Name: name, Field: field, Code: code, Message: msg})
 }
 
-// server adds allowed, first-of-its-id server s to the plugin request.
-func (vt *vetter) server(req *spec.Request, s *spec.Server, sd ServerDecision, path string, secret map[[2]string]bool, hostAllowed []spec.Pair) {
-	dropped := map[[2]string]string{}
+// server adds allowed, first-of-its-id server s (request index i) to the plugin request.
+func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDecision, secretsOf map[SecretRef]bool, hostAllowed []spec.Pair) {
+	var dropped map[[2]string]string // nil (no allocation) for a server without drops
+	if len(sd.Drop) > 0 {
+		dropped = make(map[[2]string]string, len(sd.Drop))
+	}
+	path := ""
+	if len(sd.Drop) > 0 {
+		path = serverPath(s)
+	}
 	for _, dr := range sd.Drop {
 		k := [2]string{dr.Field, dr.Key}
 		if _, seen := dropped[k]; seen {
@@ -219,7 +226,7 @@ func (vt *vetter) server(req *spec.Request, s *spec.Server, sd ServerDecision, p
 		if _, gone := dropped[[2]string{"env", p.Name}]; gone {
 			continue
 		}
-		out.Env = append(out.Env, vt.pair(s.ID, "env", p, secret[[2]string{"env", p.Name}]))
+		out.Env = append(out.Env, vt.pair(s.ID, "env", p, secretsOf[SecretRef{Server: i, Field: "env", Key: p.Name}]))
 		if s.Transport == abi.TransportStdio {
 			spawn = setPair(spawn, p)
 		}
@@ -228,7 +235,7 @@ func (vt *vetter) server(req *spec.Request, s *spec.Server, sd ServerDecision, p
 		if _, gone := dropped[[2]string{"headers", p.Name}]; gone {
 			continue
 		}
-		out.Headers = append(out.Headers, vt.pair(s.ID, "headers", p, secret[[2]string{"headers", p.Name}]))
+		out.Headers = append(out.Headers, vt.pair(s.ID, "headers", p, secretsOf[SecretRef{Server: i, Field: "headers", Key: p.Name}]))
 	}
 	if token := tokenFor(req, s.ID); token != "" {
 		switch s.Transport {
