@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"testing/fstest"
@@ -258,3 +259,26 @@ func TestRunTestsEmpty(t *testing.T) {
 }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+// TestDecisionRaw holds the JSON form of the decision (built on first use from the evaluated
+// AST) to the decoded decision.
+func TestDecisionRaw(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, err := New(ctx, Config{})
+	require.NoError(t, err, "New with the embedded policies")
+	req := benchRequest(4)
+	d, err := e.Decide(ctx, req, benchHostEnv)
+	require.NoError(t, err, "Decide")
+	raw, ok := d.Raw().(map[string]any)
+	require.True(t, ok, "Decision.Raw() = %T, want a JSON object", d.Raw())
+	rawJSON, err := json.Marshal(raw)
+	require.NoError(t, err, "json.Marshal(Decision.Raw())")
+	var fromRaw Decision
+	require.NoError(t, json.Unmarshal(rawJSON, &fromRaw), "json.Unmarshal(Decision.Raw())")
+	assert.Equal(t, d.Servers, fromRaw.Servers, "Decision.Raw() servers vs decoded servers")
+	assert.Equal(t, d.Secrets, fromRaw.Secrets, "Decision.Raw() secrets vs decoded secrets")
+	assert.Equal(t, d.SpawnEnv, fromRaw.SpawnEnv, "Decision.Raw() spawnEnv vs decoded spawnEnv")
+	again, _ := d.Raw().(map[string]any)
+	assert.Equal(t, fmt.Sprintf("%p", raw), fmt.Sprintf("%p", again), "Decision.Raw() twice: want the same converted document")
+}
