@@ -202,7 +202,6 @@ type limits struct {
 // module is a parsed module: its sections in order, and the parts Snapshot reads or rewrites.
 type module struct {
 	sections  []section
-	funcs     uint32 // imported plus defined functions
 	globals   []global
 	memory    *limits // nil when the module defines no memory
 	exports   []export
@@ -269,9 +268,7 @@ func parse(b []byte) (*module, error) {
 		case secImport:
 			err = m.parseImports(sr)
 		case secFunction:
-			var n uint32
-			if n, err = sr.count(1); err == nil {
-				m.funcs += n
+			if _, err = sr.count(1); err == nil {
 				sr.off = len(body) // type indices, checked by the runtime
 			}
 		case secMemory:
@@ -325,7 +322,6 @@ func (m *module) parseImports(r *reader) error {
 		if _, err := r.u32(); err != nil {
 			return err
 		}
-		m.funcs++
 	}
 	return nil
 }
