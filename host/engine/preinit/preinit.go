@@ -39,8 +39,10 @@ import (
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
-// errRefused is wrapped by the errors for modules Snapshot cannot pre-initialize faithfully.
-var errRefused = errors.New("module cannot be pre-initialized")
+// ErrUnsupported is wrapped by the errors for valid modules Snapshot cannot pre-initialize
+// faithfully (a start section, passive data segments, a mutable global of a reference or vector
+// type, an export under GlobalExportPrefix). An engine may run such a module unchanged.
+var ErrUnsupported = errors.New("module cannot be pre-initialized")
 
 // GlobalExportPrefix starts the reserved export names under which Snapshot reads the defined
 // globals after _initialize ("loadout.preinit.global.N" for defined global N). A module that
@@ -95,7 +97,7 @@ func Snapshot(ctx context.Context, wasm []byte, opts Options) ([]byte, error) {
 	initIdx := -1
 	for i, e := range m.exports {
 		if strings.HasPrefix(e.name, GlobalExportPrefix) {
-			return nil, fmt.Errorf("preinit: export %q uses the reserved prefix %q: %w", e.name, GlobalExportPrefix, errRefused)
+			return nil, fmt.Errorf("preinit: export %q uses the reserved prefix %q: %w", e.name, GlobalExportPrefix, ErrUnsupported)
 		}
 		if e.name == abi.ExportInitialize && e.kind == kindFunc {
 			initIdx = i
@@ -191,14 +193,14 @@ func (m *module) hasSection(id byte) bool {
 // memories, tables and globals, and unusable memories).
 func (m *module) check(limits engine.Limits) error {
 	if m.hasStart {
-		return fmt.Errorf("module has a start function: %w", errRefused)
+		return fmt.Errorf("module has a start function: %w", ErrUnsupported)
 	}
 	if m.passive {
-		return fmt.Errorf("module has passive data segments: %w", errRefused)
+		return fmt.Errorf("module has passive data segments: %w", ErrUnsupported)
 	}
 	for i, g := range m.globals {
 		if g.mut && (g.typ == typeV128 || g.typ == typeFuncref || g.typ == typeExternref) {
-			return fmt.Errorf("global %d is a mutable %#x: %w", i, g.typ, errRefused)
+			return fmt.Errorf("global %d is a mutable %#x: %w", i, g.typ, ErrUnsupported)
 		}
 	}
 	if m.memory != nil {

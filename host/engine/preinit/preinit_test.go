@@ -147,11 +147,11 @@ func TestSnapshotFailures(t *testing.T) {
 		{"init grows memory past the cap", "grow", engine.Limits{MemoryPages: 4}, engine.ErrMemoryLimit, true, "memory limit"},
 		{"init exits", "exit", engine.Limits{}, nil, true, "proc_exit(3)"},
 		{"declared memory over the cap", "bigmem", engine.Limits{MemoryPages: 4}, engine.ErrMemoryLimit, false, "over the cap"},
-		{"start section", "start", engine.Limits{}, nil, false, "start function"},
-		{"imported global", "importglobal", engine.Limits{}, nil, false, "only functions may be imported"},
+		{"start section", "start", engine.Limits{}, preinit.ErrUnsupported, false, "start function"},
+		{"imported global", "importglobal", engine.Limits{}, engine.ErrLink, false, "only functions may be imported"},
 		{"unknown import", "badimport", engine.Limits{}, engine.ErrLink, false, "env.host"},
-		{"passive data", "passive", engine.Limits{}, nil, false, "passive data"},
-		{"reserved export", "reserved", engine.Limits{}, nil, false, "reserved prefix"},
+		{"passive data", "passive", engine.Limits{}, preinit.ErrUnsupported, false, "passive data"},
+		{"reserved export", "reserved", engine.Limits{}, preinit.ErrUnsupported, false, "reserved prefix"},
 	}
 	for _, tc := range cases {
 		for _, interp := range []bool{false, true} {

@@ -2,14 +2,16 @@ package preinit
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"unicode/utf8"
+
+	"github.com/loadout-dev/loadout/host/engine"
 )
 
-// errMalformed is wrapped by every error of the binary reader.
-var errMalformed = errors.New("malformed module")
+// errMalformed is wrapped by every error of the binary reader; it matches engine.ErrABI, as an
+// engine's compile error does.
+var errMalformed = fmt.Errorf("malformed module: %w", engine.ErrABI)
 
 // Section ids of the WebAssembly core binary format.
 const (
@@ -317,7 +319,7 @@ func (m *module) parseImports(r *reader) error {
 			return err
 		}
 		if kind != kindFunc {
-			return fmt.Errorf("import %s.%s: only functions may be imported (kind %d): %w", mod, name, kind, errRefused)
+			return fmt.Errorf("import %s.%s: only functions may be imported (kind %d): %w", mod, name, kind, engine.ErrLink)
 		}
 		if _, err := r.u32(); err != nil {
 			return err
@@ -332,7 +334,7 @@ func (m *module) parseMemory(r *reader) error {
 		return err
 	}
 	if n > 1 {
-		return fmt.Errorf("%d memories, want at most one: %w", n, errRefused)
+		return fmt.Errorf("%d memories, want at most one: %w", n, engine.ErrABI)
 	}
 	if n == 0 {
 		return nil
@@ -342,7 +344,7 @@ func (m *module) parseMemory(r *reader) error {
 		return err
 	}
 	if flags > 1 {
-		return fmt.Errorf("memory limits flags %#x (shared or 64-bit memory): %w", flags, errRefused)
+		return fmt.Errorf("memory limits flags %#x (shared or 64-bit memory): %w", flags, engine.ErrABI)
 	}
 	l := &limits{hasMax: flags == 1}
 	if l.min, err = r.u32(); err != nil {

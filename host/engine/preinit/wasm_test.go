@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/loadout-dev/loadout/host/engine"
 )
 
 func TestLEB(t *testing.T) {
@@ -153,11 +155,11 @@ func TestParseRefuses(t *testing.T) {
 		{"repeated section", append(bytes.Clone(head), 1, 1, 0, 1, 1, 0), errMalformed},
 		{"trailing bytes in a section", append(bytes.Clone(head), 5, 2, 0, 0), errMalformed},
 		{"huge vector count", append(bytes.Clone(head), 6, 5, 0xff, 0xff, 0xff, 0xff, 0x0f), errMalformed},
-		{"two memories", append(bytes.Clone(head), 5, 5, 2, 0, 1, 0, 1), errRefused},
-		{"shared memory", append(bytes.Clone(head), 5, 4, 1, 3, 1, 1), errRefused},
+		{"two memories", append(bytes.Clone(head), 5, 5, 2, 0, 1, 0, 1), engine.ErrABI},
+		{"shared memory", append(bytes.Clone(head), 5, 4, 1, 3, 1, 1), engine.ErrABI},
 		{"max below min", append(bytes.Clone(head), 5, 4, 1, 1, 2, 1), errMalformed},
-		{"imported memory", append(bytes.Clone(head), 2, 8, 1, 1, 'e', 1, 'm', 2, 0, 1), errRefused},
-		{"imported table", append(bytes.Clone(head), 2, 8, 1, 1, 'e', 1, 't', 1, 0x70, 0), errRefused},
+		{"imported memory", append(bytes.Clone(head), 2, 8, 1, 1, 'e', 1, 'm', 2, 0, 1), engine.ErrLink},
+		{"imported table", append(bytes.Clone(head), 2, 8, 1, 1, 'e', 1, 't', 1, 0x70, 0), engine.ErrLink},
 		{"global of unknown type", append(bytes.Clone(head), 6, 5, 1, 0x40, 0, 0x41, 0), errMalformed},
 		{"non-constant initializer", append(bytes.Clone(head), 6, 6, 1, 0x7f, 0, 0x20, 0, 0x0b), errMalformed},
 		{"unterminated initializer", append(bytes.Clone(head), 6, 5, 1, 0x7f, 0, 0x41, 1), errMalformed},
