@@ -38,6 +38,7 @@ import (
 
 	"github.com/loadout-dev/loadout/host/engine"
 	"github.com/loadout-dev/loadout/host/engine/internal/sandbox"
+	"github.com/loadout-dev/loadout/host/engine/preinit"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
@@ -60,6 +61,11 @@ type Config struct {
 	// instead of recompiling. Deserialized code is trusted: the directory must be private to
 	// the user running loadout.
 	CacheDir string
+	// Preinit pre-initializes every module at Compile (host/engine/preinit): _initialize runs
+	// once, in the sandbox, and every call then starts from that state in a fresh instance,
+	// instead of running the Go runtime start-up again per call. It costs one _initialize per
+	// compile (kept under CacheDir/preinit when CacheDir is set) and saves it on every call.
+	Preinit bool
 }
 
 // Engine compiles and runs plugins on Wasmtime. Create it with New; it is safe for concurrent use.
@@ -235,10 +241,15 @@ func defineSandbox(l *wasmtime.Linker) error {
 
 // Compile checks the module's size, compiles it (or loads it from the cache), then checks its
 // imports, exports and memory before anything is instantiated.
-func (e *Engine) Compile(_ context.Context, wasm []byte, limits engine.Limits) (_ engine.Module, err error) {
+func (e *Engine) Compile(ctx context.Context, wasm []byte, limits engine.Limits) (_ engine.Module, err error) {
 	limits = sandbox.Limits(limits)
 	if len(wasm) > limits.ModuleBytes {
 		return nil, fmt.Errorf("module of %d bytes over the cap of %d: %w", len(wasm), limits.ModuleBytes, engine.ErrModuleSize)
+	}
+	// Untrusted bytes are read by preinit's bounded reader before the runtime decodes them, and
+	// optionally pre-initialized (see Config.Preinit).
+	if wasm, err = preinit.Prepare(ctx, wasm, limits, e.cfg.Preinit, e.cfg.CacheDir); err != nil {
+		return nil, err
 	}
 	mod, err := e.load(wasm)
 	if err != nil {

@@ -23,6 +23,7 @@ func TestEngine(t *testing.T) {
 	}{
 		{"no cache", wasmtime.Config{}},
 		{"module cache on disk", wasmtime.Config{CacheDir: t.TempDir()}},
+		{"pre-initialized modules", wasmtime.Config{Preinit: true, CacheDir: t.TempDir()}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			enginetest.Run(t, func(t *testing.T) engine.Engine {

@@ -44,6 +44,7 @@ import (
 
 	"github.com/loadout-dev/loadout/host/engine"
 	"github.com/loadout-dev/loadout/host/engine/internal/sandbox"
+	"github.com/loadout-dev/loadout/host/engine/preinit"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
@@ -64,6 +65,11 @@ type Config struct {
 	// the request path. A long-running server sets it; a CLI that renders once does not. Each
 	// parked instance holds its memory (up to the page cap).
 	Pool int
+	// Preinit pre-initializes every module at Compile (host/engine/preinit): _initialize runs
+	// once, in the sandbox, and every call then starts from that state in a fresh instance,
+	// instead of running the Go runtime start-up again per call. It costs one _initialize per
+	// compile (kept under CacheDir/preinit when CacheDir is set) and saves it on every call.
+	Preinit bool
 }
 
 // Engine compiles and runs plugins on wazero. Create it with New; it is safe for concurrent use.
@@ -71,6 +77,9 @@ type Engine struct {
 	rt    wazero.Runtime
 	cache wazero.CompilationCache
 	pool  int
+
+	preinit  bool   // Config.Preinit
+	cacheDir string // Config.CacheDir
 
 	mu      sync.Mutex
 	modules map[*Module]struct{} // open modules, closed by Close
@@ -104,7 +113,7 @@ func New(ctx context.Context, cfg Config) (e *Engine, err error) {
 	if cfg.Pool < 0 {
 		return nil, fmt.Errorf("wazero: Config.Pool is %d, want 0 or more", cfg.Pool)
 	}
-	return &Engine{rt: rt, cache: cache, pool: cfg.Pool, modules: map[*Module]struct{}{}}, nil
+	return &Engine{rt: rt, cache: cache, pool: cfg.Pool, preinit: cfg.Preinit, cacheDir: cfg.CacheDir, modules: map[*Module]struct{}{}}, nil
 }
 
 // Name returns "wazero".
@@ -189,6 +198,11 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte, limits engine.Limits)
 	limits = sandbox.Limits(limits)
 	if len(wasm) > limits.ModuleBytes {
 		return nil, fmt.Errorf("module of %d bytes over the cap of %d: %w", len(wasm), limits.ModuleBytes, engine.ErrModuleSize)
+	}
+	// Untrusted bytes are read by preinit's bounded reader before the runtime decodes them, and
+	// optionally pre-initialized (see Config.Preinit).
+	if wasm, err = preinit.Prepare(ctx, wasm, limits, e.preinit, e.cacheDir); err != nil {
+		return nil, err
 	}
 	cm, err := e.rt.CompileModule(ctx, wasm)
 	if err != nil {

@@ -21,6 +21,8 @@ func TestEngine(t *testing.T) {
 		{"fresh instance per call", wazero.Config{}},
 		{"pool of pre-initialized instances", wazero.Config{Pool: 2}},
 		{"compilation cache on disk", wazero.Config{CacheDir: t.TempDir()}},
+		{"pre-initialized modules", wazero.Config{Preinit: true, CacheDir: t.TempDir()}},
+		{"pre-initialized modules and a pool", wazero.Config{Preinit: true, Pool: 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			enginetest.Run(t, func(t *testing.T) engine.Engine {
