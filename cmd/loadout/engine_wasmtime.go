@@ -10,7 +10,9 @@ import (
 )
 
 func init() {
-	engineFactories["wasmtime"] = func(ctx context.Context, cacheDir string) (engine.Engine, error) {
-		return wasmtime.New(ctx, wasmtime.Config{CacheDir: cacheDir})
+	engineFactories["wasmtime"] = func(ctx context.Context, cfg engineConfig) (engine.Engine, error) {
+		// Wasmtime instantiates a pre-initialized module from a copy-on-write image, so it needs
+		// no pool.
+		return wasmtime.New(ctx, wasmtime.Config{CacheDir: cfg.cacheDir, Preinit: cfg.preinit})
 	}
 }

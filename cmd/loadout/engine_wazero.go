@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	engineFactories["wazero"] = func(ctx context.Context, cacheDir string) (engine.Engine, error) {
-		return wazero.New(ctx, wazero.Config{CacheDir: cacheDir})
+	engineFactories["wazero"] = func(ctx context.Context, cfg engineConfig) (engine.Engine, error) {
+		return wazero.New(ctx, wazero.Config{CacheDir: cfg.cacheDir, Preinit: cfg.preinit, Pool: cfg.pool})
 	}
 }

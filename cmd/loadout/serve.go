@@ -96,6 +96,8 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		}
 		o.roots = abs
 	}
+	// A server keeps a few pre-initialized instances per plugin ready off the request path.
+	o.host.pool = 2
 	loader, err := a.loadHost(o.host)
 	if err != nil {
 		return err
