@@ -4,6 +4,7 @@
 #
 #   ./build.sh            plugins → host/builtin/wasm/<harness>.wasm (+ pins.json), binary → bin/loadout
 #   ./build.sh plugins    plugins only
+#   ./build.sh wasmtime   as all, with the wasmtime engine too (-tags wasmtime, cgo): --engine wasmtime|all
 #
 # Go plugins: GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath (a reactor whose
 # _initialize runs package init, where the plugin registers its renderer with the sdk).
@@ -55,8 +56,13 @@ all)
 	CGO_ENABLED=0 go build -trimpath -o bin/loadout ./cmd/loadout
 	echo "bin/loadout"
 	;;
+wasmtime)
+	build_plugins
+	CGO_ENABLED=1 go build -tags wasmtime -trimpath -o bin/loadout ./cmd/loadout
+	echo "bin/loadout (wazero and wasmtime)"
+	;;
 *)
-	echo "usage: ./build.sh [all|plugins]" >&2
+	echo "usage: ./build.sh [all|plugins|wasmtime]" >&2
 	exit 2
 	;;
 esac
