@@ -245,3 +245,43 @@ func TestPluginsListAndVerify(t *testing.T) {
 	assert.Equal(t, exitPlugin, code, "a pin mismatch is a plugin failure: %s", stdout)
 	assert.Contains(t, stdout, "FAIL claude.wasm")
 }
+
+// TestRedactFindsWrittenSecrets renders a secret that JSON and TOML spell differently from its
+// raw form, then pipes every written file through `loadout redact`: the substitution's
+// spelling and the redaction set must agree, or the secret survives in the config file.
+func TestRedactFindsWrittenSecrets(t *testing.T) {
+	secret := "tok<&>\"\\\x1bE\u2028nd-91ab"
+	reqJSON, err := json.Marshal(map[string]any{
+		"mcpServers": []any{
+			map[string]any{"id": "s", "command": "/usr/bin/srv", "env": map[string]string{"TOKEN": secret}, "secretKeys": []string{"TOKEN"}},
+			map[string]any{"id": "h", "transport": "http", "url": "https://mcp.example.com/", "headers": map[string]string{"X-Key": secret}, "secretKeys": []string{"X-Key"}},
+		},
+	})
+	require.NoError(t, err)
+	reqPath := filepath.Join(t.TempDir(), "request.json")
+	require.NoError(t, os.WriteFile(reqPath, reqJSON, 0o600))
+	for _, h := range []string{"claude", "codex", "pi"} {
+		t.Run(h, func(t *testing.T) {
+			out := t.TempDir()
+			args := append([]string{"render", "--harness", h, "--out", out, "--format", "json", reqPath}, pluginArgs(t)...)
+			code, stdout, stderr := runCLI(t, "", args...)
+			require.Equal(t, exitOK, code, "stderr: %s", stderr)
+			var res host.Result
+			require.NoError(t, json.Unmarshal([]byte(stdout), &res))
+			var secretFiles int
+			for _, f := range res.Files {
+				if !f.Secret {
+					continue
+				}
+				secretFiles++
+				written, err := os.ReadFile(f.Written)
+				require.NoError(t, err)
+				code, redacted, stderr := runCLI(t, string(written), "redact", reqPath)
+				require.Equal(t, exitOK, code, "stderr: %s", stderr)
+				assert.Contains(t, redacted, "[REDACTED]", "%s: the secret is found in %s", h, f.Path)
+				assert.NotContains(t, redacted, "91ab", "%s: a spelling of the secret survives redaction in %s:\n%s", h, f.Path, redacted)
+			}
+			assert.Positive(t, secretFiles, "%s writes the secrets to a secret file", h)
+		})
+	}
+}

@@ -1,8 +1,6 @@
 package materialize
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format"
 )
 
 // escaper turns a value into its spelling inside a file of some format.
@@ -18,46 +17,12 @@ type escaper func(string) string
 
 func raw(s string) string { return s }
 
-// jsonEscape spells s as the inside of a JSON string (no HTML escaping).
-func jsonEscape(s string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // encoding a string cannot fail
-	out := strings.TrimSuffix(b.String(), "\n")
-	return out[1 : len(out)-1]
-}
+// jsonEscape and tomlEscape spell a value inside a JSON or TOML string exactly as sdk/format
+// (the plugins' encoders) and the policy's redaction set spell it, so a substituted secret is
+// found by redaction in every spelling it takes.
+func jsonEscape(s string) string { return format.JSONStringBody(s) }
 
-// tomlEscape spells s as the inside of a TOML basic string: `"` and `\` escaped, every control
-// character (tab and DEL included) as an escape.
-func tomlEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\r':
-			b.WriteString(`\r`)
-		default:
-			if r < 0x20 || r == 0x7f {
-				fmt.Fprintf(&b, `\u%04X`, r)
-			} else {
-				b.WriteRune(r)
-			}
-		}
-	}
-	return b.String()
-}
+func tomlEscape(s string) string { return format.TOMLStringBody(s) }
 
 func escaperFor(format string) escaper {
 	switch format {

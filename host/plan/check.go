@@ -176,7 +176,7 @@ func Violations(err error) []*Violation {
 type checker struct {
 	in      Input
 	lim     Limits
-	h       *harness // nil for a third-party harness
+	h       *harness            // nil for a third-party harness
 	secrets map[string][]Secret // by placeholder: every place the vetted request put it
 	blobs   map[string]bool
 	vs      []error

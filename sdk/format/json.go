@@ -222,3 +222,10 @@ func AppendJSONString(b []byte, s string) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// JSONStringBody is s as spelled inside a JSON string literal by AppendJSONString (without
+// the quotes): the one spelling the host substitutes secrets with and redacts.
+func JSONStringBody(s string) string {
+	b := AppendJSONString(nil, s)
+	return string(b[1 : len(b)-1])
+}

@@ -238,3 +238,10 @@ func AppendTOMLString(b []byte, s string) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// TOMLStringBody is s as spelled inside a TOML basic string by AppendTOMLString (without the
+// quotes): the one spelling the host substitutes secrets with and redacts.
+func TOMLStringBody(s string) string {
+	b := AppendTOMLString(nil, s)
+	return string(b[1 : len(b)-1])
+}
