@@ -33,7 +33,12 @@ func (a *app) renderCommand() *cobra.Command {
 strictly, sanitizes it, has the policies vet it, renders it with the harness's plugin,
 checks the plan and writes the files. Nothing is written unless every step succeeds.
 
-With --dry-run nothing is written and the plan is printed with secrets masked.`,
+With --dry-run nothing is written and the plan is printed with secrets masked.
+
+Each stdio server starts with exactly its spawn environment: the variables of loadout's own
+environment that the policy allowlists (PATH, HOME, LANG, LC_*, … by default), then the
+server's own env, then the run's token. Run loadout in the environment the agent will run in.
+See docs/SPAWN-ENV.md for how each harness is made to honour it.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {
