@@ -35,6 +35,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/loadout-dev/loadout/host/engine"
+	"github.com/loadout-dev/loadout/host/engine/internal/capmem"
 	"github.com/loadout-dev/loadout/host/engine/internal/sandbox"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
@@ -286,7 +287,7 @@ func run(ctx context.Context, probe []byte, m *module, carried []int, limits eng
 	}
 
 	sysState := sandbox.New(limits.StderrBytes)
-	alloc := &capAllocator{limit: uint64(limits.MemoryPages) * pageSize}
+	alloc := &capmem.Allocator{Limit: uint64(limits.MemoryPages) * pageSize}
 	rctx := experimental.WithMemoryAllocator(context.WithValue(ctx, stateKey{}, sysState), alloc)
 	phase, done := context.WithTimeout(rctx, limits.Deadline)
 	defer done()
@@ -323,7 +324,7 @@ func run(ctx context.Context, probe []byte, m *module, carried []int, limits eng
 }
 
 // fail maps an error of instantiation or _initialize to the engines' typed errors.
-func fail(ctx, phase context.Context, limits engine.Limits, err error, s *sandbox.Sys, alloc *capAllocator, what string) error {
+func fail(ctx, phase context.Context, limits engine.Limits, err error, s *sandbox.Sys, alloc *capmem.Allocator, what string) error {
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("%s: %w", what, ctx.Err())
@@ -338,13 +339,13 @@ func fail(ctx, phase context.Context, limits engine.Limits, err error, s *sandbo
 		case sys.ExitCodeContextCanceled:
 			return fmt.Errorf("%s: %w", what, context.Canceled)
 		}
-		return sandbox.Trap(what, fmt.Sprintf("proc_exit(%d)", exit.ExitCode()), s.Output(), alloc.hit)
+		return sandbox.Trap(what, fmt.Sprintf("proc_exit(%d)", exit.ExitCode()), s.Output(), alloc.Hit)
 	}
-	if what == "instantiate" && !alloc.hit {
+	if what == "instantiate" && !alloc.Hit {
 		return fmt.Errorf("instantiate: %w: %w", engine.ErrLink, err)
 	}
 	msg, _, _ := strings.Cut(err.Error(), "\n")
-	return sandbox.Trap(what, msg, s.Output(), alloc.hit)
+	return sandbox.Trap(what, msg, s.Output(), alloc.Hit)
 }
 
 // linkSandbox defines the sandbox's WASI host module on rt, as the wazero engine does: every
@@ -396,40 +397,3 @@ func sandboxTypes(ts []api.ValueType) []sandbox.ValueType {
 	}
 	return out
 }
-
-// capAllocator backs the instance's memory and refuses to grow it past limit bytes, as the
-// wazero engine's does. It belongs to one instance.
-type capAllocator struct {
-	limit uint64
-	hit   bool // a grow past the limit was refused
-}
-
-// Allocate implements experimental.MemoryAllocator.
-func (a *capAllocator) Allocate(_, max uint64) experimental.LinearMemory {
-	return &linearMemory{a: a, limit: min(max, a.limit)}
-}
-
-type linearMemory struct {
-	a     *capAllocator
-	limit uint64
-	buf   []byte
-}
-
-// Reallocate grows the memory to size bytes; bytes past the old length are zero.
-func (l *linearMemory) Reallocate(size uint64) []byte {
-	if size > l.limit {
-		l.a.hit = true
-		return nil
-	}
-	if size <= uint64(cap(l.buf)) {
-		l.buf = l.buf[:size]
-		return l.buf
-	}
-	buf := make([]byte, size, min(max(size, 2*uint64(cap(l.buf))), l.limit))
-	copy(buf, l.buf)
-	l.buf = buf
-	return buf
-}
-
-// Free releases the memory.
-func (l *linearMemory) Free() { l.buf = nil }

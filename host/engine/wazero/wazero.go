@@ -43,6 +43,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/loadout-dev/loadout/host/engine"
+	"github.com/loadout-dev/loadout/host/engine/internal/capmem"
 	"github.com/loadout-dev/loadout/host/engine/internal/sandbox"
 	"github.com/loadout-dev/loadout/host/engine/preinit"
 	"github.com/loadout-dev/loadout/sdk/abi"
@@ -141,7 +142,7 @@ type stateKey struct{}
 // call is the state of one Module.Call: the sandbox of its instance and its memory allocator.
 type call struct {
 	sys   *sandbox.Sys
-	alloc *capAllocator
+	alloc *capmem.Allocator
 }
 
 func valueTypes(ts []sandbox.ValueType) []api.ValueType {
@@ -339,7 +340,7 @@ type instance struct {
 
 // prepare instantiates the module and runs _initialize under one deadline.
 func (m *Module) prepare(ctx context.Context) (*instance, error) {
-	c := &call{sys: sandbox.New(m.limits.StderrBytes), alloc: &capAllocator{limit: uint64(m.limits.MemoryPages) * 65536}}
+	c := &call{sys: sandbox.New(m.limits.StderrBytes), alloc: &capmem.Allocator{Limit: uint64(m.limits.MemoryPages) * 65536}}
 	ctx = experimental.WithMemoryAllocator(context.WithValue(ctx, stateKey{}, c), c.alloc)
 	phase, done := context.WithTimeout(ctx, m.limits.Deadline)
 	defer done()
@@ -474,47 +475,8 @@ func (m *Module) fail(ctx, phase context.Context, export string, err error, c *c
 		case sys.ExitCodeContextCanceled:
 			return fmt.Errorf("%s: %w", export, context.Canceled)
 		}
-		return sandbox.Trap(export, fmt.Sprintf("proc_exit(%d)", exit.ExitCode()), c.sys.Output(), c.alloc.hit)
+		return sandbox.Trap(export, fmt.Sprintf("proc_exit(%d)", exit.ExitCode()), c.sys.Output(), c.alloc.Hit)
 	}
 	msg, _, _ := strings.Cut(err.Error(), "\n")
-	return sandbox.Trap(export, msg, c.sys.Output(), c.alloc.hit)
+	return sandbox.Trap(export, msg, c.sys.Output(), c.alloc.Hit)
 }
-
-// capAllocator backs an instance's memory and refuses to grow it past limit bytes. It belongs
-// to one instance (one goroutine).
-type capAllocator struct {
-	limit uint64
-	hit   bool // a grow past the limit was refused
-}
-
-// Allocate implements experimental.MemoryAllocator.
-func (a *capAllocator) Allocate(_, max uint64) experimental.LinearMemory {
-	return &linearMemory{a: a, limit: min(max, a.limit)}
-}
-
-type linearMemory struct {
-	a     *capAllocator
-	limit uint64
-	buf   []byte
-}
-
-// Reallocate grows the memory to size bytes; it never shrinks, so bytes past the old length
-// are still zero.
-func (l *linearMemory) Reallocate(size uint64) []byte {
-	if size > l.limit {
-		l.a.hit = true
-		return nil
-	}
-	if size <= uint64(cap(l.buf)) {
-		l.buf = l.buf[:size]
-		return l.buf
-	}
-	next := min(max(size, 2*uint64(cap(l.buf))), l.limit)
-	buf := make([]byte, size, next)
-	copy(buf, l.buf)
-	l.buf = buf
-	return buf
-}
-
-// Free releases the memory.
-func (l *linearMemory) Free() { l.buf = nil }
