@@ -23,6 +23,12 @@ build_plugins() {
 		if [ -f "$dir/main.go" ]; then
 			GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o "$out/$name.wasm.tmp" "./$dir"
 		elif [ -x "$dir/build.sh" ]; then
+			# A C plugin needs Debian's clang, lld and wasi-libc (scripts/deps.sh installs them;
+			# ./test.sh runs it). Without them the other plugins still build, and this says so.
+			if ! command -v "${WASI_CC:-clang}" >/dev/null || [ ! -e /usr/include/wasm32-wasi/stdio.h ]; then
+				echo "build.sh: skipping $name: needs clang, lld and wasi-libc (run scripts/deps.sh)" >&2
+				continue
+			fi
 			"$dir/build.sh" "$out/$name.wasm.tmp"
 		else
 			continue
