@@ -17,6 +17,7 @@ mkdir -p "$out" bin
 
 build_plugins() {
 	local built=()
+	rm -f "$out"/*.wasm "$out"/pins.json # a plugin no longer built must not stay embedded
 	for dir in plugins/*/; do
 		local name
 		name=$(basename "$dir")
