@@ -17,12 +17,16 @@ mkdir -p "$out" bin
 
 build_plugins() {
 	local built=()
-	rm -f "$out"/*.wasm "$out"/pins.json # a plugin no longer built must not stay embedded
+	# Build into a hidden staging directory (go:embed skips it), then swap the set in at once:
+	# a test binary compiled meanwhile embeds the old set or the new one, each with its pins.
+	local stage="$out/.staging"
+	rm -rf "$stage"
+	mkdir -p "$stage"
 	for dir in plugins/*/; do
 		local name
 		name=$(basename "$dir")
 		if [ -f "$dir/main.go" ]; then
-			GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o "$out/$name.wasm.tmp" "./$dir"
+			GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o "$stage/$name.wasm" "./$dir"
 		elif [ -x "$dir/build.sh" ]; then
 			# A C plugin needs Debian's clang, lld and wasi-libc (scripts/deps.sh installs them;
 			# ./test.sh runs it). Without them the other plugins still build, and this says so.
@@ -30,11 +34,10 @@ build_plugins() {
 				echo "build.sh: skipping $name: needs clang, lld and wasi-libc (run scripts/deps.sh)" >&2
 				continue
 			fi
-			"$dir/build.sh" "$out/$name.wasm.tmp"
+			"$dir/build.sh" "$stage/$name.wasm"
 		else
 			continue
 		fi
-		mv "$out/$name.wasm.tmp" "$out/$name.wasm"
 		built+=("$name")
 	done
 	# pins.json: {"<name>.wasm": "sha256:<hex>", ...} in name order.
@@ -42,13 +45,14 @@ build_plugins() {
 		printf '{'
 		local sep=""
 		for name in "${built[@]}"; do
-			local sum
-			sum=$(sha256sum "$out/$name.wasm" | cut -d' ' -f1)
-			printf '%s\n  "%s.wasm": "sha256:%s"' "$sep" "$name" "$sum"
+			printf '%s\n  "%s.wasm": "sha256:%s"' "$sep" "$name" "$(sha256sum "$stage/$name.wasm" | cut -d' ' -f1)"
 			sep=","
 		done
 		printf '\n}\n'
-	} >"$out/pins.json"
+	} >"$stage/pins.json"
+	rm -f "$out"/*.wasm "$out"/pins.json # a plugin no longer built must not stay embedded
+	mv "$stage"/* "$out"/
+	rmdir "$stage"
 	for name in "${built[@]}"; do
 		printf '%s  %s\n' "$(sha256sum "$out/$name.wasm" | cut -d' ' -f1)" "$out/$name.wasm"
 	done
