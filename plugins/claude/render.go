@@ -79,13 +79,6 @@ const (
 	warnToolName    = "tool_name_too_long"
 )
 
-// reservedNames are JavaScript Object.prototype names Claude Code refuses as server names.
-var reservedNames = map[string]bool{
-	"constructor": true, "__proto__": true, "__defineGetter__": true, "__defineSetter__": true,
-	"__lookupGetter__": true, "__lookupSetter__": true, "hasOwnProperty": true, "isPrototypeOf": true,
-	"propertyIsEnumerable": true, "toLocaleString": true, "toString": true, "valueOf": true,
-}
-
 func render(req abi.Request) (abi.Plan, error) {
 	skills, skillWarns, err := format.PrepareSkills(req.Skills)
 	if err != nil {
@@ -161,7 +154,7 @@ func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning, bool) {
 		return nil, false, []abi.Warning{warn(warnTransport, fmt.Sprintf("transport %q is not supported by Claude Code; the server is not rendered", s.Transport))}, false
 	case !s.Enabled:
 		return nil, false, []abi.Warning{warn(warnDisabled, "Claude Code has no way to configure a disabled server; the server is not rendered")}, false
-	case reservedNames[s.ID]:
+	case format.IsJSPrototypeName(s.ID):
 		return nil, false, []abi.Warning{warn(warnReserved, fmt.Sprintf("Claude Code reserves the server name %q; the server is not rendered", s.ID))}, false
 	}
 	var warns []abi.Warning

@@ -71,14 +71,6 @@ var exposures = map[string]string{
 	"codemode": "codemode", "codemode-deferred": "codemode", "deferred": "deferred", "direct": "direct", "hidden": "hidden",
 }
 
-// reservedNames are JavaScript Object.prototype names, which a JavaScript config loader may
-// confuse with inherited members (FORMATS.md §4).
-var reservedNames = map[string]bool{
-	"constructor": true, "__proto__": true, "__defineGetter__": true, "__defineSetter__": true,
-	"__lookupGetter__": true, "__lookupSetter__": true, "hasOwnProperty": true, "isPrototypeOf": true,
-	"propertyIsEnumerable": true, "toLocaleString": true, "toString": true, "valueOf": true,
-}
-
 func render(req abi.Request) (abi.Plan, error) {
 	skills, skillWarns, err := format.PrepareSkills(req.Skills)
 	if err != nil {
@@ -98,7 +90,7 @@ func render(req abi.Request) (abi.Plan, error) {
 			warn(warnTransport, fmt.Sprintf("transport %q is not supported by Pi; the server is not rendered", s.Transport))
 			continue
 		}
-		if reservedNames[s.ID] {
+		if format.IsJSPrototypeName(s.ID) {
 			warn(warnReserved, fmt.Sprintf("server name %q is a JavaScript built-in name; the server is not rendered", s.ID))
 			continue
 		}

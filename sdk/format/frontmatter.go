@@ -87,7 +87,7 @@ func isFrontMatterKey(k string) bool {
 
 // AppendYAMLString appends s as a YAML double-quoted scalar on one line. `"` and `\` become \"
 // and \\; tab, newline and carriage return become \t \n \r; every other C0 control, DEL, every
-// C1 control (including U+0085), U+2028, U+2029, U+FEFF, U+FFFE and U+FFFF become \uXXXX
+// C1 control (including U+0085), U+2028, U+2029, U+FEFF, U+FFFE and U+FFFF become \u escapes
 // (lowercase hex), and invalid UTF-8 becomes \ufffd. Everything else is literal.
 func AppendYAMLString(b []byte, s string) []byte {
 	b = append(b, '"')

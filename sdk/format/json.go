@@ -229,3 +229,15 @@ func JSONStringBody(s string) string {
 	b := AppendJSONString(nil, s)
 	return string(b[1 : len(b)-1])
 }
+
+// jsPrototypeNames are the names of JavaScript's Object.prototype members.
+var jsPrototypeNames = map[string]bool{
+	"constructor": true, "__proto__": true, "__defineGetter__": true, "__defineSetter__": true,
+	"__lookupGetter__": true, "__lookupSetter__": true, "hasOwnProperty": true, "isPrototypeOf": true,
+	"propertyIsEnumerable": true, "toLocaleString": true, "toString": true, "valueOf": true,
+}
+
+// IsJSPrototypeName reports whether name is an Object.prototype member: a JavaScript config
+// loader (Claude Code, Pi) refuses it as a server name or confuses it with an inherited member
+// (FORMATS.md §4), so a renderer must not emit it as an object key.
+func IsJSPrototypeName(name string) bool { return jsPrototypeNames[name] }
