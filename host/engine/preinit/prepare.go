@@ -28,7 +28,7 @@ func Prepare(ctx context.Context, wasm []byte, limits engine.Limits, snapshot bo
 	var cachePath string
 	if cacheDir != "" {
 		h := sha256.New()
-		fmt.Fprintf(h, "preinit-v1 %d %d %d %d\n", limits.ModuleBytes, limits.MemoryPages, limits.Deadline, limits.StderrBytes)
+		fmt.Fprintf(h, "preinit-v2 %d %d %d %d\n", limits.ModuleBytes, limits.MemoryPages, limits.Deadline, limits.StderrBytes)
 		h.Write(wasm)
 		cachePath = filepath.Join(cacheDir, "preinit", hex.EncodeToString(h.Sum(nil))+".wasm")
 		if b, err := os.ReadFile(cachePath); err == nil && Check(b) == nil {
