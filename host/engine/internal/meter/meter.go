@@ -1,0 +1,959 @@
+// Package meter instruments a WebAssembly module so that a runtime without preemption can stop
+// it: the module itself counts its steps and, every Interval steps, calls a host function, where
+// the host checks the deadline and stops the guest. wazero stops a spinning guest only with
+// WithCloseOnContextDone(true), which makes its compiler exit native code to Go at every
+// function entry and loop header; a Go plugin has a loop in every function and renders about 5x
+// slower with it. The counter costs a few instructions in native code instead, and leaves
+// native code only once per Interval steps.
+//
+// # What Instrument adds
+//
+//   - One imported function, ImportModule.ImportName ("loadout:meter"."yield"), of type
+//     () -> (), placed after the module's other function imports. Every defined function's
+//     index moves up by one; Instrument rewrites every reference (call, return_call, ref.func,
+//     constant expressions, element segments, exports, the start section and the "name"
+//     section's function, local and label names). The import is named
+//     "loadout:meter.yield" in the name section when the module has function names.
+//   - One mutable i32 global, the budget, appended after the module's other globals (no global
+//     index moves), initialised to Interval.
+//   - A check at the start of every function body (unless the body starts with a loop, whose
+//     check runs at once) and right after every loop's block type: the budget is decreased by
+//     one step and, when it reaches zero or below, it is set back to Interval and the yield
+//     import is called. Before memory.grow, memory.init, memory.copy, memory.fill, table.init,
+//     table.copy, table.grow and table.fill, whose cost grows with their operands, the budget
+//     is decreased by BulkCost(Interval) steps the same way. The check leaves the operand stack
+//     and the locals as they were.
+//
+// A step is thus one function entry or one loop iteration. A guest cannot run long without
+// calling yield: straight-line code is bounded by the body size, loops and recursion by the
+// budget. Interval trades the cost of a yield (one call out to Go) against how late a deadline
+// is noticed; at DefaultInterval a Go plugin yields every few tens of microseconds.
+//
+// # What the host must do
+//
+// The host defines a function ImportModule.ImportName of type () -> () and instantiates it
+// before the instrumented module. Each call is a preemption point of the goroutine running the
+// guest. The function checks the call's deadline (the context it receives) and, when the
+// deadline has passed or the call was cancelled, stops the guest; on wazero that is
+//
+//	panic(sys.NewExitError(sys.ExitCodeDeadlineExceeded))
+//
+// (or any other panic value: wazero recovers a host function's panic and returns it from the
+// exported function's Call as the error; an ExitError comes back as itself, so
+// errors.As(err, *sys.ExitError) reports the code). Otherwise it returns and the guest goes on
+// with a fresh budget. The module must not be run WithCloseOnContextDone(true): the metering
+// replaces it. An engine that checks a module's imports must allow this one.
+//
+// Instrument refuses a module that already imports from ImportModule (engine.ErrLink), and any
+// instruction, type or section of a feature outside WebAssembly 2.0 (wazero's
+// api.CoreFeaturesV2) other than tail calls and extended constant expressions, which it
+// handles (engine.ErrABI). It reads untrusted bytes: it is bounds-checked, never panics, and
+// allocates about the size of its output, at most a small multiple of its input (see
+// MaxGrowth). It is a pure function, safe for concurrent use, and deterministic.
+//
+// Custom sections that describe code offsets (".debug_*" DWARF sections and
+// "sourceMappingURL") are dropped: the inserted checks move every instruction, so they would
+// point at the wrong code. Every other custom section is kept as it is.
+package meter
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+
+	"github.com/loadout-dev/loadout/host/engine"
+)
+
+// The import Instrument adds: module ImportModule, name ImportName, type () -> ().
+const (
+	ImportModule = "loadout:meter"
+	ImportName   = "yield"
+)
+
+// DefaultInterval is Interval when Options leaves it zero: steps between two yields.
+const DefaultInterval = 10_000
+
+// MaxInterval is the largest Interval: the budget is an i32 that must not overflow.
+const MaxInterval = math.MaxInt32 / 2
+
+// MaxGrowth bounds the output: len(out) <= MaxGrowth*len(in) + 256.
+const MaxGrowth = 16
+
+// Options configures Instrument. The zero value uses DefaultInterval.
+type Options struct {
+	// Interval is the number of steps (function entries and loop iterations) between two
+	// calls of the yield import, in [1, MaxInterval]; 0 means DefaultInterval.
+	Interval int32
+}
+
+// BulkCost is the number of steps charged before one bulk memory or table instruction
+// (memory.grow, memory.copy, ...): Interval/8, at least 1, so that a loop of bulk
+// instructions yields at least every 8 iterations.
+func BulkCost(interval int32) int32 { return max(1, interval/8) }
+
+// Section ids of the WebAssembly core binary format.
+const (
+	secCustom    = 0
+	secType      = 1
+	secImport    = 2
+	secFunction  = 3
+	secTable     = 4
+	secMemory    = 5
+	secGlobal    = 6
+	secExport    = 7
+	secStart     = 8
+	secElement   = 9
+	secCode      = 10
+	secData      = 11
+	secDataCount = 12
+	secTag       = 13
+)
+
+// sectionRank is the position a non-custom section must keep in a module (the data count
+// section sits between the element and code sections).
+var sectionRank = [...]int{
+	secType: 1, secImport: 2, secFunction: 3, secTable: 4, secMemory: 5, secGlobal: 6,
+	secExport: 7, secStart: 8, secElement: 9, secDataCount: 10, secCode: 11, secData: 12,
+}
+
+// Value types.
+const (
+	typeI32       = 0x7f
+	typeI64       = 0x7e
+	typeF32       = 0x7d
+	typeF64       = 0x7c
+	typeV128      = 0x7b
+	typeFuncref   = 0x70
+	typeExternref = 0x6f
+)
+
+func isValueType(t byte) bool {
+	switch t {
+	case typeI32, typeI64, typeF32, typeF64, typeV128, typeFuncref, typeExternref:
+		return true
+	}
+	return false
+}
+
+func isRefType(t byte) bool { return t == typeFuncref || t == typeExternref }
+
+// External kinds of imports and exports.
+const (
+	kindFunc   = 0x00
+	kindTable  = 0x01
+	kindMemory = 0x02
+	kindGlobal = 0x03
+	kindTag    = 0x04
+)
+
+var magic = []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
+
+// section is one section of a module as read.
+type section struct {
+	id   byte
+	body []byte
+}
+
+// instrumenter holds what the rewrite of one module needs; it lives for one Instrument call.
+type instrumenter struct {
+	sections []section
+
+	funcImports   uint32 // imported functions in the input: the yield import's index
+	globalImports uint32
+	globals       uint32 // defined globals in the input
+	types         uint32 // function types in the input
+	yieldType     uint32 // index of the () -> () type
+	addType       bool   // the () -> () type is appended
+	hasType       bool   // the input has a type section
+	hasImport     bool
+	hasGlobal     bool
+
+	interval int32
+	check    []byte // the check charging one step
+	bulk     []byte // the check charging BulkCost steps
+	scratch  []byte // one rewritten function body
+}
+
+// Instrument returns wasm with the metering described in the package doc. Errors wrap
+// engine.ErrABI (bytes it cannot read, features it does not support) or engine.ErrLink (the
+// module already imports from ImportModule).
+func Instrument(wasm []byte, opts Options) ([]byte, error) {
+	interval := opts.Interval
+	if interval == 0 {
+		interval = DefaultInterval
+	}
+	if interval < 1 || interval > MaxInterval {
+		return nil, fmt.Errorf("meter: interval %d outside [1, %d]", interval, MaxInterval)
+	}
+	in := &instrumenter{interval: interval}
+	if err := in.read(wasm); err != nil {
+		return nil, err
+	}
+	budget := in.globalImports + in.globals
+	if in.globals >= math.MaxUint32-in.globalImports || in.funcImports == math.MaxUint32 || in.types == math.MaxUint32 {
+		return nil, fmt.Errorf("index space full: %w", errMalformed)
+	}
+	in.check = checkCode(budget, in.funcImports, 1, interval)
+	in.bulk = checkCode(budget, in.funcImports, BulkCost(interval), interval)
+	return in.write(len(wasm))
+}
+
+// checkCode returns the instruction sequence that charges cost steps to the budget global and
+// calls the yield function once the budget is spent:
+//
+//	global.get $budget; i32.const cost; i32.sub; global.set $budget
+//	global.get $budget; i32.const 0; i32.le_s
+//	if; i32.const interval; global.set $budget; call $yield; end
+func checkCode(budget, yield uint32, cost, interval int32) []byte {
+	b := appendULEB([]byte{0x23}, uint64(budget))
+	b = appendSLEB(append(b, 0x41), int64(cost))
+	b = appendULEB(append(b, 0x6b, 0x24), uint64(budget))
+	b = appendULEB(append(b, 0x23), uint64(budget))
+	b = append(b, 0x41, 0x00, 0x4c, 0x04, 0x40)
+	b = appendSLEB(append(b, 0x41), int64(interval))
+	b = appendULEB(append(b, 0x24), uint64(budget))
+	b = appendULEB(append(b, 0x10), uint64(yield))
+	return append(b, 0x0b)
+}
+
+// read splits the module into sections, checks their order, and reads what the rewrite needs
+// to know before it starts: the function types, the imports and the number of globals.
+func (in *instrumenter) read(wasm []byte) error {
+	if len(wasm) < len(magic) || !bytes.Equal(wasm[:len(magic)], magic) {
+		return fmt.Errorf("not a WebAssembly 1.0 binary: %w", errMalformed)
+	}
+	r := &reader{b: wasm, off: len(magic)}
+	last := 0
+	for !r.done() {
+		id, err := r.byte()
+		if err != nil {
+			return err
+		}
+		size, err := r.u32()
+		if err != nil {
+			return err
+		}
+		body, err := r.bytes(size)
+		if err != nil {
+			return err
+		}
+		if id != secCustom {
+			if id == secTag {
+				return fmt.Errorf("tag section (exception handling): %w", errUnsupported)
+			}
+			if int(id) >= len(sectionRank) {
+				return r.fail("unknown section id %d", id)
+			}
+			rank := sectionRank[id]
+			if rank <= last {
+				return r.fail("section id %d out of order or repeated", id)
+			}
+			last = rank
+		}
+		in.sections = append(in.sections, section{id: id, body: body})
+		sr := &reader{b: body}
+		switch id {
+		case secType:
+			in.hasType = true
+			err = in.readTypes(sr)
+		case secImport:
+			in.hasImport = true
+			err = in.readImports(sr)
+		case secGlobal:
+			in.hasGlobal = true
+			in.globals, err = sr.u32()
+		}
+		if err != nil {
+			return fmt.Errorf("section %d: %w", id, err)
+		}
+	}
+	if !in.hasType {
+		in.addType = true
+	}
+	return nil
+}
+
+// readTypes counts the function types and finds the first () -> () one.
+func (in *instrumenter) readTypes(r *reader) error {
+	n, err := r.count(3)
+	if err != nil {
+		return err
+	}
+	in.types = n
+	in.addType = true
+	for i := range n {
+		form, err := r.byte()
+		if err != nil {
+			return err
+		}
+		if form != 0x60 {
+			return fmt.Errorf("type %d of form %#x (GC types): %w", i, form, errUnsupported)
+		}
+		var lens [2]uint32
+		for j := range lens { // parameters, then results
+			if lens[j], err = r.count(1); err != nil {
+				return err
+			}
+			for range lens[j] {
+				t, err := r.byte()
+				if err != nil {
+					return err
+				}
+				if !isValueType(t) {
+					return r.fail("value type %#x", t)
+				}
+			}
+		}
+		if in.addType && lens == [2]uint32{} {
+			in.addType = false
+			in.yieldType = i
+		}
+	}
+	if !r.done() {
+		return r.fail("%d trailing bytes", r.rest())
+	}
+	if in.addType {
+		in.yieldType = n
+	}
+	return nil
+}
+
+// readImports counts the imported functions and globals and refuses ImportModule.
+func (in *instrumenter) readImports(r *reader) error {
+	n, err := r.count(4)
+	if err != nil {
+		return err
+	}
+	for range n {
+		mod, err := r.name()
+		if err != nil {
+			return err
+		}
+		name, err := r.name()
+		if err != nil {
+			return err
+		}
+		if string(mod) == ImportModule {
+			return fmt.Errorf("import %s.%s: module %q is reserved for the metering: %w", mod, name, ImportModule, engine.ErrLink)
+		}
+		if err := in.importDesc(r, mod, name); err != nil {
+			return err
+		}
+	}
+	if !r.done() {
+		return r.fail("%d trailing bytes", r.rest())
+	}
+	return nil
+}
+
+func (in *instrumenter) importDesc(r *reader, mod, name []byte) error {
+	kind, err := r.byte()
+	if err != nil {
+		return err
+	}
+	switch kind {
+	case kindFunc:
+		if _, err := r.u32(); err != nil {
+			return err
+		}
+		in.funcImports++
+		if in.funcImports == 0 {
+			return r.fail("function index space full")
+		}
+	case kindTable:
+		return tableType(r)
+	case kindMemory:
+		return memoryType(r)
+	case kindGlobal:
+		t, err := r.byte()
+		if err != nil {
+			return err
+		}
+		if !isValueType(t) {
+			return r.fail("global of value type %#x", t)
+		}
+		if mut, err := r.byte(); err != nil {
+			return err
+		} else if mut > 1 {
+			return r.fail("global mutability %d", mut)
+		}
+		in.globalImports++
+		if in.globalImports == 0 {
+			return r.fail("global index space full")
+		}
+	case kindTag:
+		return fmt.Errorf("import %s.%s of a tag (exception handling): %w", mod, name, errUnsupported)
+	default:
+		return r.fail("import %s.%s of unknown kind %d", mod, name, kind)
+	}
+	return nil
+}
+
+// limits reads table or memory limits whose flags were already read: the minimum and, when
+// flags has bit 0, the maximum.
+func limits(r *reader, flags byte) error {
+	if _, err := r.u32(); err != nil {
+		return err
+	}
+	if flags&1 != 0 {
+		_, err := r.u32()
+		return err
+	}
+	return nil
+}
+
+func tableType(r *reader) error {
+	t, err := r.byte()
+	if err != nil {
+		return err
+	}
+	if !isRefType(t) {
+		return r.fail("table of type %#x", t)
+	}
+	flags, err := r.byte()
+	if err != nil {
+		return err
+	}
+	if flags > 1 {
+		return fmt.Errorf("table limits flags %#x (64-bit or shared tables): %w", flags, errUnsupported)
+	}
+	return limits(r, flags)
+}
+
+func memoryType(r *reader) error {
+	flags, err := r.byte()
+	if err != nil {
+		return err
+	}
+	// Bit 1 is a shared memory (threads), bit 2 a 64-bit memory, bit 3 a custom page size.
+	if flags > 1 {
+		return fmt.Errorf("memory limits flags %#x (shared, 64-bit or custom-page memory): %w", flags, errUnsupported)
+	}
+	return limits(r, flags)
+}
+
+// shift maps a function index of the input to the output: the yield import takes index
+// funcImports, so every defined function moves up by one.
+func (in *instrumenter) shift(idx uint32) uint32 {
+	if idx < in.funcImports {
+		return idx
+	}
+	return idx + 1
+}
+
+// funcIdx reads a function index and appends it, shifted, to out.
+func (in *instrumenter) funcIdx(r *reader, out []byte) ([]byte, error) {
+	idx, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	if idx == math.MaxUint32 {
+		return nil, r.fail("function index %d", idx)
+	}
+	return appendULEB(out, uint64(in.shift(idx))), nil
+}
+
+// write emits the instrumented module. Sections the input lacks (type, import, global) are
+// inserted at their rank, before the first section that ranks after them, or right after the
+// last non-custom section.
+func (in *instrumenter) write(size int) ([]byte, error) {
+	out := make([]byte, 0, size+size/4+256)
+	out = append(out, magic...)
+	pending := map[byte]bool{secType: !in.hasType, secImport: !in.hasImport, secGlobal: !in.hasGlobal}
+	lastRanked := -1
+	for i, s := range in.sections {
+		if s.id != secCustom {
+			lastRanked = i
+		}
+	}
+	var err error
+	flush := func(before int) {
+		for _, id := range []byte{secType, secImport, secGlobal} {
+			if pending[id] && sectionRank[id] < before && err == nil {
+				pending[id] = false
+				out, err = in.section(out, section{id: id})
+			}
+		}
+	}
+	if lastRanked < 0 {
+		flush(math.MaxInt)
+	}
+	for i, s := range in.sections {
+		if s.id != secCustom {
+			flush(sectionRank[s.id])
+		}
+		if err == nil {
+			out, err = in.section(out, s)
+		}
+		if i == lastRanked {
+			flush(math.MaxInt)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(out) > MaxGrowth*size+256 {
+		return nil, fmt.Errorf("instrumented module of %d bytes from %d: %w", len(out), size, errMalformed)
+	}
+	return out, nil
+}
+
+// section appends the rewritten section s (an empty body stands for a section the input
+// lacks) to out.
+func (in *instrumenter) section(out []byte, s section) ([]byte, error) {
+	r := &reader{b: s.body}
+	var body []byte
+	var err error
+	switch s.id {
+	case secCustom:
+		return in.custom(out, s)
+	case secType:
+		body, err = in.rewriteTypes(r)
+	case secImport:
+		body, err = in.rewriteImports(r)
+	case secTable:
+		body, err = in.rewriteTables(r)
+	case secGlobal:
+		body, err = in.rewriteGlobals(r)
+	case secExport:
+		body, err = in.rewriteExports(r)
+	case secStart:
+		body, err = in.funcIdx(r, nil)
+	case secElement:
+		body, err = in.rewriteElements(r)
+	case secCode:
+		return in.rewriteCode(out, r)
+	case secMemory:
+		body, err = in.checkMemories(r)
+	default: // function, data count, data: no function or global index to move
+		body, r.off = s.body, len(s.body)
+	}
+	if err == nil && !r.done() {
+		err = r.fail("%d trailing bytes", r.rest())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("section %d: %w", s.id, err)
+	}
+	out = append(out, s.id)
+	out = appendULEB(out, uint64(len(body)))
+	return append(out, body...), nil
+}
+
+func (in *instrumenter) rewriteTypes(r *reader) ([]byte, error) {
+	if !in.addType {
+		r.off = len(r.b)
+		return r.b, nil
+	}
+	var n uint32
+	if in.hasType {
+		var err error
+		if n, err = r.u32(); err != nil {
+			return nil, err
+		}
+	}
+	body := appendULEB(make([]byte, 0, len(r.b)+8), uint64(n)+1)
+	body = append(body, r.b[r.off:]...)
+	r.off = len(r.b)
+	return append(body, 0x60, 0x00, 0x00), nil
+}
+
+func (in *instrumenter) rewriteImports(r *reader) ([]byte, error) {
+	var n uint32
+	if in.hasImport {
+		var err error
+		if n, err = r.u32(); err != nil {
+			return nil, err
+		}
+	}
+	body := appendULEB(make([]byte, 0, len(r.b)+32), uint64(n)+1)
+	body = append(body, r.b[r.off:]...)
+	r.off = len(r.b)
+	body = appendName(body, ImportModule)
+	body = appendName(body, ImportName)
+	body = append(body, kindFunc)
+	return appendULEB(body, uint64(in.yieldType)), nil
+}
+
+func (in *instrumenter) checkMemories(r *reader) ([]byte, error) {
+	n, err := r.count(2)
+	if err != nil {
+		return nil, err
+	}
+	for range n {
+		if err := memoryType(r); err != nil {
+			return nil, err
+		}
+	}
+	return r.b, nil
+}
+
+// rewriteTables moves the function indices of the initializer expressions of tables declared
+// with one (0x40 0x00 prefix).
+func (in *instrumenter) rewriteTables(r *reader) ([]byte, error) {
+	n, err := r.count(3)
+	if err != nil {
+		return nil, err
+	}
+	body := appendULEB(make([]byte, 0, len(r.b)+8), uint64(n))
+	for range n {
+		start := r.off
+		c, err := r.peek()
+		if err != nil {
+			return nil, err
+		}
+		if c == 0x40 {
+			r.off++
+			if z, err := r.byte(); err != nil {
+				return nil, err
+			} else if z != 0 {
+				return nil, r.fail("table with initializer, reserved byte %#x", z)
+			}
+			if err := tableType(r); err != nil {
+				return nil, err
+			}
+			body = append(body, r.b[start:r.off]...)
+			if body, err = in.constExpr(r, body); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err := tableType(r); err != nil {
+			return nil, err
+		}
+		body = append(body, r.b[start:r.off]...)
+	}
+	return body, nil
+}
+
+// rewriteGlobals moves function indices in the initializers and appends the budget.
+func (in *instrumenter) rewriteGlobals(r *reader) ([]byte, error) {
+	var n uint32
+	if in.hasGlobal {
+		var err error
+		if n, err = r.count(3); err != nil {
+			return nil, err
+		}
+	}
+	body := appendULEB(make([]byte, 0, len(r.b)+16), uint64(n)+1)
+	for range n {
+		t, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		if !isValueType(t) {
+			return nil, r.fail("global of value type %#x", t)
+		}
+		mut, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		if mut > 1 {
+			return nil, r.fail("global mutability %d", mut)
+		}
+		body = append(body, t, mut)
+		if body, err = in.constExpr(r, body); err != nil {
+			return nil, err
+		}
+	}
+	body = append(body, typeI32, 0x01, 0x41)
+	body = appendSLEB(body, int64(in.interval))
+	return append(body, 0x0b), nil
+}
+
+// constExpr reads a constant expression up to and including its end and appends it to out
+// with its ref.func indices moved.
+func (in *instrumenter) constExpr(r *reader, out []byte) ([]byte, error) {
+	for {
+		start := r.off
+		op, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		switch op {
+		case 0x0b: // end
+			return append(out, op), nil
+		case 0xd2: // ref.func
+			if out, err = in.funcIdx(r, append(out, op)); err != nil {
+				return nil, err
+			}
+			continue
+		case 0x41: // i32.const
+			_, err = r.sleb(32)
+		case 0x42: // i64.const
+			_, err = r.sleb(64)
+		case 0x43: // f32.const
+			_, err = r.bytes(4)
+		case 0x44: // f64.const
+			_, err = r.bytes(8)
+		case 0x23: // global.get
+			_, err = r.u32()
+		case 0xd0: // ref.null
+			var t byte
+			if t, err = r.byte(); err == nil && !isRefType(t) {
+				err = r.fail("ref.null of type %#x", t)
+			}
+		case 0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e: // extended constants: i32/i64 add, sub, mul
+		case 0xfd: // v128.const
+			var sub uint32
+			if sub, err = r.u32(); err == nil {
+				if sub != 12 {
+					return nil, r.fail("SIMD opcode %d in a constant expression", sub)
+				}
+				_, err = r.bytes(16)
+			}
+		default:
+			return nil, r.fail("opcode %#x in a constant expression", op)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r.b[start:r.off]...)
+	}
+}
+
+func (in *instrumenter) rewriteExports(r *reader) ([]byte, error) {
+	n, err := r.count(3)
+	if err != nil {
+		return nil, err
+	}
+	body := appendULEB(make([]byte, 0, len(r.b)+8), uint64(n))
+	for range n {
+		start := r.off
+		if _, err := r.name(); err != nil {
+			return nil, err
+		}
+		kind, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		body = append(body, r.b[start:r.off]...)
+		switch kind {
+		case kindFunc:
+			body, err = in.funcIdx(r, body)
+		case kindTable, kindMemory, kindGlobal:
+			start = r.off
+			if _, err = r.u32(); err == nil {
+				body = append(body, r.b[start:r.off]...)
+			}
+		case kindTag:
+			err = fmt.Errorf("export of a tag (exception handling): %w", errUnsupported)
+		default:
+			err = r.fail("export of unknown kind %d", kind)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return body, nil
+}
+
+// rewriteElements moves the function indices of element segments, given as indices or as
+// constant expressions. Flags: bit 0 passive or declarative, bit 1 explicit table index (when
+// active) or declarative (when not), bit 2 expressions instead of indices.
+func (in *instrumenter) rewriteElements(r *reader) ([]byte, error) {
+	n, err := r.count(3)
+	if err != nil {
+		return nil, err
+	}
+	body := appendULEB(make([]byte, 0, len(r.b)+len(r.b)/8+8), uint64(n))
+	for range n {
+		flags, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		if flags > 7 {
+			return nil, r.fail("element segment flags %d", flags)
+		}
+		body = append(body, byte(flags))
+		if flags&1 == 0 { // active
+			if flags&2 != 0 {
+				start := r.off
+				if _, err := r.u32(); err != nil { // table index
+					return nil, err
+				}
+				body = append(body, r.b[start:r.off]...)
+			}
+			if body, err = in.constExpr(r, body); err != nil {
+				return nil, err
+			}
+		}
+		if flags&3 != 0 { // element kind (0x00, funcref) or reference type
+			k, err := r.byte()
+			if err != nil {
+				return nil, err
+			}
+			if flags&4 == 0 && k != 0x00 {
+				return nil, r.fail("element kind %#x", k)
+			}
+			if flags&4 != 0 && !isRefType(k) {
+				return nil, r.fail("element reference type %#x", k)
+			}
+			body = append(body, k)
+		}
+		if flags&4 != 0 {
+			k, err := r.count(2)
+			if err != nil {
+				return nil, err
+			}
+			body = appendULEB(body, uint64(k))
+			for range k {
+				if body, err = in.constExpr(r, body); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		k, err := r.count(1)
+		if err != nil {
+			return nil, err
+		}
+		body = appendULEB(body, uint64(k))
+		for range k {
+			if body, err = in.funcIdx(r, body); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return body, nil
+}
+
+// droppedCustom reports whether a custom section describes code offsets, which the inserted
+// checks invalidate.
+func droppedCustom(name []byte) bool {
+	return bytes.HasPrefix(name, []byte(".debug_")) || string(name) == "sourceMappingURL"
+}
+
+// custom appends a custom section: the "name" section with its function indices moved, a
+// section describing code offsets not at all, any other as it is.
+func (in *instrumenter) custom(out []byte, s section) ([]byte, error) {
+	r := &reader{b: s.body}
+	name, err := r.name()
+	if err != nil {
+		return nil, fmt.Errorf("custom section: %w", err)
+	}
+	switch {
+	case droppedCustom(name):
+		return out, nil
+	case string(name) != "name":
+		out = append(out, secCustom)
+		out = appendULEB(out, uint64(len(s.body)))
+		return append(out, s.body...), nil
+	}
+	body := make([]byte, 0, len(s.body)+32)
+	body = append(body, s.body[:r.off]...)
+	if body, err = in.rewriteNames(r, body); err != nil {
+		return nil, fmt.Errorf("name section: %w", err)
+	}
+	out = append(out, secCustom)
+	out = appendULEB(out, uint64(len(body)))
+	return append(out, body...), nil
+}
+
+// yieldName is the yield import's entry in the name section.
+const yieldName = ImportModule + "." + ImportName
+
+// rewriteNames rewrites the subsections of the "name" section keyed by function index:
+// function names (1), local names (2) and label names (3). Others are kept as they are.
+func (in *instrumenter) rewriteNames(r *reader, out []byte) ([]byte, error) {
+	var sub []byte
+	for !r.done() {
+		id, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		size, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		payload, err := r.bytes(size)
+		if err != nil {
+			return nil, err
+		}
+		sr := &reader{b: payload}
+		switch id {
+		case 1:
+			sub, err = in.rewriteFuncNames(sr, sub[:0])
+		case 2, 3:
+			sub, err = in.rewriteIndirectNames(sr, sub[:0])
+		default:
+			sub, sr.off = payload, len(payload)
+		}
+		if err == nil && !sr.done() {
+			err = sr.fail("%d trailing bytes", sr.rest())
+		}
+		if err != nil {
+			return nil, fmt.Errorf("subsection %d: %w", id, err)
+		}
+		out = append(out, id)
+		out = appendULEB(out, uint64(len(sub)))
+		out = append(out, sub...)
+	}
+	return out, nil
+}
+
+// rewriteFuncNames moves the indices of a function name map and inserts the yield import's
+// name in index order.
+func (in *instrumenter) rewriteFuncNames(r *reader, out []byte) ([]byte, error) {
+	n, err := r.count(2)
+	if err != nil {
+		return nil, err
+	}
+	out = appendULEB(out, uint64(n)+1)
+	inserted := false
+	for range n {
+		start := r.off
+		idx, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		if idx >= in.funcImports && !inserted {
+			inserted = true
+			out = appendULEB(out, uint64(in.funcImports))
+			out = appendName(out, yieldName)
+		}
+		r.off = start
+		if out, err = in.funcIdx(r, out); err != nil {
+			return nil, err
+		}
+		start = r.off
+		if _, err := r.name(); err != nil {
+			return nil, err
+		}
+		out = append(out, r.b[start:r.off]...)
+	}
+	if !inserted {
+		out = appendULEB(out, uint64(in.funcImports))
+		out = appendName(out, yieldName)
+	}
+	return out, nil
+}
+
+// rewriteIndirectNames moves the function indices of an indirect name map (local or label
+// names), keeping each inner name map as it is.
+func (in *instrumenter) rewriteIndirectNames(r *reader, out []byte) ([]byte, error) {
+	n, err := r.count(2)
+	if err != nil {
+		return nil, err
+	}
+	out = appendULEB(out, uint64(n))
+	for range n {
+		if out, err = in.funcIdx(r, out); err != nil {
+			return nil, err
+		}
+		start := r.off
+		k, err := r.count(2)
+		if err != nil {
+			return nil, err
+		}
+		for range k {
+			if _, err := r.u32(); err != nil {
+				return nil, err
+			}
+			if _, err := r.name(); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, r.b[start:r.off]...)
+	}
+	return out, nil
+}

@@ -1,0 +1,152 @@
+package meter_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/loadout-dev/loadout/host/engine/internal/meter"
+	"github.com/loadout-dev/loadout/internal/testplugins"
+	"github.com/loadout-dev/loadout/sdk/abi"
+)
+
+var claude struct {
+	once               sync.Once
+	orig, instrumented []byte
+	req                []byte
+}
+
+// claudePlugin returns the claude plugin, original and instrumented with the default options,
+// and the rich render request.
+func claudePlugin(tb testing.TB) (orig, instrumented, req []byte) {
+	tb.Helper()
+	claude.once.Do(func() {
+		claude.orig = testplugins.Read(tb, "claude")
+		claude.instrumented = instrument(tb, claude.orig, meter.Options{})
+		var err error
+		claude.req, err = os.ReadFile(filepath.Join(testplugins.Root(tb), "plugins", "claude", "testdata", "requests", "rich.json"))
+		require.NoError(tb, err, "read rich.json")
+	})
+	require.NotEmpty(tb, claude.instrumented, "claude plugin instrumented in an earlier test")
+	return claude.orig, claude.instrumented, claude.req
+}
+
+// pluginRuntime is a runtime with wazero's WASI and the yield import y.
+func pluginRuntime(tb testing.TB, closeOnDone bool, y *yielder) wazero.Runtime {
+	tb.Helper()
+	ctx := context.Background()
+	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
+		WithCoreFeatures(api.CoreFeaturesV2).WithCloseOnContextDone(closeOnDone))
+	tb.Cleanup(func() { _ = r.Close(ctx) })
+	wasi_snapshot_preview1.MustInstantiate(ctx, r)
+	_, err := r.NewHostModuleBuilder(meter.ImportModule).NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(y.yield), nil, nil).Export(meter.ImportName).
+		Instantiate(ctx)
+	require.NoError(tb, err, "instantiate %s", meter.ImportModule)
+	return r
+}
+
+// startPlugin instantiates a plugin without running its start functions, then runs
+// _initialize.
+func startPlugin(tb testing.TB, r wazero.Runtime, cm wazero.CompiledModule) api.Module {
+	tb.Helper()
+	ctx := context.Background()
+	mod, err := r.InstantiateModule(ctx, cm, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+	require.NoError(tb, err, "InstantiateModule")
+	tb.Cleanup(func() { _ = mod.Close(ctx) })
+	_, err = mod.ExportedFunction(abi.ExportInitialize).Call(ctx)
+	require.NoError(tb, err, "%s", abi.ExportInitialize)
+	return mod
+}
+
+// render hands req to the plugin and returns a copy of its output.
+func render(tb testing.TB, ctx context.Context, mod api.Module, req []byte) []byte {
+	res, err := mod.ExportedFunction(abi.ExportAlloc).Call(ctx, uint64(len(req)))
+	if err != nil {
+		tb.Fatalf("%s: %v", abi.ExportAlloc, err)
+	}
+	if !mod.Memory().Write(uint32(res[0]), req) {
+		tb.Fatalf("write the request at %d: out of memory", res[0])
+	}
+	res, err = mod.ExportedFunction(abi.ExportRender).Call(ctx, res[0], uint64(len(req)))
+	if err != nil {
+		tb.Fatalf("%s: %v", abi.ExportRender, err)
+	}
+	out, ok := mod.Memory().Read(uint32(res[0]>>32), uint32(res[0]))
+	if !ok {
+		tb.Fatalf("%s returned %#x, outside memory", abi.ExportRender, res[0])
+	}
+	return append([]byte(nil), out...)
+}
+
+// TestClaudePlugin renders rich.json with the claude plugin before and after instrumentation
+// and wants the same bytes; the instrumented plugin must have yielded on the way.
+func TestClaudePlugin(t *testing.T) {
+	orig, instrumented, req := claudePlugin(t)
+	ctx := context.Background()
+
+	r := pluginRuntime(t, false, &yielder{})
+	cm, err := r.CompileModule(ctx, orig)
+	require.NoError(t, err, "compile the original plugin")
+	want := render(t, ctx, startPlugin(t, r, cm), req)
+	require.NotEmpty(t, want, "original render output")
+
+	y := &yielder{}
+	r = pluginRuntime(t, false, y)
+	cm, err = r.CompileModule(ctx, instrumented)
+	require.NoError(t, err, "compile the instrumented plugin")
+	mod := startPlugin(t, r, cm)
+	before := y.calls.Load()
+	assert.Positive(t, before, "yield calls during _initialize")
+	got := render(t, ctx, mod, req)
+	assert.Equal(t, string(want), string(got), "instrumented render of rich.json")
+	assert.Greater(t, y.calls.Load(), before, "yield calls during render")
+	// A second render on the same instance still agrees.
+	assert.Equal(t, string(want), string(render(t, ctx, mod, req)), "second instrumented render of rich.json")
+	t.Logf("plugin %d -> %d bytes (+%.1f%%); %d yields", len(orig), len(instrumented),
+		100*float64(len(instrumented)-len(orig))/float64(len(orig)), y.calls.Load())
+}
+
+// BenchmarkRender renders rich.json with the claude plugin on one reused instance: the
+// original module with WithCloseOnContextDone(true) (deadline), the original without it (no
+// deadline), and the instrumented module without it (metered), whose yield checks the
+// deadline as an engine would.
+func BenchmarkRender(b *testing.B) {
+	orig, instrumented, req := claudePlugin(b)
+	modes := []struct {
+		name        string
+		wasm        []byte
+		closeOnDone bool
+	}{
+		{"deadline", orig, true},
+		{"nodeadline", orig, false},
+		{"metered", instrumented, false},
+	}
+	for _, m := range modes {
+		b.Run(m.name, func(b *testing.B) {
+			ctx := context.Background()
+			y := &yielder{}
+			r := pluginRuntime(b, m.closeOnDone, y)
+			cm, err := r.CompileModule(ctx, m.wasm)
+			require.NoError(b, err, "CompileModule")
+			mod := startPlugin(b, r, cm)
+			y.calls.Store(0)
+			b.ReportAllocs()
+			for b.Loop() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				render(b, ctx, mod, req)
+				cancel()
+			}
+			b.ReportMetric(float64(y.calls.Load())/float64(b.N), "yields/op")
+		})
+	}
+}

@@ -1,0 +1,3 @@
+;; spin never returns and never calls a function.
+(module
+  (func (export "spin") (loop $l (br $l))))
