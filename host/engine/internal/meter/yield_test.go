@@ -1,0 +1,104 @@
+package meter_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/loadout-dev/loadout/host/engine/internal/meter"
+)
+
+var errStop = errors.New("guest stopped by the test host")
+
+// TestYieldStopsGuest runs guests that never return (an infinite loop, unbounded recursion
+// without loops, a loop of bulk memory instructions) on wazero without
+// WithCloseOnContextDone: the yield host function is reached and stops them, by panicking
+// with a sys.ExitError or with an error value.
+func TestYieldStopsGuest(t *testing.T) {
+	cases := []struct {
+		name     string
+		module   string
+		export   string
+		args     []uint64
+		interval int32
+		stop     any
+		check    func(t *testing.T, err error)
+	}{
+		{
+			name: "loop/exit-error", module: "spin", export: "spin", interval: 1000,
+			stop: sys.NewExitError(sys.ExitCodeDeadlineExceeded),
+			check: func(t *testing.T, err error) {
+				var exit *sys.ExitError
+				require.ErrorAs(t, err, &exit, "spin stopped with an exit error")
+				assert.Equal(t, sys.ExitCodeDeadlineExceeded, exit.ExitCode(), "exit code of spin")
+			},
+		},
+		{
+			name: "loop/error", module: "spin", export: "spin", interval: meter.DefaultInterval, stop: errStop,
+			check: func(t *testing.T, err error) { assert.ErrorIs(t, err, errStop, "spin stopped with the panic's error") },
+		},
+		{
+			name: "recursion/exit-error", module: "recurse", export: "recurse", args: []uint64{0}, interval: 100,
+			stop: sys.NewExitError(7),
+			check: func(t *testing.T, err error) {
+				var exit *sys.ExitError
+				require.ErrorAs(t, err, &exit, "recurse stopped with an exit error, not a stack overflow")
+				assert.Equal(t, uint32(7), exit.ExitCode(), "exit code of recurse")
+			},
+		},
+		{
+			name: "bulk/error", module: "fills", export: "fills", args: []uint64{1 << 30}, interval: 800, stop: errStop,
+			check: func(t *testing.T, err error) { assert.ErrorIs(t, err, errStop, "fills stopped with the panic's error") },
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			const stopAt = 5
+			y := &yielder{stopAt: stopAt, stop: tc.stop}
+			mod := instantiate(t, newRuntime(t, y), instrument(t, wat(t, tc.module), meter.Options{Interval: tc.interval}))
+			_, err := mod.ExportedFunction(tc.export).Call(context.Background(), tc.args...)
+			require.Error(t, err, "%s.%s never returns: want it stopped", tc.module, tc.export)
+			tc.check(t, err)
+			assert.Equal(t, int64(stopAt), y.calls.Load(), "%s.%s: yield calls until the stop", tc.module, tc.export)
+		})
+	}
+}
+
+// TestYieldDeadline stops an infinite loop when the context's deadline passes, the way the
+// engine's yield does: the guest returns promptly with the exit code of a deadline.
+func TestYieldDeadline(t *testing.T) {
+	y := &yielder{}
+	mod := instantiate(t, newRuntime(t, y), instrument(t, wat(t, "spin"), meter.Options{}))
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := mod.ExportedFunction("spin").Call(ctx)
+	elapsed := time.Since(start)
+	var exit *sys.ExitError
+	require.ErrorAs(t, err, &exit, "spin under a 50ms deadline")
+	assert.Equal(t, sys.ExitCodeDeadlineExceeded, exit.ExitCode(), "exit code of spin")
+	assert.Less(t, elapsed, 2*time.Second, "spin stopped long after its deadline")
+	assert.Greater(t, y.calls.Load(), int64(1), "yield calls before the deadline")
+}
+
+// TestBulkCharge checks that a loop of bulk instructions yields at least once every 8
+// iterations: each memory.fill is charged BulkCost(Interval) = Interval/8 steps.
+func TestBulkCharge(t *testing.T) {
+	for _, interval := range []int32{8, 800, 80_000} {
+		t.Run(fmt.Sprint(interval), func(t *testing.T) {
+			y := &yielder{}
+			mod := instantiate(t, newRuntime(t, y), instrument(t, wat(t, "fills"), meter.Options{Interval: interval}))
+			const n = 400
+			res, err := mod.ExportedFunction("fills").Call(context.Background(), n)
+			require.NoError(t, err, "fills(%d)", n)
+			require.Equal(t, uint64(n), res[0], "fills(%d) result", n)
+			assert.GreaterOrEqual(t, y.calls.Load(), int64(n/8), "yield calls for %d fills at Interval %d", n, interval)
+		})
+	}
+}
