@@ -3,10 +3,14 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"iter"
+	"slices"
 	"strconv"
 	"sync"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/loadout-dev/loadout/host/spec"
 )
 
 // Decision is the policy's decision document (data.loadout.decision), decoded and checked.
@@ -78,10 +82,11 @@ type Warning struct {
 	Message string `json:"message"`
 }
 
-// decodeDecision checks and decodes the evaluated document v, whose servers and skills arrays
-// must have nServers and nSkills entries. It reads the AST the evaluation produced directly:
-// no conversion to Go maps.
-func decodeDecision(v ast.Value, nServers, nSkills int) (*Decision, error) {
+// decodeDecision checks and decodes the evaluated document v of req. It reads the AST the
+// evaluation produced directly (no conversion to Go maps), turns the policy's sets into the
+// per-server verdicts of Decision (aligned with req, drops and secrets in request order) and
+// refuses any index or shape the request does not have.
+func decodeDecision(v ast.Value, req *spec.Request) (*Decision, error) {
 	doc, ok := v.(ast.Object)
 	if !ok {
 		return nil, &MalformedError{Path: "decision", Msg: fmt.Sprintf("is %s, want an object", kind(v))}
@@ -93,77 +98,86 @@ func decodeDecision(v ast.Value, nServers, nSkills int) (*Decision, error) {
 		}
 		return j
 	})}
-	servers, err := array(doc, "servers", "servers")
-	if err != nil {
+	nServers, nSkills := len(req.Servers), len(req.Skills)
+	d.Servers = make([]ServerDecision, nServers)
+	if err := eachCode(doc, "servers", nServers, func(code string, i int) {
+		d.Servers[i].Reasons = append(d.Servers[i].Reasons, code)
+	}); err != nil {
 		return nil, err
 	}
-	if servers.Len() != nServers {
-		return nil, &MalformedError{Path: "servers", Msg: fmt.Sprintf("has %d entries, want one per request server (%d)", servers.Len(), nServers)}
+	d.Skills = make([]SkillDecision, nSkills)
+	if err := eachCode(doc, "skills", nSkills, func(code string, k int) {
+		d.Skills[k].Reasons = append(d.Skills[k].Reasons, code)
+	}); err != nil {
+		return nil, err
 	}
-	d.Servers = make([]ServerDecision, servers.Len())
 	for i := range d.Servers {
-		if err := decodeServer(servers.Elem(i).Value, &d.Servers[i]); err != nil {
-			return nil, under(err, indexPath("servers", i))
-		}
+		d.Servers[i].Reasons = verdict(d.Servers[i].Reasons)
+		d.Servers[i].Allow = len(d.Servers[i].Reasons) == 0
 	}
-	skills, err := array(doc, "skills", "skills")
+	for k := range d.Skills {
+		d.Skills[k].Reasons = verdict(d.Skills[k].Reasons)
+		d.Skills[k].Allow = len(d.Skills[k].Reasons) == 0
+	}
+
+	drop, err := object(get(doc, "drop"), "drop")
 	if err != nil {
 		return nil, err
 	}
-	if skills.Len() != nSkills {
-		return nil, &MalformedError{Path: "skills", Msg: fmt.Sprintf("has %d entries, want one per request skill (%d)", skills.Len(), nSkills)}
-	}
-	d.Skills = make([]SkillDecision, skills.Len())
-	for i := range d.Skills {
-		p := indexPath("skills", i)
-		o, err := object(skills.Elem(i).Value, p)
-		if err != nil {
+	var drops [3]map[EntryRef]string
+	for f, field := range dropFields {
+		if drops[f], err = dropReasons(drop, field, nServers); err != nil {
 			return nil, err
-		}
-		if d.Skills[i].Allow, err = boolField(o, "allow", p); err != nil {
-			return nil, err
-		}
-		if d.Skills[i].Reasons, err = stringList(o, "reasons", p); err != nil {
-			return nil, err
-		}
-		if d.Skills[i].Allow != (len(d.Skills[i].Reasons) == 0) {
-			return nil, &MalformedError{Path: p, Msg: "allow must be true exactly when reasons is empty"}
 		}
 	}
-	secrets, err := array(doc, "secrets", "secrets")
+	sec, err := object(get(doc, "secrets"), "secrets")
 	if err != nil {
 		return nil, err
 	}
-	d.Secrets = make([]SecretRef, secrets.Len())
-	for i := range d.Secrets {
-		p := indexPath("secrets", i)
-		o, err := object(secrets.Elem(i).Value, p)
-		if err != nil {
-			return nil, err
+	envSecrets, err := entrySet(sec, "env", "secrets", nServers)
+	if err != nil {
+		return nil, err
+	}
+	headerSecrets, err := entrySet(sec, "headers", "secrets", nServers)
+	if err != nil {
+		return nil, err
+	}
+	tokens, err := indexSet(sec, "token", "secrets", nServers)
+	if err != nil {
+		return nil, err
+	}
+	d.Secrets = []SecretRef{}
+	for i := range req.Servers {
+		s := &req.Servers[i]
+		sd := &d.Servers[i]
+		sd.Drop = []Drop{}
+		sd.Drop = appendDrops(sd.Drop, drops[0], i, "env", pairNames(s.Env))
+		sd.Drop = appendDrops(sd.Drop, drops[1], i, "headers", pairNames(s.Headers))
+		sd.Drop = appendDrops(sd.Drop, drops[2], i, "allowedTools", slices.Values(s.AllowedTools))
+		if !sd.Allow {
+			continue
 		}
-		s := &d.Secrets[i]
-		sv := o.Get(termServer)
-		var idx int
-		ok := false
-		if sv != nil {
-			if n, isNum := sv.Value.(ast.Number); isNum {
-				idx, ok = n.Int()
+		for _, p := range s.Env {
+			r := EntryRef{Server: i, Key: p.Name}
+			if envSecrets[r] && drops[0][r] == "" {
+				d.Secrets = append(d.Secrets, SecretRef{Server: i, Field: "env", Key: p.Name})
 			}
 		}
-		if !ok || idx < 0 || idx >= nServers {
-			return nil, &MalformedError{Path: p + ".server", Msg: fmt.Sprintf("is %s, want a request server index", show(sv))}
+		for _, p := range s.Headers {
+			r := EntryRef{Server: i, Key: p.Name}
+			if headerSecrets[r] && drops[1][r] == "" {
+				d.Secrets = append(d.Secrets, SecretRef{Server: i, Field: "headers", Key: p.Name})
+			}
 		}
-		s.Server = idx
-		if s.Field, err = stringField(o, "field", p); err != nil {
-			return nil, err
-		}
-		if s.Field != "env" && s.Field != "headers" && s.Field != "token" {
-			return nil, &MalformedError{Path: p + ".field", Msg: fmt.Sprintf("is %q, want env, headers or token", s.Field)}
-		}
-		if s.Key, err = stringField(o, "key", p); err != nil {
-			return nil, err
+		if tokens[i] {
+			key := "MCP_ACCESS_TOKEN"
+			if s.Transport == "http" {
+				key = "Authorization"
+			}
+			d.Secrets = append(d.Secrets, SecretRef{Server: i, Field: "token", Key: key})
 		}
 	}
+
 	se, err := object(get(doc, "spawnEnv"), "spawnEnv")
 	if err != nil {
 		return nil, err
@@ -185,73 +199,200 @@ func decodeDecision(v ast.Value, nServers, nSkills int) (*Decision, error) {
 	}
 	d.Warnings = make([]Warning, warnings.Len())
 	for i := range d.Warnings {
-		p := indexPath("warnings", i)
-		o, err := object(warnings.Elem(i).Value, p)
-		if err != nil {
-			return nil, err
-		}
-		w := &d.Warnings[i]
-		if w.Code, err = nonEmptyString(o, "code", p); err != nil {
-			return nil, err
-		}
-		if w.Message, err = stringField(o, "message", p); err != nil {
-			return nil, err
-		}
-		if w.Server, err = optionalString(o, "server", p); err != nil {
-			return nil, err
-		}
-		if w.Skill, err = optionalString(o, "skill", p); err != nil {
-			return nil, err
+		if err := decodeWarning(warnings.Elem(i).Value, &d.Warnings[i]); err != nil {
+			return nil, under(err, indexPath("warnings", i))
 		}
 	}
 	return d, nil
 }
 
-// decodeServer decodes one entry of servers into sd. Error paths are relative to the entry
-// (the caller prefixes them): no path string is built unless the entry is malformed.
-func decodeServer(v ast.Value, sd *ServerDecision) error {
+// dropFields are the fields of decision.drop, in the order a server's drops are listed.
+var dropFields = [3]string{"env", "headers", "allowedTools"}
+
+// verdict is codes sorted without repeats, or an empty list.
+func verdict(codes []string) []string {
+	if len(codes) == 0 {
+		return []string{}
+	}
+	slices.Sort(codes)
+	return slices.Compact(codes)
+}
+
+// eachCode calls f(code, index) for every index of every code of doc[key], an object of
+// code: set of indices below n.
+func eachCode(doc ast.Object, key string, n int, f func(string, int)) error {
+	o, err := object(get(doc, key), key)
+	if err != nil {
+		return err
+	}
+	return o.Iter(func(k, v *ast.Term) error {
+		code, ok := k.Value.(ast.String)
+		if !ok || code == "" {
+			return &MalformedError{Path: key, Msg: fmt.Sprintf("has key %s, want a code", k)}
+		}
+		return eachElem(v.Value, key+"."+string(code), func(t *ast.Term) error {
+			i, ok := index(t, n)
+			if !ok {
+				return &MalformedError{Path: key + "." + string(code), Msg: fmt.Sprintf("holds %s, want an index below %d", t, n)}
+			}
+			f(string(code), i)
+			return nil
+		})
+	})
+}
+
+// dropReasons decodes drop[field], a list of [code, set of [server, key]] in priority order,
+// into the first reason of each entry.
+func dropReasons(drop ast.Object, field string, n int) (map[EntryRef]string, error) {
+	path := "drop." + field
+	a, err := array(drop, field, "drop")
+	if err != nil {
+		return nil, err
+	}
+	var out map[EntryRef]string
+	for j := range a.Len() {
+		p := indexPath(path, j)
+		pair, ok := a.Elem(j).Value.(*ast.Array)
+		if !ok || pair.Len() != 2 {
+			return nil, &MalformedError{Path: p, Msg: fmt.Sprintf("is %s, want [code, entries]", kind(a.Elem(j).Value))}
+		}
+		code, ok := pair.Elem(0).Value.(ast.String)
+		if !ok || code == "" {
+			return nil, &MalformedError{Path: p + "[0]", Msg: fmt.Sprintf("is %s, want a code", show(pair.Elem(0)))}
+		}
+		if err := eachElem(pair.Elem(1).Value, p+"[1]", func(t *ast.Term) error {
+			r, ok := entryRef(t, n)
+			if !ok {
+				return &MalformedError{Path: p + "[1]", Msg: fmt.Sprintf("holds %s, want [server index, key]", t)}
+			}
+			if out == nil {
+				out = map[EntryRef]string{}
+			}
+			if _, seen := out[r]; !seen {
+				out[r] = string(code)
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// entrySet decodes o[key], a set of [server, key] pairs.
+func entrySet(o ast.Object, key, path string, n int) (map[EntryRef]bool, error) {
+	p := path + "." + key
+	var out map[EntryRef]bool
+	err := eachElem(get(o, key), p, func(t *ast.Term) error {
+		r, ok := entryRef(t, n)
+		if !ok {
+			return &MalformedError{Path: p, Msg: fmt.Sprintf("holds %s, want [server index, key]", t)}
+		}
+		if out == nil {
+			out = map[EntryRef]bool{}
+		}
+		out[r] = true
+		return nil
+	})
+	return out, err
+}
+
+// indexSet decodes o[key], a set of indices below n.
+func indexSet(o ast.Object, key, path string, n int) (map[int]bool, error) {
+	p := path + "." + key
+	var out map[int]bool
+	err := eachElem(get(o, key), p, func(t *ast.Term) error {
+		i, ok := index(t, n)
+		if !ok {
+			return &MalformedError{Path: p, Msg: fmt.Sprintf("holds %s, want an index below %d", t, n)}
+		}
+		if out == nil {
+			out = map[int]bool{}
+		}
+		out[i] = true
+		return nil
+	})
+	return out, err
+}
+
+// eachElem calls f for each element of v, a set or an array.
+func eachElem(v ast.Value, path string, f func(*ast.Term) error) error {
+	switch c := v.(type) {
+	case ast.Set:
+		return c.Iter(f)
+	case *ast.Array:
+		return c.Iter(f)
+	}
+	return &MalformedError{Path: path, Msg: fmt.Sprintf("is %s, want a set", kind(v))}
+}
+
+// index is t as an int in [0, n).
+func index(t *ast.Term, n int) (int, bool) {
+	num, ok := t.Value.(ast.Number)
+	if !ok {
+		return 0, false
+	}
+	i, ok := num.Int()
+	return i, ok && i >= 0 && i < n
+}
+
+// entryRef is t, a [server, key] pair with a server index below n.
+func entryRef(t *ast.Term, n int) (EntryRef, bool) {
+	a, ok := t.Value.(*ast.Array)
+	if !ok || a.Len() != 2 {
+		return EntryRef{}, false
+	}
+	i, ok := index(a.Elem(0), n)
+	if !ok {
+		return EntryRef{}, false
+	}
+	k, ok := a.Elem(1).Value.(ast.String)
+	return EntryRef{Server: i, Key: string(k)}, ok
+}
+
+// appendDrops appends to out the drops of server i's field, one per key in request order.
+func appendDrops(out []Drop, reasons map[EntryRef]string, i int, field string, keys iter.Seq[string]) []Drop {
+	if len(reasons) == 0 {
+		return out
+	}
+	start := len(out)
+	for k := range keys {
+		r, ok := reasons[EntryRef{Server: i, Key: k}]
+		if !ok || slices.ContainsFunc(out[start:], func(d Drop) bool { return d.Key == k }) {
+			continue
+		}
+		out = append(out, Drop{Field: field, Key: k, Reason: r})
+	}
+	return out
+}
+
+// pairNames yields the names of ps.
+func pairNames(ps []spec.Pair) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for _, p := range ps {
+			if !yield(p.Name) {
+				return
+			}
+		}
+	}
+}
+
+// decodeWarning decodes one warning into w; error paths are relative to it.
+func decodeWarning(v ast.Value, w *Warning) error {
 	o, err := object(v, "")
 	if err != nil {
 		return err
 	}
-	if sd.Allow, err = boolField(o, "allow", ""); err != nil {
+	if w.Code, err = nonEmptyString(o, "code", ""); err != nil {
 		return err
 	}
-	if sd.Reasons, err = stringList(o, "reasons", ""); err != nil {
+	if w.Message, err = stringField(o, "message", ""); err != nil {
 		return err
 	}
-	if sd.Allow != (len(sd.Reasons) == 0) {
-		return &MalformedError{Msg: "allow must be true exactly when reasons is empty"}
-	}
-	drops, err := array(o, "drop", "")
-	if err != nil {
+	if w.Server, err = optionalString(o, "server", ""); err != nil {
 		return err
 	}
-	sd.Drop = make([]Drop, drops.Len())
-	for j := range sd.Drop {
-		if err := decodeDrop(drops.Elem(j).Value, &sd.Drop[j]); err != nil {
-			return under(err, indexPath(".drop", j))
-		}
-	}
-	return nil
-}
-
-// decodeDrop decodes one drop into dr; error paths are relative to it.
-func decodeDrop(v ast.Value, dr *Drop) error {
-	do, err := object(v, "")
-	if err != nil {
-		return err
-	}
-	if dr.Field, err = stringField(do, "field", ""); err != nil {
-		return err
-	}
-	if dr.Field != "env" && dr.Field != "headers" && dr.Field != "allowedTools" {
-		return &MalformedError{Path: ".field", Msg: fmt.Sprintf("is %q, want env, headers or allowedTools", dr.Field)}
-	}
-	if dr.Key, err = stringField(do, "key", ""); err != nil {
-		return err
-	}
-	if dr.Reason, err = nonEmptyString(do, "reason", ""); err != nil {
+	if w.Skill, err = optionalString(o, "skill", ""); err != nil {
 		return err
 	}
 	return nil
@@ -272,14 +413,11 @@ func indexPath(prefix string, i int) string {
 }
 
 // Keys of the decision document, as terms built once.
-var (
-	termServer = ast.StringTerm("server")
-	docKeys    = map[string]*ast.Term{}
-)
+var docKeys = map[string]*ast.Term{}
 
 func init() {
-	for _, k := range []string{"servers", "skills", "secrets", "spawnEnv", "warnings", "allow", "reasons", "drop",
-		"field", "key", "reason", "server", "keys", "prefixes", "code", "message", "skill"} {
+	for _, k := range []string{"servers", "skills", "drop", "secrets", "spawnEnv", "warnings", "env", "headers",
+		"allowedTools", "token", "keys", "prefixes", "code", "message", "server", "skill"} {
 		docKeys[k] = ast.StringTerm(k)
 	}
 }

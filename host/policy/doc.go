@@ -14,52 +14,60 @@
 //
 // # Input
 //
-// The policy sees {"request": <spec.Request as JSON>, "facts": <Facts as JSON>} (type Input),
-// built directly as an ast.Value. Go computes every per-entry predicate once per request, so
-// the Rego only maps facts to codes and never parses, matches patterns or scans lists. The
-// tunables (data.tunables: refused env keys, prefixes and suffixes, reserved ids, the
-// tool-name pattern, user-credential and always-secret names, URL schemes, denied skill names)
-// stay in the policy's data files; New reads them once and a malformed one stops it. Only
-// spawnEnv (data.tunables.allow.host_env) is read by the Rego itself.
+// The policy sees {"request": ..., "facts": ...} (type Input), built directly as an ast.Value.
+// "request" is what of the request the rules read (PolicyRequest: harness, run user, each
+// server's id and credential settings); everything else they need is a fact. Go computes
+// every predicate once per request, so the Rego only maps facts to codes and never parses,
+// matches patterns or scans lists. The tunables (data.tunables: refused env keys, prefixes and
+// suffixes, reserved ids, the tool-name pattern, user-credential and always-secret names, URL
+// schemes, denied skill names) stay in the policy's data files; New reads them once and a
+// malformed one stops it. Only spawnEnv (data.tunables.allow.host_env) is read by the Rego
+// itself.
 //
-// Facts are sparse (false, "" and empty lists are left out) and aligned by index with the
-// request. Each server has "flags" (the server facts that hold: idInvalid,
-// idDoubleUnderscore, idTrailingUnderscore, idReserved, transportInvalid, commandInvalid,
-// urlMissing, urlBadBytes, urlUserinfo, urlHostsDisagree, urlBadPort, urlEmptyHost), "url"
-// (http servers: baseMatch, scheme, baseHost, urlHost, loopback, schemeAnywhere,
-// schemeLoopback), "env", "headers" and "tools" (only the entries with a fact, in request
-// order: key plus keyInvalid, keyRefused, nameInvalid, valueInvalid, userCredential,
-// tokenHeader, secretNamed, alwaysSecret, valueEmpty), "sharedAuthorityOK" and "token" (a
-// stored token exists). "skills" is aligned with request.skills ("nameDenied"). The top
-// level also lists "http" and "credentialed" server indices and the host's "hostEnv"
-// variable names (never values).
+// Facts are sets (FactSets), every one always present: a server fact (facts.flags.*,
+// facts.url.*, http, credentialed, restricted, token, sharedAuthorityOK) is the set of server
+// indices it holds for; an entry fact (facts.env.*, facts.headers.*, facts.tools.*) the set of
+// [server index, key] pairs of the env, headers or allowedTools entries it holds for; a skill
+// fact (facts.skills.nameDenied) the set of skill indices. facts.tools.all lists every
+// allowedTools entry of the restricted servers. facts.hostEnv names the host's variables
+// (never their values).
 //
 // # Cost
 //
-// BenchmarkDecideVet5 and BenchmarkDecideVet50 measure Decide+Vet. Most of the time is OPA
-// evaluation, which grows with what the Rego visits per server (each comprehension, function
-// call and object built allocates), then building the input as AST objects. Hence: Go computes
-// every per-entry predicate, facts list only the entries that have one, rules that build a
-// per-server value are complete or partial rules referenced whole (a keyed reference to a
-// partial rule re-evaluates it per key), and the evaluated term is decoded as AST. Rule
-// indexing stays on (turning it off costs more).
+// BenchmarkDecideVet5 and BenchmarkDecideVet50 measure Decide+Vet. OPA's evaluation costs per
+// rule evaluated, per rule reference and per expression (each builtin call, comprehension and
+// object built allocates), far more than per element of a set operation, which runs in Go.
+// Hence the shape: facts are sets, each rule is a set expression over them (set difference,
+// union, intersection) or a comprehension over the few elements that can matter, the policy
+// evaluates a handful of rules whatever the request's size, and the host turns the sets into
+// per-server verdicts. A clean server costs no rule evaluation; the evaluated term is decoded
+// as AST.
 //
 // # Decision document
 //
-//	{"servers":  [{"allow": bool, "reasons": [code...],
-//	               "drop": [{"field": "env"|"headers"|"allowedTools", "key": K, "reason": code}...]}...],
-//	 "skills":   [{"allow": bool, "reasons": [code...]}...],
-//	 "secrets":  [{"server": index, "field": "env"|"headers"|"token", "key": K}...],
+//	{"servers":  {code: {server index...}...},
+//	 "skills":   {code: {skill index...}...},
+//	 "drop":     {"env"|"headers"|"allowedTools": [[code, {[server index, key]...}]...]},
+//	 "secrets":  {"env": {[server index, key]...}, "headers": {[server index, key]...},
+//	              "token": {server index...}},
 //	 "spawnEnv": {"keys": [name...], "prefixes": [prefix...]},
 //	 "warnings": [{"code": code, "server": id, "skill": name, "message": text}...]}
 //
-// servers and skills are aligned by index with request.mcpServers and request.skills; allow is
-// true exactly when reasons is empty; reasons are sorted; drops are in request order (env,
-// headers, allowedTools), one per key. secrets name the entries of allowed servers whose
-// non-empty values are secrets once the drops are applied (a stored token is a secret
-// whatever the policy says). spawnEnv names the host variables that reach a stdio server
-// (exact, case-sensitive keys and prefixes). Anything else is a *MalformedError, an undefined
-// decision ErrNoDecision: both refuse the request (IsRejected, exit 3).
+// servers (skills) maps each deny code to the servers (skills) that break it; a server or
+// skill no code names is allowed. drop lists, per field and in priority order, the entries
+// each code removes: an entry named by several codes is removed once, for the first. secrets
+// names the entries whose non-empty values are secrets and the servers whose stored token is
+// one (a stored token is a secret whatever the policy says). spawnEnv names the host variables
+// that reach a stdio server (exact, case-sensitive keys and prefixes). Sets may also be
+// arrays. An index out of range, a code that is not a non-empty string or any other shape is a
+// *MalformedError, an undefined decision ErrNoDecision: both refuse the request (IsRejected,
+// exit 3).
+//
+// Decide turns the document into a Decision aligned with the request: per server (skill)
+// Allow and its sorted Reasons, per server its drops in request order (env, headers,
+// allowedTools; one per key), and the secrets of the allowed servers that their drops leave,
+// in request order (a token secret's key is where the token goes: env MCP_ACCESS_TOKEN for a
+// stdio server, header Authorization for an http one).
 //
 // Reason codes of the default policies (stable snake_case): url_missing, url_bad_bytes,
 // url_userinfo, url_parse_mismatch, url_bad_port, url_empty_host, url_not_allowed,

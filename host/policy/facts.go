@@ -14,9 +14,9 @@ import (
 // scans: every per-entry predicate (shape checks, membership in a tunable list, prefix and
 // suffix matches, the tool-name pattern) is a fact computed once per request, with the lists
 // and patterns read from the policy's own data (data.tunables) when the Engine is built.
-// Servers[i] describes request.mcpServers[i] and Skills[k] request.skills[k]. Facts are
-// sparse: a false boolean, an empty string or list is left out of the policy input (the JSON
-// tags say so), and only the entries with a fact are listed, so rules visit what matters.
+// Servers[i] describes request.mcpServers[i] and Skills[k] request.skills[k]; only the
+// entries with a fact are listed. The policy reads them as sets (FactSets, built by
+// policyInput): the per-server form here is what Go computes and tests.
 type Facts struct {
 	Servers []ServerFacts `json:"servers"`
 	Skills  []SkillFacts  `json:"skills"`

@@ -1,27 +1,298 @@
 package policy
 
 import (
+	"cmp"
+	"encoding/json"
+	"slices"
+
 	"github.com/open-policy-agent/opa/v1/ast"
 
 	"github.com/loadout-dev/loadout/host/spec"
 )
 
-// The policy input is built as an ast.Value directly: no JSON round trip per request. Field
-// names are spec.Request's and Facts' JSON names, so the policy sees what json.Marshal(Input{...})
-// produces, except that a nil list is sent as [] (TestInputMatchesJSON holds the two together).
+// The policy input is built as an ast.Value directly: no JSON round trip per request. Its
+// field names are those of Input's JSON encoding, and every set of the facts is an ast.Set
+// (a sorted JSON array in Input): TestInputMatchesJSON holds the two together.
 
-// Input is the policy input document, {"request": ..., "facts": ...}. It is what
-// `loadout policy eval` prints and what a policy author writes test inputs against.
+// Input is the policy input document, {"request": ..., "facts": ...}. It is what a policy
+// author writes test inputs against; in Rego every list of FactSets is a set.
 type Input struct {
-	Request *spec.Request `json:"request"`
-	Facts   Facts         `json:"facts"`
+	Request PolicyRequest `json:"request"`
+	Facts   FactSets      `json:"facts"`
+}
+
+// PolicyRequest is what of the request the policy reads: the harness, the run's user and, per
+// server (aligned by index with the request's servers), the id and the credential settings.
+// Everything else the rules need is a fact.
+type PolicyRequest struct {
+	Harness    string         `json:"harness"`
+	Run        PolicyRun      `json:"run"`
+	MCPServers []PolicyServer `json:"mcpServers"`
+}
+
+// PolicyRun is the run's user.
+type PolicyRun struct {
+	User    string `json:"user"`
+	HasUser bool   `json:"hasUser"`
+}
+
+// PolicyServer is one request server as the policy reads it.
+type PolicyServer struct {
+	ID          string   `json:"id"`
+	Credentials string   `json:"credentials"`
+	HasUsers    bool     `json:"hasUsers"`
+	Users       []string `json:"users"`
+}
+
+// FactSets are the facts as the policy reads them: each server fact is the set of server
+// indices (request order) it holds for, each entry fact the set of [server index, key] pairs
+// it holds for (EntryRef), each skill fact the set of skill indices. Every field is present,
+// empty or not, so a rule reads a fact without a default. Rules combine them with set
+// operations: the number of rule evaluations does not grow with the request.
+type FactSets struct {
+	Flags ServerFlags `json:"flags"`
+	URL   URLSets     `json:"url"`
+	// HTTP: http servers. Credentialed: servers with credentials or users set. Restricted:
+	// servers that declare allowedTools. Token: servers with a stored token.
+	// SharedAuthorityOK: servers whose sharedAuthority is a non-blank single line.
+	HTTP              []int      `json:"http"`
+	Credentialed      []int      `json:"credentialed"`
+	Restricted        []int      `json:"restricted"`
+	Token             []int      `json:"token"`
+	SharedAuthorityOK []int      `json:"sharedAuthorityOK"`
+	Env               EnvSets    `json:"env"`
+	Headers           HeaderSets `json:"headers"`
+	Tools             ToolSets   `json:"tools"`
+	Skills            SkillSets  `json:"skills"`
+	// HostEnv are the names of the host environment variables, in order (never their values).
+	HostEnv []string `json:"hostEnv"`
+}
+
+// ServerFlags are the server flags (the Flag* constants), each as a set of server indices.
+type ServerFlags struct {
+	IDInvalid            []int `json:"idInvalid"`
+	IDDoubleUnderscore   []int `json:"idDoubleUnderscore"`
+	IDTrailingUnderscore []int `json:"idTrailingUnderscore"`
+	IDReserved           []int `json:"idReserved"`
+	TransportInvalid     []int `json:"transportInvalid"`
+	CommandInvalid       []int `json:"commandInvalid"`
+	URLMissing           []int `json:"urlMissing"`
+	URLBadBytes          []int `json:"urlBadBytes"`
+	URLUserinfo          []int `json:"urlUserinfo"`
+	URLHostsDisagree     []int `json:"urlHostsDisagree"`
+	URLBadPort           []int `json:"urlBadPort"`
+	URLEmptyHost         []int `json:"urlEmptyHost"`
+}
+
+// URLSets are the URL facts of the http servers (URLFacts), each as a set of server indices.
+type URLSets struct {
+	BaseMatch      []int `json:"baseMatch"`
+	SchemeAnywhere []int `json:"schemeAnywhere"`
+	SchemeLoopback []int `json:"schemeLoopback"`
+	Loopback       []int `json:"loopback"`
+}
+
+// EntryRef names one entry of a server's env, headers or allowedTools: the server's index
+// and the entry's key. It is the pair [server, key] in the policy input.
+type EntryRef struct {
+	Server int
+	Key    string
+}
+
+// MarshalJSON encodes r as [server, key].
+func (r EntryRef) MarshalJSON() ([]byte, error) { return json.Marshal([]any{r.Server, r.Key}) }
+
+// EnvSets are the env entry facts (EntryFacts), each as a set of entries.
+type EnvSets struct {
+	KeyInvalid     []EntryRef `json:"keyInvalid"`
+	KeyRefused     []EntryRef `json:"keyRefused"`
+	ValueInvalid   []EntryRef `json:"valueInvalid"`
+	UserCredential []EntryRef `json:"userCredential"`
+	SecretNamed    []EntryRef `json:"secretNamed"`
+	ValueEmpty     []EntryRef `json:"valueEmpty"`
+}
+
+// HeaderSets are the header entry facts (EntryFacts), each as a set of entries.
+type HeaderSets struct {
+	NameInvalid    []EntryRef `json:"nameInvalid"`
+	ValueInvalid   []EntryRef `json:"valueInvalid"`
+	UserCredential []EntryRef `json:"userCredential"`
+	TokenHeader    []EntryRef `json:"tokenHeader"`
+	SecretNamed    []EntryRef `json:"secretNamed"`
+	AlwaysSecret   []EntryRef `json:"alwaysSecret"`
+	ValueEmpty     []EntryRef `json:"valueEmpty"`
+}
+
+// ToolSets are the allowedTools facts: the entries whose name is invalid, and every entry of
+// the restricted servers (so that a rule can tell which servers keep a tool).
+type ToolSets struct {
+	NameInvalid []EntryRef `json:"nameInvalid"`
+	All         []EntryRef `json:"all"`
+}
+
+// SkillSets are the skill facts, each as a set of skill indices.
+type SkillSets struct {
+	NameDenied []int `json:"nameDenied"`
+}
+
+// policyInput is the Input of req with its facts f, in the order Go computed them.
+func policyInput(req *spec.Request, f *Facts) Input {
+	in := Input{Request: PolicyRequest{
+		Harness:    req.Harness,
+		Run:        PolicyRun{User: req.Run.User, HasUser: req.Run.HasUser},
+		MCPServers: make([]PolicyServer, len(req.Servers)),
+	}}
+	fs := &in.Facts
+	for i := range req.Servers {
+		s := &req.Servers[i]
+		in.Request.MCPServers[i] = PolicyServer{ID: s.ID, Credentials: s.Credentials, HasUsers: s.HasUsers, Users: s.Users}
+		sf := &f.Servers[i]
+		for _, flag := range sf.Flags {
+			if p := fs.Flags.set(flag); p != nil {
+				*p = append(*p, i)
+			}
+		}
+		if u := sf.URL; u != nil {
+			addIf(&fs.URL.BaseMatch, u.BaseMatch, i)
+			addIf(&fs.URL.SchemeAnywhere, u.SchemeAnywhere, i)
+			addIf(&fs.URL.SchemeLoopback, u.SchemeLoopback, i)
+			addIf(&fs.URL.Loopback, u.Loopback, i)
+		}
+		addIf(&fs.SharedAuthorityOK, sf.SharedAuthorityOK, i)
+		addIf(&fs.Token, sf.Token, i)
+		addIf(&fs.Restricted, s.ToolsDeclared, i)
+		for _, e := range sf.Env {
+			r := EntryRef{Server: i, Key: e.Key}
+			addIf(&fs.Env.KeyInvalid, e.KeyInvalid, r)
+			addIf(&fs.Env.KeyRefused, e.KeyRefused, r)
+			addIf(&fs.Env.ValueInvalid, e.ValueInvalid, r)
+			addIf(&fs.Env.UserCredential, e.UserCredential, r)
+			addIf(&fs.Env.SecretNamed, e.SecretNamed, r)
+			addIf(&fs.Env.ValueEmpty, e.ValueEmpty, r)
+		}
+		for _, e := range sf.Headers {
+			r := EntryRef{Server: i, Key: e.Key}
+			addIf(&fs.Headers.NameInvalid, e.NameInvalid, r)
+			addIf(&fs.Headers.ValueInvalid, e.ValueInvalid, r)
+			addIf(&fs.Headers.UserCredential, e.UserCredential, r)
+			addIf(&fs.Headers.TokenHeader, e.TokenHeader, r)
+			addIf(&fs.Headers.SecretNamed, e.SecretNamed, r)
+			addIf(&fs.Headers.AlwaysSecret, e.AlwaysSecret, r)
+			addIf(&fs.Headers.ValueEmpty, e.ValueEmpty, r)
+		}
+		for _, e := range sf.Tools {
+			addIf(&fs.Tools.NameInvalid, e.NameInvalid, EntryRef{Server: i, Key: e.Key})
+		}
+		if s.ToolsDeclared {
+			for _, name := range s.AllowedTools {
+				fs.Tools.All = append(fs.Tools.All, EntryRef{Server: i, Key: name})
+			}
+		}
+	}
+	fs.HTTP = f.HTTP
+	fs.Credentialed = f.Credentialed
+	for k, sk := range f.Skills {
+		addIf(&fs.Skills.NameDenied, sk.NameDenied, k)
+	}
+	fs.HostEnv = f.HostEnv
+	return in
+}
+
+func addIf[T any](s *[]T, ok bool, v T) {
+	if ok {
+		*s = append(*s, v)
+	}
+}
+
+// set is the field of flag name, or nil for a name that is no server flag.
+func (f *ServerFlags) set(name string) *[]int {
+	switch name {
+	case FlagIDInvalid:
+		return &f.IDInvalid
+	case FlagIDDoubleUnderscore:
+		return &f.IDDoubleUnderscore
+	case FlagIDTrailingUnderscore:
+		return &f.IDTrailingUnderscore
+	case FlagIDReserved:
+		return &f.IDReserved
+	case FlagTransportInvalid:
+		return &f.TransportInvalid
+	case FlagCommandInvalid:
+		return &f.CommandInvalid
+	case FlagURLMissing:
+		return &f.URLMissing
+	case FlagURLBadBytes:
+		return &f.URLBadBytes
+	case FlagURLUserinfo:
+		return &f.URLUserinfo
+	case FlagURLHostsDisagree:
+		return &f.URLHostsDisagree
+	case FlagURLBadPort:
+		return &f.URLBadPort
+	case FlagURLEmptyHost:
+		return &f.URLEmptyHost
+	}
+	return nil
+}
+
+// sorted returns in with every set sorted as the policy's sets are (ints ascending, entries by
+// server then key) and nil lists as empty ones: what the policy sees, in JSON.
+func (in Input) sorted() Input {
+	sortInts := func(s *[]int) {
+		*s = slices.Sorted(slices.Values(*s))
+		if *s == nil {
+			*s = []int{}
+		}
+	}
+	sortRefs := func(s *[]EntryRef) {
+		c := slices.Clone(*s)
+		slices.SortFunc(c, func(a, b EntryRef) int { return cmp.Or(cmp.Compare(a.Server, b.Server), cmp.Compare(a.Key, b.Key)) })
+		*s = slices.CompactFunc(c, func(a, b EntryRef) bool { return a == b })
+		if *s == nil {
+			*s = []EntryRef{}
+		}
+	}
+	f := &in.Facts
+	for _, s := range []*[]int{&f.Flags.IDInvalid, &f.Flags.IDDoubleUnderscore, &f.Flags.IDTrailingUnderscore,
+		&f.Flags.IDReserved, &f.Flags.TransportInvalid, &f.Flags.CommandInvalid, &f.Flags.URLMissing,
+		&f.Flags.URLBadBytes, &f.Flags.URLUserinfo, &f.Flags.URLHostsDisagree, &f.Flags.URLBadPort,
+		&f.Flags.URLEmptyHost, &f.URL.BaseMatch, &f.URL.SchemeAnywhere, &f.URL.SchemeLoopback, &f.URL.Loopback,
+		&f.HTTP, &f.Credentialed, &f.Restricted, &f.Token, &f.SharedAuthorityOK, &f.Skills.NameDenied} {
+		sortInts(s)
+	}
+	for _, s := range []*[]EntryRef{&f.Env.KeyInvalid, &f.Env.KeyRefused, &f.Env.ValueInvalid, &f.Env.UserCredential,
+		&f.Env.SecretNamed, &f.Env.ValueEmpty, &f.Headers.NameInvalid, &f.Headers.ValueInvalid,
+		&f.Headers.UserCredential, &f.Headers.TokenHeader, &f.Headers.SecretNamed, &f.Headers.AlwaysSecret,
+		&f.Headers.ValueEmpty, &f.Tools.NameInvalid, &f.Tools.All} {
+		sortRefs(s)
+	}
+	if f.HostEnv == nil {
+		f.HostEnv = []string{}
+	}
+	servers := slices.Clone(in.Request.MCPServers)
+	for i := range servers {
+		if servers[i].Users == nil {
+			servers[i].Users = []string{}
+		}
+	}
+	if servers == nil {
+		servers = []PolicyServer{}
+	}
+	in.Request.MCPServers = servers
+	return in
+}
+
+// value is in as the policy input.
+func (in *Input) value() ast.Value {
+	return ast.NewObject(
+		item("request", requestTerm(&in.Request)),
+		item("facts", factsTerm(&in.Facts)),
+	)
 }
 
 func inputValue(req *spec.Request, f *Facts) ast.Value {
-	return ast.NewObject(
-		item("request", requestTerm(req)),
-		item("facts", factsTerm(f)),
-	)
+	in := policyInput(req, f)
+	return in.value()
 }
 
 // keyTerms holds one term per object key of the input, built once: keys cost no allocation
@@ -29,15 +300,14 @@ func inputValue(req *spec.Request, f *Facts) ast.Value {
 var keyTerms = func() map[string]*ast.Term {
 	m := map[string]*ast.Term{}
 	for _, k := range []string{
-		"request", "facts", "harness", "run", "ambientAuth", "user", "hasUser", "skills", "mcpServers",
-		"tokens", "index", "name", "description", "instructions", "resources", "relPath", "content",
-		"value", "id", "transport", "command", "args", "env", "cwd", "url", "headers",
-		"toolsDeclared", "allowedTools", "secretKeys", "enabled", "timeout", "exposure",
-		"toolExposure", "credentials", "sharedAuthority", "users", "hasUsers", "servers", "http",
-		"credentialed", "hostEnv", "flags", "baseMatch", "scheme", "baseHost", "urlHost",
-		"loopback", "schemeAnywhere", "schemeLoopback", "key", "keyInvalid", "keyRefused",
-		"nameInvalid", "valueInvalid", "userCredential", "tokenHeader", "secretNamed",
-		"alwaysSecret", "valueEmpty", "tools", "nameDenied", "sharedAuthorityOK", "token",
+		"request", "facts", "harness", "run", "user", "hasUser", "mcpServers", "id", "credentials",
+		"hasUsers", "users", "flags", "url", "http", "credentialed", "restricted", "token",
+		"sharedAuthorityOK", "env", "headers", "tools", "skills", "hostEnv",
+		FlagIDInvalid, FlagIDDoubleUnderscore, FlagIDTrailingUnderscore, FlagIDReserved, FlagTransportInvalid,
+		FlagCommandInvalid, FlagURLMissing, FlagURLBadBytes, FlagURLUserinfo, FlagURLHostsDisagree,
+		FlagURLBadPort, FlagURLEmptyHost, "baseMatch", "schemeAnywhere", "schemeLoopback", "loopback",
+		"keyInvalid", "keyRefused", "valueInvalid", "userCredential", "secretNamed", "valueEmpty",
+		"nameInvalid", "tokenHeader", "alwaysSecret", "all", "nameDenied",
 	} {
 		m[k] = ast.StringTerm(k)
 	}
@@ -69,187 +339,101 @@ func strs(ss []string) *ast.Term {
 	return ast.ArrayTerm(ts...)
 }
 
-func pairs(ps []spec.Pair) *ast.Term {
-	if len(ps) == 0 {
-		return ast.InternedEmptyArray
-	}
-	ts := make([]*ast.Term, len(ps))
-	for i, p := range ps {
-		ts[i] = ast.ObjectTerm(item("name", str(p.Name)), item("value", str(p.Value)))
-	}
-	return ast.ArrayTerm(ts...)
-}
-
-func requestTerm(req *spec.Request) *ast.Term {
-	skills := make([]*ast.Term, len(req.Skills))
-	for i := range req.Skills {
-		sk := &req.Skills[i]
-		res := make([]*ast.Term, len(sk.Resources))
-		for j, r := range sk.Resources {
-			res[j] = ast.ObjectTerm(item("relPath", str(r.RelPath)), item("content", str(r.Content)))
-		}
-		skills[i] = ast.ObjectTerm(
-			item("index", num(sk.Index)),
-			item("name", str(sk.Name)),
-			item("description", str(sk.Description)),
-			item("instructions", str(sk.Instructions)),
-			item("resources", ast.ArrayTerm(res...)),
+func requestTerm(r *PolicyRequest) *ast.Term {
+	servers := make([]*ast.Term, len(r.MCPServers))
+	for i := range r.MCPServers {
+		s := &r.MCPServers[i]
+		servers[i] = ast.ObjectTerm(
+			item("id", str(s.ID)),
+			item("credentials", str(s.Credentials)),
+			item("hasUsers", boolean(s.HasUsers)),
+			item("users", strs(s.Users)),
 		)
 	}
-	servers := make([]*ast.Term, len(req.Servers))
-	for i := range req.Servers {
-		servers[i] = serverTerm(&req.Servers[i])
-	}
 	return ast.ObjectTerm(
-		item("harness", str(req.Harness)),
+		item("harness", str(r.Harness)),
 		item("run", ast.ObjectTerm(
-			item("ambientAuth", boolean(req.Run.AmbientAuth)),
-			item("user", str(req.Run.User)),
-			item("hasUser", boolean(req.Run.HasUser)),
+			item("user", str(r.Run.User)),
+			item("hasUser", boolean(r.Run.HasUser)),
 		)),
-		item("skills", ast.ArrayTerm(skills...)),
 		item("mcpServers", ast.ArrayTerm(servers...)),
-		item("tokens", pairs(req.Tokens)),
 	)
 }
 
-func serverTerm(s *spec.Server) *ast.Term {
-	return ast.ObjectTerm(
-		item("index", num(s.Index)),
-		item("id", str(s.ID)),
-		item("transport", str(s.Transport)),
-		item("command", str(s.Command)),
-		item("args", strs(s.Args)),
-		item("env", pairs(s.Env)),
-		item("cwd", str(s.Cwd)),
-		item("url", str(s.URL)),
-		item("headers", pairs(s.Headers)),
-		item("toolsDeclared", boolean(s.ToolsDeclared)),
-		item("allowedTools", strs(s.AllowedTools)),
-		item("secretKeys", strs(s.SecretKeys)),
-		item("description", str(s.Description)),
-		item("enabled", boolean(s.Enabled)),
-		item("timeout", ast.FloatNumberTerm(s.Timeout)),
-		item("exposure", str(s.Exposure)),
-		item("toolExposure", pairs(s.ToolExposure)),
-		item("credentials", str(s.Credentials)),
-		item("sharedAuthority", str(s.SharedAuthority)),
-		item("users", strs(s.Users)),
-		item("hasUsers", boolean(s.HasUsers)),
-	)
-}
-
-func ints(ns []int) *ast.Term {
+// intSet is the set of ns; the empty set is shared.
+func intSet(ns []int) *ast.Term {
 	if len(ns) == 0 {
-		return ast.InternedEmptyArray
+		return ast.InternedEmptySet
 	}
 	ts := make([]*ast.Term, len(ns))
 	for i, n := range ns {
 		ts[i] = num(n)
 	}
-	return ast.ArrayTerm(ts...)
+	return ast.SetTerm(ts...)
 }
 
-// factsTerm builds the sparse facts object: false booleans, empty strings and lists are left
-// out, as their JSON tags say.
-func factsTerm(f *Facts) *ast.Term {
-	servers := make([]*ast.Term, len(f.Servers))
-	for i := range f.Servers {
-		sf := &f.Servers[i]
-		items := make([][2]*ast.Term, 0, 7)
-		if len(sf.Flags) > 0 {
-			items = append(items, item("flags", strs(sf.Flags)))
-		}
-		if u := sf.URL; u != nil {
-			ui := make([][2]*ast.Term, 0, 7)
-			if u.BaseMatch {
-				ui = append(ui, item("baseMatch", boolean(true)))
-			}
-			if u.Scheme != "" {
-				ui = append(ui, item("scheme", str(u.Scheme)))
-			}
-			if u.BaseHost != "" {
-				ui = append(ui, item("baseHost", str(u.BaseHost)))
-			}
-			if u.URLHost != "" {
-				ui = append(ui, item("urlHost", str(u.URLHost)))
-			}
-			if u.Loopback {
-				ui = append(ui, item("loopback", boolean(true)))
-			}
-			if u.SchemeAnywhere {
-				ui = append(ui, item("schemeAnywhere", boolean(true)))
-			}
-			if u.SchemeLoopback {
-				ui = append(ui, item("schemeLoopback", boolean(true)))
-			}
-			items = append(items, item("url", ast.ObjectTerm(ui...)))
-		}
-		if len(sf.Env) > 0 {
-			items = append(items, item("env", entriesTerm(sf.Env)))
-		}
-		if len(sf.Headers) > 0 {
-			items = append(items, item("headers", entriesTerm(sf.Headers)))
-		}
-		if len(sf.Tools) > 0 {
-			items = append(items, item("tools", entriesTerm(sf.Tools)))
-		}
-		if sf.SharedAuthorityOK {
-			items = append(items, item("sharedAuthorityOK", boolean(true)))
-		}
-		if sf.Token {
-			items = append(items, item("token", boolean(true)))
-		}
-		if len(items) == 0 {
-			servers[i] = emptyObject
-			continue
-		}
-		servers[i] = ast.ObjectTerm(items...)
+// refSet is the set of [server, key] pairs of rs; the empty set is shared.
+func refSet(rs []EntryRef) *ast.Term {
+	if len(rs) == 0 {
+		return ast.InternedEmptySet
 	}
-	skills := make([]*ast.Term, len(f.Skills))
-	for k, sk := range f.Skills {
-		skills[k] = emptyObject
-		if sk.NameDenied {
-			skills[k] = ast.ObjectTerm(item("nameDenied", boolean(true)))
-		}
+	ts := make([]*ast.Term, len(rs))
+	for i, r := range rs {
+		ts[i] = ast.ArrayTerm(num(r.Server), str(r.Key))
 	}
-	items := make([][2]*ast.Term, 0, 5)
-	items = append(items, item("servers", ast.ArrayTerm(servers...)), item("skills", ast.ArrayTerm(skills...)))
-	if len(f.HTTP) > 0 {
-		items = append(items, item("http", ints(f.HTTP)))
-	}
-	if len(f.Credentialed) > 0 {
-		items = append(items, item("credentialed", ints(f.Credentialed)))
-	}
-	if len(f.HostEnv) > 0 {
-		items = append(items, item("hostEnv", strs(f.HostEnv)))
-	}
-	return ast.ObjectTerm(items...)
+	return ast.SetTerm(ts...)
 }
 
-// emptyObject is the facts of a server or skill without any: shared, never modified.
-var emptyObject = ast.ObjectTerm()
-
-// entriesTerm builds the listed entry facts of one field.
-func entriesTerm(es []EntryFacts) *ast.Term {
-	ts := make([]*ast.Term, len(es))
-	for j := range es {
-		e := &es[j]
-		ei := make([][2]*ast.Term, 1, 4)
-		ei[0] = item("key", str(e.Key))
-		for _, fact := range [...]struct {
-			on   bool
-			name string
-		}{
-			{e.KeyInvalid, "keyInvalid"}, {e.KeyRefused, "keyRefused"}, {e.NameInvalid, "nameInvalid"},
-			{e.ValueInvalid, "valueInvalid"}, {e.UserCredential, "userCredential"}, {e.TokenHeader, "tokenHeader"},
-			{e.SecretNamed, "secretNamed"}, {e.AlwaysSecret, "alwaysSecret"}, {e.ValueEmpty, "valueEmpty"},
-		} {
-			if fact.on {
-				ei = append(ei, item(fact.name, boolean(true)))
-			}
-		}
-		ts[j] = ast.ObjectTerm(ei...)
-	}
-	return ast.ArrayTerm(ts...)
+func factsTerm(f *FactSets) *ast.Term {
+	fl := &f.Flags
+	return ast.ObjectTerm(
+		item("flags", ast.ObjectTerm(
+			item(FlagIDInvalid, intSet(fl.IDInvalid)),
+			item(FlagIDDoubleUnderscore, intSet(fl.IDDoubleUnderscore)),
+			item(FlagIDTrailingUnderscore, intSet(fl.IDTrailingUnderscore)),
+			item(FlagIDReserved, intSet(fl.IDReserved)),
+			item(FlagTransportInvalid, intSet(fl.TransportInvalid)),
+			item(FlagCommandInvalid, intSet(fl.CommandInvalid)),
+			item(FlagURLMissing, intSet(fl.URLMissing)),
+			item(FlagURLBadBytes, intSet(fl.URLBadBytes)),
+			item(FlagURLUserinfo, intSet(fl.URLUserinfo)),
+			item(FlagURLHostsDisagree, intSet(fl.URLHostsDisagree)),
+			item(FlagURLBadPort, intSet(fl.URLBadPort)),
+			item(FlagURLEmptyHost, intSet(fl.URLEmptyHost)),
+		)),
+		item("url", ast.ObjectTerm(
+			item("baseMatch", intSet(f.URL.BaseMatch)),
+			item("schemeAnywhere", intSet(f.URL.SchemeAnywhere)),
+			item("schemeLoopback", intSet(f.URL.SchemeLoopback)),
+			item("loopback", intSet(f.URL.Loopback)),
+		)),
+		item("http", intSet(f.HTTP)),
+		item("credentialed", intSet(f.Credentialed)),
+		item("restricted", intSet(f.Restricted)),
+		item("token", intSet(f.Token)),
+		item("sharedAuthorityOK", intSet(f.SharedAuthorityOK)),
+		item("env", ast.ObjectTerm(
+			item("keyInvalid", refSet(f.Env.KeyInvalid)),
+			item("keyRefused", refSet(f.Env.KeyRefused)),
+			item("valueInvalid", refSet(f.Env.ValueInvalid)),
+			item("userCredential", refSet(f.Env.UserCredential)),
+			item("secretNamed", refSet(f.Env.SecretNamed)),
+			item("valueEmpty", refSet(f.Env.ValueEmpty)),
+		)),
+		item("headers", ast.ObjectTerm(
+			item("nameInvalid", refSet(f.Headers.NameInvalid)),
+			item("valueInvalid", refSet(f.Headers.ValueInvalid)),
+			item("userCredential", refSet(f.Headers.UserCredential)),
+			item("tokenHeader", refSet(f.Headers.TokenHeader)),
+			item("secretNamed", refSet(f.Headers.SecretNamed)),
+			item("alwaysSecret", refSet(f.Headers.AlwaysSecret)),
+			item("valueEmpty", refSet(f.Headers.ValueEmpty)),
+		)),
+		item("tools", ast.ObjectTerm(
+			item("nameInvalid", refSet(f.Tools.NameInvalid)),
+			item("all", refSet(f.Tools.All)),
+		)),
+		item("skills", ast.ObjectTerm(item("nameDenied", intSet(f.Skills.NameDenied)))),
+		item("hostEnv", strs(f.HostEnv)),
+	)
 }

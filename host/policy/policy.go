@@ -229,7 +229,7 @@ func (e *Engine) Decide(ctx context.Context, req *spec.Request, hostEnv []spec.P
 	if !ok {
 		return nil, fmt.Errorf("evaluate %s: result is %T, want an AST term", Query, rs[0].Expressions[0].Value)
 	}
-	d, err := decodeDecision(t.Value, len(req.Servers), len(req.Skills))
+	d, err := decodeDecision(t.Value, req)
 	if err != nil {
 		return nil, err
 	}

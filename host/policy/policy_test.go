@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
@@ -82,8 +84,17 @@ func TestNewWithoutModules(t *testing.T) {
 
 func TestDecideRefusesBadDecisions(t *testing.T) {
 	t.Parallel()
-	req := &spec.Request{Servers: []spec.Server{{ID: "a", Transport: "stdio", Command: "npx"}}, Skills: []spec.Skill{}}
-	valid := `"skills": [], "secrets": [], "spawnEnv": {"keys": [], "prefixes": []}, "warnings": []`
+	req := &spec.Request{Servers: []spec.Server{{ID: "a", Transport: "stdio", Command: "npx", Env: []spec.Pair{{Name: "K", Value: "v"}}}}, Skills: []spec.Skill{}}
+	drop := `"drop": {"env": [], "headers": [], "allowedTools": []}`
+	secrets := `"secrets": {"env": set(), "headers": set(), "token": set()}`
+	spawn := `"spawnEnv": {"keys": [], "prefixes": []}`
+	doc := func(fields ...string) string { return "decision := {" + strings.Join(fields, ", ") + "}" }
+	valid := []string{`"servers": {}`, `"skills": {}`, drop, secrets, spawn, `"warnings": []`}
+	with := func(field string, i int) string {
+		fields := slices.Clone(valid)
+		fields[i] = field
+		return doc(fields...)
+	}
 	tests := []struct {
 		name      string
 		body      string
@@ -93,27 +104,23 @@ func TestDecideRefusesBadDecisions(t *testing.T) {
 		{name: "undefined", body: `decision := 1 if { false }`, wantNoDec: true},
 		{name: "no decision rule", body: `other := 1`, wantNoDec: true},
 		{name: "not an object", body: `decision := [1]`, wantPath: "decision"},
-		{name: "servers missing", body: `decision := {` + valid + `}`, wantPath: "servers"},
-		{name: "servers misaligned", body: `decision := {"servers": [], ` + valid + `}`, wantPath: "servers"},
-		{name: "allow without reasons rule", body: `decision := {"servers": [{"allow": false, "reasons": [], "drop": []}], ` + valid + `}`, wantPath: "servers[0]"},
-		{name: "allow not bool", body: `decision := {"servers": [{"allow": "yes", "reasons": [], "drop": []}], ` + valid + `}`, wantPath: "servers[0].allow"},
+		{name: "servers missing", body: doc(valid[1:]...), wantPath: "servers"},
+		{name: "servers not a set", body: with(`"servers": {"id_invalid": 0}`, 0), wantPath: "servers.id_invalid"},
+		{name: "server out of range", body: with(`"servers": {"id_invalid": {1}}`, 0), wantPath: "servers.id_invalid"},
+		{name: "empty code", body: with(`"servers": {"": {0}}`, 0), wantPath: "servers"},
+		{name: "skill out of range", body: with(`"skills": {"skill_name_denied": {0}}`, 1), wantPath: "skills.skill_name_denied"},
+		{name: "drop field missing", body: with(`"drop": {"env": [], "headers": []}`, 2), wantPath: "drop.allowedTools"},
+		{name: "drop not a pair", body: with(`"drop": {"env": [["env_key_refused"]], "headers": [], "allowedTools": []}`, 2), wantPath: "drop.env[0]"},
+		{name: "drop without code", body: with(`"drop": {"env": [["", {[0, "K"]}]], "headers": [], "allowedTools": []}`, 2), wantPath: "drop.env[0][0]"},
 		{
-			name:     "drop field unknown",
-			body:     `decision := {"servers": [{"allow": true, "reasons": [], "drop": [{"field": "args", "key": "x", "reason": "r"}]}], ` + valid + `}`,
-			wantPath: "servers[0].drop[0].field",
+			name:     "drop entry not a pair",
+			body:     with(`"drop": {"env": [["env_key_refused", {"K"}]], "headers": [], "allowedTools": []}`, 2),
+			wantPath: "drop.env[0][1]",
 		},
-		{
-			name: "secret server out of range",
-			body: `decision := {"servers": [{"allow": true, "reasons": [], "drop": []}], "skills": [],
-				"secrets": [{"server": 1, "field": "env", "key": "K"}], "spawnEnv": {"keys": [], "prefixes": []}, "warnings": []}`,
-			wantPath: "secrets[0].server",
-		},
-		{
-			name: "empty spawn prefix",
-			body: `decision := {"servers": [{"allow": true, "reasons": [], "drop": []}], "skills": [],
-				"secrets": [], "spawnEnv": {"keys": [], "prefixes": [""]}, "warnings": []}`,
-			wantPath: "spawnEnv.prefixes[0]",
-		},
+		{name: "secret server out of range", body: with(`"secrets": {"env": {[1, "K"]}, "headers": set(), "token": set()}`, 3), wantPath: "secrets.env"},
+		{name: "token not an index", body: with(`"secrets": {"env": set(), "headers": set(), "token": {"a"}}`, 3), wantPath: "secrets.token"},
+		{name: "empty spawn prefix", body: with(`"spawnEnv": {"keys": [], "prefixes": [""]}`, 4), wantPath: "spawnEnv.prefixes[0]"},
+		{name: "warning without code", body: with(`"warnings": [{"message": "m"}]`, 5), wantPath: "warnings[0].code"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,39 +142,37 @@ func TestDecideRefusesBadDecisions(t *testing.T) {
 }
 
 // TestInputMatchesJSON holds the hand-built ast input equal to the JSON encoding of Input, the
-// form policy authors write their test inputs in.
+// form policy authors write their test inputs in (each set a sorted JSON array).
 func TestInputMatchesJSON(t *testing.T) {
 	t.Parallel()
 	req := benchRequest(6)
 	req.Servers[1].Credentials, req.Servers[1].HasUsers, req.Servers[1].Users = "shared", true, []string{"alice"}
-	req.Servers[1].ToolExposure = []spec.Pair{{Name: "*", Value: "deferred"}}
-	req.Servers[2].Timeout = 2.5
+	req.Servers[1].SharedAuthority = "team"
+	req.Servers[2].Env = append(req.Servers[2].Env, spec.Pair{Name: "EMPTY", Value: ""})
+	req.Servers[2].SecretKeys = append(req.Servers[2].SecretKeys, "EMPTY")
 	req.Servers[3].Env = []spec.Pair{{Name: "A=B", Value: "\x00"}}
 	req.Servers[3].URL = `http://u@x\y:0/`
+	req.Servers[4].AllowedTools = []string{"zeta", "alpha", "*"}
+	req.Skills = append(req.Skills, spec.Skill{Index: 1, Name: "deploy"})
 	hostEnv := []spec.Pair{{Name: "PATH", Value: "/bin"}}
 	facts := defaultFacts(t, req, hostEnv)
-	got := inputValue(req, &facts)
-	// The ast input sends a nil list as [] (spec.Parse never returns nil lists); so does JSON
-	// once the nil lists are filled.
-	for i := range req.Servers {
-		s := &req.Servers[i]
-		for _, l := range []*[]string{&s.Args, &s.AllowedTools, &s.SecretKeys, &s.Users} {
-			if *l == nil {
-				*l = []string{}
-			}
-		}
-		for _, l := range []*[]spec.Pair{&s.Env, &s.Headers, &s.ToolExposure} {
-			if *l == nil {
-				*l = []spec.Pair{}
-			}
-		}
-	}
+	got, err := ast.JSON(inputValue(req, &facts))
+	require.NoError(t, err, "ast.JSON(inputValue)")
 
-	b, err := json.Marshal(Input{Request: req, Facts: facts})
+	in := policyInput(req, &facts)
+	b, err := json.Marshal(in.sorted())
 	require.NoError(t, err, "json.Marshal(Input)")
-	want, err := ast.ValueFromReader(bytesReader(b))
-	require.NoError(t, err, "ast.ValueFromReader(json input)")
-	assert.Equal(t, 0, want.Compare(got), "inputValue differs from the JSON input:\n got %v\nwant %v", got, want)
+	var want any
+	require.NoError(t, json.Unmarshal(b, &want), "json.Unmarshal(Input)")
+	gotJSON, err := json.Marshal(got)
+	require.NoError(t, err, "json.Marshal(ast input)")
+	wantJSON, err := json.Marshal(want)
+	require.NoError(t, err, "json.Marshal(JSON input)")
+	assert.JSONEq(t, string(wantJSON), string(gotJSON), "inputValue differs from the JSON encoding of Input")
+	assert.Contains(t, string(gotJSON), `"keyRefused":[[0,"LD_PRELOAD"],[2,"LD_PRELOAD"],[4,"LD_PRELOAD"]]`,
+		"inputValue: want every refused env key as a [server, key] pair")
+	assert.Contains(t, string(gotJSON), `"all":[[0,"read"],[0,"write"],[0,"x,Bash"],[2,"read"],[2,"write"],[2,"x,Bash"],[4,"*"],[4,"alpha"],[4,"zeta"]]`,
+		"inputValue: want every allowedTools entry of the restricted servers")
 }
 
 func TestDecideConcurrently(t *testing.T) {
@@ -228,9 +233,20 @@ func TestRunTestsReportsFailures(t *testing.T) {
 
 import data.loadout.url
 
-test_passes if url.flag_codes.urlMissing == "url_missing"
+facts := {
+	"http": {0}, "url": {"baseMatch": set(), "schemeAnywhere": set(), "schemeLoopback": set(), "loopback": set()},
+	"flags": {"urlMissing": set(), "urlBadBytes": set(), "urlUserinfo": set(), "urlHostsDisagree": set(), "urlBadPort": set(), "urlEmptyHost": set()},
+}
 
-test_fails if url.flag_codes.urlMissing == "url_userinfo"
+test_passes if {
+	d := url.deny with input as {"facts": facts}
+	d.url_not_allowed == {0}
+}
+
+test_fails if {
+	d := url.deny with input as {"facts": facts}
+	d.url_not_allowed == set()
+}
 
 cases := {"a": 1, "b": 2}
 
@@ -272,13 +288,17 @@ func TestDecisionRaw(t *testing.T) {
 	require.NoError(t, err, "Decide")
 	raw, ok := d.Raw().(map[string]any)
 	require.True(t, ok, "Decision.Raw() = %T, want a JSON object", d.Raw())
-	rawJSON, err := json.Marshal(raw)
-	require.NoError(t, err, "json.Marshal(Decision.Raw())")
-	var fromRaw Decision
-	require.NoError(t, json.Unmarshal(rawJSON, &fromRaw), "json.Unmarshal(Decision.Raw())")
-	assert.Equal(t, d.Servers, fromRaw.Servers, "Decision.Raw() servers vs decoded servers")
-	assert.Equal(t, d.Secrets, fromRaw.Secrets, "Decision.Raw() secrets vs decoded secrets")
-	assert.Equal(t, d.SpawnEnv, fromRaw.SpawnEnv, "Decision.Raw() spawnEnv vs decoded spawnEnv")
+	for _, key := range []string{"servers", "skills", "drop", "secrets", "spawnEnv", "warnings"} {
+		assert.Contains(t, raw, key, "Decision.Raw(): want the policy's %q", key)
+	}
+	// benchRequest(4): servers 0 and 2 lose LD_PRELOAD; every server's named secret is listed.
+	env := raw["drop"].(map[string]any)["env"].([]any)
+	assert.Contains(t, env, []any{"env_key_refused", []any{[]any{json.Number("0"), "LD_PRELOAD"}, []any{json.Number("2"), "LD_PRELOAD"}}},
+		"Decision.Raw() drop.env: want the refused keys as [server, key] pairs")
+	secrets := raw["secrets"].(map[string]any)
+	assert.Equal(t, []any{[]any{json.Number("1"), "Authorization"}, []any{json.Number("3"), "Authorization"}}, secrets["headers"],
+		"Decision.Raw() secrets.headers")
+	assert.Len(t, d.Secrets, 6, "Decide: secrets of benchRequest(4) (FS_TOKEN and token of 0 and 2, Authorization of 1 and 3)")
 	again, _ := d.Raw().(map[string]any)
 	assert.Equal(t, fmt.Sprintf("%p", raw), fmt.Sprintf("%p", again), "Decision.Raw() twice: want the same converted document")
 }

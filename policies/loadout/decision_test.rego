@@ -1,88 +1,62 @@
 package loadout_test
 
 import data.loadout
+import data.loadout.facts_test
 
+# Three servers: fs (stdio: LD_PRELOAD refused, x,Bash an invalid tool, a stored token), web
+# (http to a remote host over plain http: refused) and docs (per-user https server: its
+# Authorization header goes, and its only tool is invalid).
 request := {
 	"run": {"user": "", "hasUser": false},
-	"skills": [{"name": "review"}],
 	"mcpServers": [
-		{
-			"id": "fs", "transport": "stdio", "command": "npx", "credentials": "", "hasUsers": false,
-			"env": [{"name": "LD_PRELOAD", "value": "x.so"}, {"name": "FS_TOKEN", "value": "s1"}],
-			"headers": [], "allowedTools": ["read", "x,Bash"], "toolsDeclared": true, "secretKeys": ["FS_TOKEN", "LD_PRELOAD"],
-		},
-		{
-			"id": "web", "transport": "http", "url": "http://evil.example/", "credentials": "", "hasUsers": false,
-			"env": [], "headers": [{"name": "Authorization", "value": "Bearer s2"}], "allowedTools": [],
-			"toolsDeclared": false, "secretKeys": ["Authorization"],
-		},
-		{
-			"id": "docs", "transport": "http", "url": "https://docs.example/", "credentials": "user", "hasUsers": false,
-			"env": [], "headers": [{"name": "Authorization", "value": "Bearer s3"}, {"name": "X-Key", "value": "s4"}],
-			"allowedTools": ["*"], "toolsDeclared": true, "secretKeys": ["X-Key"],
-		},
+		{"id": "fs", "credentials": "", "hasUsers": false, "users": []},
+		{"id": "web", "credentials": "", "hasUsers": false, "users": []},
+		{"id": "docs", "credentials": "user", "hasUsers": false, "users": []},
 	],
 }
 
-facts := {
-	"servers": [
-		{
-			"env": [
-				{"key": "LD_PRELOAD", "keyRefused": true, "secretNamed": true},
-				{"key": "FS_TOKEN", "secretNamed": true},
-			],
-			"tools": [{"key": "x,Bash", "nameInvalid": true}],
-			"token": true,
-		},
-		{
-			"url": {"baseMatch": true, "scheme": "http", "baseHost": "evil.example", "urlHost": "evil.example", "schemeLoopback": true},
-			"headers": [{"key": "Authorization", "userCredential": true, "tokenHeader": true, "secretNamed": true}],
-		},
-		{
-			"url": {"baseMatch": true, "scheme": "https", "baseHost": "docs.example", "urlHost": "docs.example", "schemeAnywhere": true},
-			"headers": [
-				{"key": "Authorization", "userCredential": true, "tokenHeader": true},
-				{"key": "X-Key", "secretNamed": true},
-			],
-			"tools": [{"key": "*", "nameInvalid": true}],
-			"token": true,
-		},
-	],
-	"skills": [{}],
-	"http": [1, 2],
-	"credentialed": [2],
-}
+facts := facts_test.facts({
+	"http": {1, 2},
+	"credentialed": {2},
+	"restricted": {0, 2},
+	"token": {0, 2},
+	"url": {"baseMatch": {1, 2}, "schemeLoopback": {1}, "schemeAnywhere": {2}},
+	"env": {"keyRefused": {[0, "LD_PRELOAD"]}, "secretNamed": {[0, "LD_PRELOAD"], [0, "FS_TOKEN"]}},
+	"headers": {
+		"userCredential": {[1, "Authorization"], [2, "Authorization"]},
+		"tokenHeader": {[1, "Authorization"], [2, "Authorization"]},
+		"secretNamed": {[1, "Authorization"], [2, "X-Key"]},
+	},
+	"tools": {"nameInvalid": {[0, "x,Bash"], [2, "*"]}, "all": {[0, "read"], [0, "x,Bash"], [2, "*"]}},
+})
 
 decision := d if {
 	d := loadout.decision with input as {"request": request, "facts": facts}
 }
 
-test_servers_aligned_with_request if {
-	count(decision.servers) == 3
-	decision.servers[0].allow
-	not decision.servers[1].allow
-	decision.servers[1].reasons == ["url_not_allowed"]
-	decision.servers[2].allow
+test_deny_names_servers_per_code if {
+	decision.servers.url_not_allowed == {1}
+	[code | some code, servers in decision.servers; count(servers) > 0] == ["url_not_allowed"]
 }
 
-test_drops_in_request_order if {
-	decision.servers[0].drop == [
-		{"field": "env", "key": "LD_PRELOAD", "reason": "env_key_refused"},
-		{"field": "allowedTools", "key": "x,Bash", "reason": "tool_name_invalid"},
+test_drops_in_priority_order if {
+	decision.drop.env == [
+		["env_key_invalid", set()],
+		["env_value_invalid", set()],
+		["env_key_refused", {[0, "LD_PRELOAD"]}],
+		["credentials_user", set()],
 	]
-	decision.servers[2].drop == [
-		{"field": "headers", "key": "Authorization", "reason": "credentials_user"},
-		{"field": "allowedTools", "key": "*", "reason": "tool_name_invalid"},
-	]
+	decision.drop.headers[2] == ["credentials_user", {[2, "Authorization"]}]
+	decision.drop.headers[3] == ["replaced_by_token", {[2, "Authorization"]}]
+	decision.drop.allowedTools == [["tool_name_invalid", {[0, "x,Bash"], [2, "*"]}]]
 }
 
-test_secrets_of_allowed_servers_only_and_not_dropped if {
-	decision.secrets == [
-		{"server": 0, "field": "env", "key": "FS_TOKEN"},
-		{"server": 0, "field": "token", "key": "MCP_ACCESS_TOKEN"},
-		{"server": 2, "field": "headers", "key": "X-Key"},
-		{"server": 2, "field": "token", "key": "Authorization"},
-	]
+test_secrets if {
+	decision.secrets == {
+		"env": {[0, "LD_PRELOAD"], [0, "FS_TOKEN"]},
+		"headers": {[1, "Authorization"], [2, "X-Key"]},
+		"token": {0, 2},
+	}
 }
 
 test_restricted_server_left_without_tools_warns if {
@@ -93,48 +67,26 @@ test_restricted_server_left_without_tools_warns if {
 }
 
 test_skills_and_spawn_env if {
-	decision.skills == [{"allow": true, "reasons": []}]
+	decision.skills == {"skill_name_denied": set()}
 	decision.spawnEnv.prefixes == ["LC_"]
 }
 
 test_empty_request_decides if {
-	d := loadout.decision with input as {"request": {"skills": [], "mcpServers": []}, "facts": {"servers": [], "skills": []}}
-	d.servers == []
-	d.skills == []
-	d.secrets == []
+	d := loadout.decision with input as {"request": {"run": {"user": "", "hasUser": false}, "mcpServers": []}, "facts": facts_test.none}
+	every _, servers in d.servers {
+		servers == set()
+	}
+	d.secrets == {"env": set(), "headers": set(), "token": set()}
 	d.warnings == []
 }
 
-test_one_reason_per_dropped_key if {
-	# MCP_ACCESS_TOKEN is refused by the allowlist and by the per-user rule: one drop, the first.
-	srv := {
-		"id": "a", "transport": "stdio", "command": "npx", "credentials": "user", "hasUsers": false,
-		"env": [{"name": "MCP_ACCESS_TOKEN", "value": "t"}], "headers": [], "allowedTools": [],
-		"toolsDeclared": false, "secretKeys": [],
-	}
-	f := {"env": [{"key": "MCP_ACCESS_TOKEN", "keyRefused": true, "userCredential": true}]}
-	d := loadout.decision with input as {
-		"request": {"skills": [], "mcpServers": [srv]},
-		"facts": {"servers": [f], "skills": [], "credentialed": [0]},
-	}
-	d.servers[0].drop == [{"field": "env", "key": "MCP_ACCESS_TOKEN", "reason": "env_key_refused"}]
-}
-
-test_dropped_secret_is_not_a_secret if {
-	# LD_PRELOAD is named in secretKeys but dropped: it is no secret (the value never reaches a plugin).
-	not {"server": 0, "field": "env", "key": "LD_PRELOAD"} in decision.secrets
-}
-
-test_denied_server_has_no_secrets if {
-	every s in decision.secrets {
-		s.server != 1
-	}
-}
-
-test_skill_deny_from_facts if {
-	d := loadout.decision with input as {
-		"request": {"skills": [{"name": "ok"}, {"name": "deploy"}], "mcpServers": []},
-		"facts": {"servers": [], "skills": [{}, {"nameDenied": true}]},
-	}
-	d.skills == [{"allow": true, "reasons": []}, {"allow": false, "reasons": ["skill_name_denied"]}]
+test_one_reason_per_dropped_key_comes_first if {
+	# MCP_ACCESS_TOKEN is refused by the allowlist and by the per-user rule: the allowlist's
+	# reason comes first, so it is the one reported.
+	f := facts_test.facts({
+		"credentialed": {0},
+		"env": {"keyRefused": {[0, "MCP_ACCESS_TOKEN"]}, "userCredential": {[0, "MCP_ACCESS_TOKEN"]}},
+	})
+	d := loadout.decision with input as {"request": {"mcpServers": [{"id": "a", "credentials": "user"}]}, "facts": f}
+	facts_test.reasons(d.drop.env, [0, "MCP_ACCESS_TOKEN"]) == ["env_key_refused", "credentials_user"]
 }

@@ -7,6 +7,10 @@
 #   variables reach a stdio server. Go turns the tunables of data.tunables.allow (reserved ids,
 #   refused env keys, the tool-name pattern, denied skill names) into facts; this package
 #   decides what each fact means.
+#
+#   Rules work on sets (host/policy/doc.go): a server fact is the set of server indices it
+#   holds for, an entry fact the set of [server index, key] pairs it holds for. A rule's result
+#   is such a set, so a request costs the same few rule evaluations whatever its size.
 package loadout.allow
 
 import data.tunables.allow as conf
@@ -16,82 +20,63 @@ credential_modes := {"", "user", "shared"}
 # spawn_env is what of the host environment reaches a stdio server: exact keys and prefixes.
 spawn_env := {"keys": conf.host_env.keys, "prefixes": conf.host_env.prefixes}
 
-# flag_codes maps a server flag (host/policy facts) to the allowlist rule code it breaks.
-flag_codes := {
-	"idInvalid": "id_invalid",
-	"idDoubleUnderscore": "id_double_underscore",
-	"idTrailingUnderscore": "id_trailing_underscore",
-	"idReserved": "id_reserved",
-	"transportInvalid": "transport_invalid",
-	"commandInvalid": "command_invalid",
+# deny maps each allowlist rule code to the set of server indices that break it: the server
+# flags (host/policy facts), then the credential rules over the servers with credentials or
+# users set (facts.credentialed).
+deny := {
+	"id_invalid": flags.idInvalid,
+	"id_double_underscore": flags.idDoubleUnderscore,
+	"id_trailing_underscore": flags.idTrailingUnderscore,
+	"id_reserved": flags.idReserved,
+	"transport_invalid": flags.transportInvalid,
+	"command_invalid": flags.commandInvalid,
+	"credentials_invalid": {i |
+		some i in creds
+		not credential_modes[srvs[i].credentials]
+	},
+	"shared_authority_invalid": {i |
+		some i in creds
+		srvs[i].credentials == "shared"
+		not input.facts.sharedAuthorityOK[i]
+	},
+	"users_not_shared": {i |
+		some i in creds
+		srvs[i].hasUsers
+		srvs[i].credentials != "shared"
+	},
+	"user_missing": {i |
+		some i in creds
+		srvs[i].credentials == "shared"
+		srvs[i].hasUsers
+		not input.request.run.hasUser
+	},
+	"user_not_allowed": {i |
+		some i in creds
+		srvs[i].credentials == "shared"
+		srvs[i].hasUsers
+		input.request.run.hasUser
+		not input.request.run.user in srvs[i].users
+	},
+} if {
+	flags := input.facts.flags
+	creds := input.facts.credentialed
+	srvs := input.request.mcpServers
 }
 
-# deny[i] is the set of allowlist rule codes server i breaks (absent: none).
-deny[i] contains code if {
-	some i, f in input.facts.servers
-	some flag in f.flags
-	code := flag_codes[flag]
-}
+# skill_deny maps each skill rule code to the set of skill indices that break it.
+skill_deny := {"skill_name_denied": input.facts.skills.nameDenied}
 
-# Credential rules only visit the servers with credentials or users (facts.credentialed).
-deny[i] contains "credentials_invalid" if {
-	some i in input.facts.credentialed
-	srv := input.request.mcpServers[i]
-	not credential_modes[srv.credentials]
+# drops says why entries are removed, per field, as [code, entries] in priority order: an
+# entry in several sets is removed once, for the first. env: R4; headers: R5; allowedTools: R3.
+drops := {
+	"env": [
+		["env_key_invalid", input.facts.env.keyInvalid],
+		["env_value_invalid", input.facts.env.valueInvalid],
+		["env_key_refused", input.facts.env.keyRefused],
+	],
+	"headers": [
+		["header_name_invalid", input.facts.headers.nameInvalid],
+		["header_value_invalid", input.facts.headers.valueInvalid],
+	],
+	"allowedTools": [["tool_name_invalid", input.facts.tools.nameInvalid]],
 }
-
-deny[i] contains "shared_authority_invalid" if {
-	some i in input.facts.credentialed
-	srv := input.request.mcpServers[i]
-	srv.credentials == "shared"
-	not input.facts.servers[i].sharedAuthorityOK
-}
-
-deny[i] contains "users_not_shared" if {
-	some i in input.facts.credentialed
-	srv := input.request.mcpServers[i]
-	srv.hasUsers
-	srv.credentials != "shared"
-}
-
-deny[i] contains "user_missing" if {
-	some i in input.facts.credentialed
-	srv := input.request.mcpServers[i]
-	srv.credentials == "shared"
-	srv.hasUsers
-	not input.request.run.hasUser
-}
-
-deny[i] contains "user_not_allowed" if {
-	some i in input.facts.credentialed
-	srv := input.request.mcpServers[i]
-	srv.credentials == "shared"
-	srv.hasUsers
-	input.request.run.hasUser
-	not input.request.run.user in srv.users
-}
-
-# skill_deny[k] is the set of rule codes skill k breaks (absent: none).
-skill_deny[k] contains "skill_name_denied" if {
-	some k, f in input.facts.skills
-	f.nameDenied
-}
-
-# env_reason(e) is why a server env entry with facts e is removed; undefined when it is kept.
-env_reason(e) := "env_key_invalid" if {
-	e.keyInvalid
-} else := "env_value_invalid" if {
-	e.valueInvalid
-} else := "env_key_refused" if {
-	e.keyRefused
-}
-
-# header_reason(h) is why a configured header with facts h is removed (R5).
-header_reason(h) := "header_name_invalid" if {
-	h.nameInvalid
-} else := "header_value_invalid" if {
-	h.valueInvalid
-}
-
-# tool_reason(t) is why an allowedTools entry with facts t is removed (R3).
-tool_reason(t) := "tool_name_invalid" if t.nameInvalid

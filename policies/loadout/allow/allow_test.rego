@@ -1,22 +1,22 @@
 package loadout.allow_test
 
 import data.loadout.allow
+import data.loadout.facts_test
 
-# deny_of(srv, f, run) is the allowlist deny set of a one-server request.
-deny_of(srv, f, run) := d if {
+# deny_of(srv, f, run) is the set of allowlist codes server 0 of a one-server request breaks.
+deny_of(srv, f, run) := {code |
+	some code, servers in deny
+	0 in servers
+} if {
 	full := object.union(base_server, srv)
-	credentialed := [0 | some _ in ({x | x := full.credentials != ""; x} | {x | x := full.hasUsers; x})]
+	credentialed := {0 | full.credentials != ""} | {0 | full.hasUsers}
 	deny := allow.deny with input as {
 		"request": {"run": run, "mcpServers": [full]},
-		"facts": {"servers": [f], "credentialed": credentialed},
+		"facts": facts_test.facts(object.union({"credentialed": credentialed}, f)),
 	}
-	d := object.get(deny, 0, set())
 }
 
-base_server := {
-	"id": "fs", "transport": "stdio", "command": "npx", "credentials": "",
-	"hasUsers": false, "users": [], "sharedAuthority": "",
-}
+base_server := {"id": "fs", "credentials": "", "hasUsers": false, "users": []}
 
 no_user := {"user": "", "hasUser": false}
 
@@ -24,26 +24,25 @@ alice := {"user": "alice", "hasUser": true}
 
 server_cases := {
 	"clean server": {"srv": {}, "facts": {}, "run": no_user, "want": set()},
-	"id pattern": {"srv": {"id": "Bad"}, "facts": {"flags": ["idInvalid"]}, "run": no_user, "want": {"id_invalid"}},
+	"id pattern": {"srv": {"id": "Bad"}, "facts": {"flags": {"idInvalid": {0}}}, "run": no_user, "want": {"id_invalid"}},
 	"id double underscore": {
-		"srv": {"id": "a__b"}, "facts": {"flags": ["idDoubleUnderscore"]}, "run": no_user,
+		"srv": {"id": "a__b"}, "facts": {"flags": {"idDoubleUnderscore": {0}}}, "run": no_user,
 		"want": {"id_double_underscore"},
 	},
 	"id trailing underscore": {
-		"srv": {"id": "a_"}, "facts": {"flags": ["idTrailingUnderscore"]}, "run": no_user,
+		"srv": {"id": "a_"}, "facts": {"flags": {"idTrailingUnderscore": {0}}}, "run": no_user,
 		"want": {"id_trailing_underscore"},
 	},
-	"reserved id": {"srv": {"id": "servers"}, "facts": {"flags": ["idReserved"]}, "run": no_user, "want": {"id_reserved"}},
+	"reserved id": {"srv": {"id": "servers"}, "facts": {"flags": {"idReserved": {0}}}, "run": no_user, "want": {"id_reserved"}},
 	"several flags": {
-		"srv": {"id": "u__"}, "facts": {"flags": ["idDoubleUnderscore", "idTrailingUnderscore", "idReserved"]},
+		"srv": {"id": "u__"},
+		"facts": {"flags": {"idDoubleUnderscore": {0}, "idTrailingUnderscore": {0}, "idReserved": {0}}},
 		"run": no_user, "want": {"id_double_underscore", "id_trailing_underscore", "id_reserved"},
 	},
-	"transport": {
-		"srv": {"transport": "sse"}, "facts": {"flags": ["transportInvalid"]}, "run": no_user,
-		"want": {"transport_invalid"},
-	},
-	"command": {"srv": {"command": "-e"}, "facts": {"flags": ["commandInvalid"]}, "run": no_user, "want": {"command_invalid"}},
-	"url flags are not allowlist rules": {"srv": {}, "facts": {"flags": ["urlUserinfo"]}, "run": no_user, "want": set()},
+	"flags of another server": {"srv": {}, "facts": {"flags": {"idInvalid": {1}}}, "run": no_user, "want": set()},
+	"transport": {"srv": {}, "facts": {"flags": {"transportInvalid": {0}}}, "run": no_user, "want": {"transport_invalid"}},
+	"command": {"srv": {}, "facts": {"flags": {"commandInvalid": {0}}}, "run": no_user, "want": {"command_invalid"}},
+	"url flags are not allowlist rules": {"srv": {}, "facts": {"flags": {"urlUserinfo": {0}}}, "run": no_user, "want": set()},
 	"unknown credentials": {"srv": {"credentials": "admin"}, "facts": {}, "run": alice, "want": {"credentials_invalid"}},
 	"per-user server": {"srv": {"credentials": "user"}, "facts": {}, "run": no_user, "want": set()},
 	"shared without authority": {
@@ -51,7 +50,7 @@ server_cases := {
 		"want": {"shared_authority_invalid"},
 	},
 	"shared with authority": {
-		"srv": {"credentials": "shared", "sharedAuthority": "team"}, "facts": {"sharedAuthorityOK": true},
+		"srv": {"credentials": "shared"}, "facts": {"sharedAuthorityOK": {0}},
 		"run": no_user, "want": set(),
 	},
 	"users on a non-shared server": {
@@ -59,20 +58,20 @@ server_cases := {
 		"want": {"users_not_shared"},
 	},
 	"users without a run user fail closed": {
-		"srv": {"credentials": "shared", "sharedAuthority": "team", "hasUsers": true, "users": ["alice"]},
-		"facts": {"sharedAuthorityOK": true}, "run": no_user, "want": {"user_missing"},
+		"srv": {"credentials": "shared", "hasUsers": true, "users": ["alice"]},
+		"facts": {"sharedAuthorityOK": {0}}, "run": no_user, "want": {"user_missing"},
 	},
 	"user not in users": {
-		"srv": {"credentials": "shared", "sharedAuthority": "team", "hasUsers": true, "users": ["bob"]},
-		"facts": {"sharedAuthorityOK": true}, "run": alice, "want": {"user_not_allowed"},
+		"srv": {"credentials": "shared", "hasUsers": true, "users": ["bob"]},
+		"facts": {"sharedAuthorityOK": {0}}, "run": alice, "want": {"user_not_allowed"},
 	},
 	"empty users admits nobody": {
-		"srv": {"credentials": "shared", "sharedAuthority": "team", "hasUsers": true, "users": []},
-		"facts": {"sharedAuthorityOK": true}, "run": alice, "want": {"user_not_allowed"},
+		"srv": {"credentials": "shared", "hasUsers": true, "users": []},
+		"facts": {"sharedAuthorityOK": {0}}, "run": alice, "want": {"user_not_allowed"},
 	},
 	"user in users": {
-		"srv": {"credentials": "shared", "sharedAuthority": "team", "hasUsers": true, "users": ["bob", "alice"]},
-		"facts": {"sharedAuthorityOK": true}, "run": alice, "want": set(),
+		"srv": {"credentials": "shared", "hasUsers": true, "users": ["bob", "alice"]},
+		"facts": {"sharedAuthorityOK": {0}}, "run": alice, "want": set(),
 	},
 }
 
@@ -81,51 +80,54 @@ test_server_rules[name] if {
 	deny_of(tc.srv, tc.facts, tc.run) == tc.want
 }
 
+# drop_reasons(field, names) are the allowlist codes, first first, that remove an entry of
+# field whose facts are names.
+drop_reasons(field, names) := facts_test.reasons(drops[field], [0, "K"]) if {
+	drops := allow.drops with input as {"facts": facts_test.entry_facts(field, [0, "K"], names)}
+}
+
 env_cases := {
-	"plain key": {"e": {"key": "FS_TOKEN", "secretNamed": true}, "want": "keep"},
-	"bad key shape": {"e": {"key": "A=B", "keyInvalid": true}, "want": "env_key_invalid"},
-	"NUL in value": {"e": {"key": "K", "valueInvalid": true}, "want": "env_value_invalid"},
-	"key shape wins over value": {"e": {"key": "1K", "keyInvalid": true, "valueInvalid": true}, "want": "env_key_invalid"},
-	"value wins over refused": {"e": {"key": "LD_X", "valueInvalid": true, "keyRefused": true}, "want": "env_value_invalid"},
-	"refused key": {"e": {"key": "NODE_OPTIONS", "keyRefused": true}, "want": "env_key_refused"},
-	"user credential is not an allowlist rule": {"e": {"key": "T", "userCredential": true}, "want": "keep"},
+	"plain key": {"facts": {"secretNamed"}, "want": []},
+	"bad key shape": {"facts": {"keyInvalid"}, "want": ["env_key_invalid"]},
+	"NUL in value": {"facts": {"valueInvalid"}, "want": ["env_value_invalid"]},
+	"key shape wins over value": {"facts": {"keyInvalid", "valueInvalid"}, "want": ["env_key_invalid", "env_value_invalid"]},
+	"value wins over refused": {"facts": {"valueInvalid", "keyRefused"}, "want": ["env_value_invalid", "env_key_refused"]},
+	"refused key": {"facts": {"keyRefused"}, "want": ["env_key_refused"]},
+	"user credential is not an allowlist rule": {"facts": {"userCredential"}, "want": []},
 }
 
 test_env_rules[name] if {
 	some name, tc in env_cases
-	got := [r | r := allow.env_reason(tc.e)]
-	got == [x | x := tc.want; x != "keep"]
+	drop_reasons("env", tc.facts) == tc.want
 }
 
 header_cases := {
-	"token name": {"h": {"key": "X-Api-Key", "secretNamed": true}, "want": "keep"},
-	"bad name": {"h": {"key": "x key", "nameInvalid": true}, "want": "header_name_invalid"},
-	"bad value": {"h": {"key": "x", "valueInvalid": true}, "want": "header_value_invalid"},
-	"name wins over value": {"h": {"key": "x y", "nameInvalid": true, "valueInvalid": true}, "want": "header_name_invalid"},
+	"token name": {"facts": {"secretNamed"}, "want": []},
+	"bad name": {"facts": {"nameInvalid"}, "want": ["header_name_invalid"]},
+	"bad value": {"facts": {"valueInvalid"}, "want": ["header_value_invalid"]},
+	"name wins over value": {"facts": {"nameInvalid", "valueInvalid"}, "want": ["header_name_invalid", "header_value_invalid"]},
 }
 
 test_header_rules[name] if {
 	some name, tc in header_cases
-	got := [r | r := allow.header_reason(tc.h)]
-	got == [x | x := tc.want; x != "keep"]
+	drop_reasons("headers", tc.facts) == tc.want
 }
 
 test_tool_rules if {
-	allow.tool_reason({"key": "x,Bash", "nameInvalid": true}) == "tool_name_invalid"
-	not allow.tool_reason({"key": "read"})
+	drops := allow.drops with input as {"facts": facts_test.entry_facts("tools", [0, "x,Bash"], {"nameInvalid"})}
+	facts_test.reasons(drops.allowedTools, [0, "x,Bash"]) == ["tool_name_invalid"]
+	clean := allow.drops with input as {"facts": facts_test.facts({"tools": {"all": {[0, "read"]}}})}
+	facts_test.reasons(clean.allowedTools, [0, "read"]) == []
 }
 
 test_skills_allowed_by_default if {
-	deny := allow.skill_deny with input as {"request": {"skills": [{"name": "review"}]}, "facts": {"skills": [{}]}}
-	count(deny) == 0
+	deny := allow.skill_deny with input as {"facts": facts_test.none}
+	deny == {"skill_name_denied": set()}
 }
 
 test_denied_skill_names if {
-	deny := allow.skill_deny with input as {
-		"request": {"skills": [{"name": "ok"}, {"name": "Deploy"}]},
-		"facts": {"skills": [{}, {"nameDenied": true}]},
-	}
-	deny == {1: {"skill_name_denied"}}
+	deny := allow.skill_deny with input as {"facts": facts_test.facts({"skills": {"nameDenied": {1}}})}
+	deny == {"skill_name_denied": {1}}
 }
 
 test_spawn_env_default if {

@@ -1,83 +1,84 @@
 package loadout.secrets_test
 
+import data.loadout.facts_test
 import data.loadout.secrets
 
-user_srv := {"id": "a", "transport": "http", "credentials": "user"}
+# header_reasons(srv, f, names) are the secret rules' codes, first first, that remove header
+# "Authorization" of server 0 (request srv, server facts f) whose entry facts are names.
+header_reasons(srv, f, names) := facts_test.reasons(drops.headers, [0, "Authorization"]) if {
+	fs := object.union(facts_test.entry_facts("headers", [0, "Authorization"], names), f)
+	drops := secrets.drops with input as {"request": {"mcpServers": [srv]}, "facts": fs}
+}
 
-plain_http := {"id": "a", "transport": "http", "credentials": ""}
+user_srv := {"id": "a", "credentials": "user"}
 
-plain_stdio := {"id": "a", "transport": "stdio", "credentials": ""}
+plain_srv := {"id": "a", "credentials": ""}
+
+authorization := {"userCredential", "tokenHeader"}
 
 header_cases := {
 	"per-user server loses Authorization": {
-		"srv": user_srv, "f": {}, "h": {"key": "Authorization", "userCredential": true, "tokenHeader": true},
+		"srv": user_srv, "f": {"credentialed": {0}, "http": {0}}, "h": authorization,
 		"want": ["credentials_user"],
 	},
-	"per-user server keeps other headers": {"srv": user_srv, "f": {}, "h": {"key": "X-Trace"}, "want": []},
+	"per-user server keeps other headers": {"srv": user_srv, "f": {"credentialed": {0}, "http": {0}}, "h": set(), "want": []},
+	"per-user rule before the token rule": {
+		"srv": user_srv, "f": {"credentialed": {0}, "http": {0}, "token": {0}}, "h": authorization,
+		"want": ["credentials_user", "replaced_by_token"],
+	},
 	"stored token replaces Authorization": {
-		"srv": plain_http, "f": {"token": true}, "h": {"key": "Authorization", "userCredential": true, "tokenHeader": true},
+		"srv": plain_srv, "f": {"http": {0}, "token": {0}}, "h": authorization,
 		"want": ["replaced_by_token"],
 	},
-	"no token, Authorization kept": {
-		"srv": plain_http, "f": {}, "h": {"key": "Authorization", "userCredential": true, "tokenHeader": true},
-		"want": [],
-	},
-	"stdio token goes to env, not headers": {
-		"srv": plain_stdio, "f": {"token": true}, "h": {"key": "Authorization", "userCredential": true, "tokenHeader": true},
-		"want": [],
-	},
+	"no token, Authorization kept": {"srv": plain_srv, "f": {"http": {0}}, "h": authorization, "want": []},
+	"stdio token goes to env, not headers": {"srv": plain_srv, "f": {"token": {0}}, "h": authorization, "want": []},
 }
 
 test_header_rules[name] if {
 	some name, tc in header_cases
-	[r | r := secrets.header_reason(tc.srv, tc.f, tc.h)] == tc.want
+	header_reasons(tc.srv, tc.f, tc.h) == tc.want
+}
+
+# env_reasons(srv, f) are the secret rules' codes that remove env MCP_ACCESS_TOKEN (a user
+# credential) of server 0.
+env_reasons(srv, f) := facts_test.reasons(drops.env, [0, "MCP_ACCESS_TOKEN"]) if {
+	fs := object.union(facts_test.entry_facts("env", [0, "MCP_ACCESS_TOKEN"], {"userCredential"}), f)
+	drops := secrets.drops with input as {"request": {"mcpServers": [srv]}, "facts": fs}
 }
 
 test_per_user_server_loses_configured_token_env if {
-	secrets.env_reason({"credentials": "user"}, {"key": "MCP_ACCESS_TOKEN", "userCredential": true}) == "credentials_user"
+	env_reasons(user_srv, {"credentialed": {0}}) == ["credentials_user"]
 }
 
 test_shared_server_keeps_env if {
-	not secrets.env_reason({"credentials": "shared"}, {"key": "MCP_ACCESS_TOKEN", "userCredential": true})
+	env_reasons({"id": "a", "credentials": "shared"}, {"credentialed": {0}}) == []
 }
 
-stdio_srv := {"id": "fs", "transport": "stdio"}
-
-# The facts of env K=v1, EMPTY="", OTHER=v2 and header K=h1 with secretKeys [K, EMPTY, MISSING]:
-# OTHER has no fact and is not listed.
-stdio_facts := {
-	"env": [{"key": "K", "secretNamed": true}, {"key": "EMPTY", "secretNamed": true, "valueEmpty": true}],
-	"headers": [{"key": "K", "secretNamed": true}],
-}
+# The facts of env K=v1, EMPTY="" and header K=h1 of server 3 with secretKeys [K, EMPTY,
+# MISSING]: OTHER=v2 has no fact and is not listed.
+named := facts_test.facts({
+	"env": {"secretNamed": {[3, "K"], [3, "EMPTY"]}, "valueEmpty": {[3, "EMPTY"]}},
+	"headers": {"secretNamed": {[3, "K"]}},
+})
 
 test_secret_keys_name_env_and_headers_both if {
-	got := secrets.server_secrets(3, stdio_srv, stdio_facts, [])
-	got == [
-		{"server": 3, "field": "env", "key": "K"},
-		{"server": 3, "field": "headers", "key": "K"},
-	]
-}
-
-test_dropped_entries_are_not_secrets if {
-	got := secrets.server_secrets(0, stdio_srv, stdio_facts, [{"field": "env", "key": "K"}, {"field": "headers", "key": "K"}])
-	got == []
-}
-
-test_a_drop_is_per_field if {
-	got := secrets.server_secrets(0, stdio_srv, stdio_facts, [{"field": "env", "key": "K"}])
-	got == [{"server": 0, "field": "headers", "key": "K"}]
+	got := secrets.secrets with input as {"facts": named}
+	got == {"env": {[3, "K"]}, "headers": {[3, "K"]}, "token": set()}
 }
 
 test_stored_token_is_always_secret if {
-	got := secrets.server_secrets(0, {"transport": "stdio"}, {"token": true}, [])
-	got == [{"server": 0, "field": "token", "key": "MCP_ACCESS_TOKEN"}]
-	got_http := secrets.server_secrets(1, {"transport": "http"}, {"token": true}, [])
-	got_http == [{"server": 1, "field": "token", "key": "Authorization"}]
+	got := secrets.secrets with input as {"facts": facts_test.facts({"token": {0, 1}})}
+	got.token == {0, 1}
 }
 
 test_always_secret_headers if {
-	f := {"headers": [{"key": "Authorization", "tokenHeader": true}]}
-	secrets.server_secrets(0, {"transport": "http"}, f, []) == []
-	got := secrets.server_secrets(0, {"transport": "http"}, {"headers": [{"key": "Authorization", "alwaysSecret": true}]}, [])
-	got == [{"server": 0, "field": "headers", "key": "Authorization"}]
+	token_header := secrets.secrets with input as {"facts": facts_test.facts({"headers": {"tokenHeader": {[0, "Authorization"]}}})}
+	token_header.headers == set()
+	always := secrets.secrets with input as {"facts": facts_test.facts({"headers": {"alwaysSecret": {[0, "Authorization"]}}})}
+	always.headers == {[0, "Authorization"]}
+	empty := secrets.secrets with input as {"facts": facts_test.facts({"headers": {
+		"alwaysSecret": {[0, "Authorization"]},
+		"valueEmpty": {[0, "Authorization"]},
+	}})}
+	empty.headers == set()
 }
