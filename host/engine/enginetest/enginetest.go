@@ -48,6 +48,7 @@ func Run(t *testing.T, newEngine func(t *testing.T) engine.Engine) {
 	eng := newEngine(t)
 	t.Cleanup(func() { assert.NoError(t, eng.Close(context.Background()), "Close(engine)") })
 	s := &suite{eng: eng}
+	s.fresh = s.freshState(t)
 	t.Run("WellBehaved", s.wellBehaved)
 	t.Run("CompileRejects", s.compileRejects)
 	t.Run("CallFails", s.callFails)
@@ -76,6 +77,29 @@ func engineClose(t *testing.T, eng engine.Engine) {
 
 type suite struct {
 	eng engine.Engine
+	// fresh is the two state digits ok.wat's render reports in a fresh instance: "00", or the
+	// state a pre-initialized module's warm-up renders left (host/engine/preinit). Every call
+	// must report the same digits; a state leak would raise them.
+	fresh string
+}
+
+// freshState learns s.fresh from a first render on ok.wat, and checks a second module agrees.
+func (s *suite) freshState(t *testing.T) string {
+	t.Helper()
+	var digits []string
+	for range 2 {
+		m, err := s.eng.Compile(context.Background(), WAT(t, "ok"), Limits)
+		require.NoError(t, err, "Compile(ok.wat) on %s", s.eng.Name())
+		got, err := m.Call(context.Background(), abi.ExportRender, []byte("first"))
+		require.NoError(t, err, "Call(render) on ok.wat on %s", s.eng.Name())
+		require.NoError(t, m.Close(context.Background()), "Close(ok.wat)")
+		require.Len(t, got, 2+len("first"), "Call(render, %q) on ok.wat: two state digits then the input", "first")
+		require.Equal(t, "first", string(got[2:]), "Call(render, %q) on ok.wat echoes its input after the digits", "first")
+		require.True(t, got[0] >= '0' && got[0] <= '9' && got[1] >= '0' && got[1] <= '9', "Call(render) on ok.wat = %q: want two digits first", got)
+		digits = append(digits, string(got[:2]))
+	}
+	require.Equal(t, digits[0], digits[1], "two modules of ok.wat must start from the same state on %s", s.eng.Name())
+	return digits[0]
 }
 
 func (s *suite) compile(t *testing.T, name string, l engine.Limits) engine.Module {
@@ -92,7 +116,7 @@ func (s *suite) stillWorks(t *testing.T) {
 	m := s.compile(t, "ok", Limits)
 	got, err := m.Call(context.Background(), abi.ExportRender, []byte("after"))
 	require.NoError(t, err, "Call(render) on ok.wat after a hostile plugin on %s", s.eng.Name())
-	assert.Equal(t, "00after", string(got), "Call(render, %q) on ok.wat", "after")
+	assert.Equal(t, s.fresh+"after", string(got), "Call(render, %q) on ok.wat", "after")
 }
 
 func (s *suite) wellBehaved(t *testing.T) {
@@ -104,7 +128,7 @@ func (s *suite) wellBehaved(t *testing.T) {
 	for _, in := range []string{"", "x", `{"harness":"test"}`, strings.Repeat("y", 60_000)} {
 		got, err := m.Call(ctx, abi.ExportRender, []byte(in))
 		require.NoError(t, err, "Call(render, %d bytes) on ok.wat", len(in))
-		assert.Equal(t, "00"+in, string(got), "Call(render, %d bytes) on ok.wat: want state digits 00 then the input", len(in))
+		assert.Equal(t, s.fresh+in, string(got), "Call(render, %d bytes) on ok.wat: want the fresh state digits %s then the input", len(in), s.fresh)
 	}
 	_, err = m.Call(ctx, abi.ExportAlloc, []byte("x"))
 	assert.ErrorIs(t, err, engine.ErrABI, "Call(%s) is not a callable export", abi.ExportAlloc)
@@ -302,8 +326,8 @@ func (s *suite) hammer(t *testing.T) {
 					errs <- fmt.Errorf("Call(render, %q): %w", in, err)
 					continue
 				}
-				if string(got) != "00"+in {
-					errs <- fmt.Errorf("Call(render, %q) = %q, want %q: state leaked or answers crossed", in, got, "00"+in)
+				if string(got) != s.fresh+in {
+					errs <- fmt.Errorf("Call(render, %q) = %q, want %q: state leaked or answers crossed", in, got, s.fresh+in)
 				}
 			}
 		}()
