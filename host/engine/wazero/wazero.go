@@ -20,10 +20,14 @@
 // would only waste the pool's work. A pool stops refilling at the first failure (a hostile
 // _initialize) and calls fall back to (a), which reports the failure.
 //
-// Deadlines: the runtime is built WithCloseOnContextDone(true), so a spinning guest is stopped
-// when the deadline passes (instantiation with _initialize gets one deadline, the call another).
-// wazero implements this with a check of the context on every function entry and loop back-edge
-// (tetratelabs/wazero#2466); the bench package reports its cost.
+// Deadlines: every module is instrumented at Compile by host/engine/internal/meter: it counts
+// its own steps (function entries and loop iterations) and every meter.DefaultInterval steps
+// calls the host function loadout:meter.yield, which stops the guest when its context has ended
+// (instantiation with _initialize gets one deadline, the call another). wazero's own mechanism,
+// WithCloseOnContextDone(true), exits native code to Go at every loop header
+// (tetratelabs/wazero#2466): a Go plugin, with a loop in every function, rendered about 5x
+// slower with it. A yield is also where the Go scheduler can stop the goroutine running the
+// guest, so a garbage collection never waits for a spinning guest longer than one interval.
 //
 // Memory: the page cap is enforced by a per-instance memory allocator; a memory.grow past the
 // cap fails (returns -1 to the guest) and is remembered, so a guest that then traps or exits
@@ -44,6 +48,7 @@ import (
 
 	"github.com/loadout-dev/loadout/host/engine"
 	"github.com/loadout-dev/loadout/host/engine/internal/capmem"
+	"github.com/loadout-dev/loadout/host/engine/internal/meter"
 	"github.com/loadout-dev/loadout/host/engine/internal/sandbox"
 	"github.com/loadout-dev/loadout/host/engine/preinit"
 	"github.com/loadout-dev/loadout/sdk/abi"
@@ -98,7 +103,7 @@ func New(ctx context.Context, cfg Config) (e *Engine, err error) {
 		cache = wazero.NewCompilationCache()
 	}
 	rc := wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(true).
+		WithCloseOnContextDone(false). // the meter stops guests (see the package doc)
 		WithCompilationCache(cache).
 		WithCoreFeatures(api.CoreFeaturesV2)
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
@@ -109,6 +114,9 @@ func New(ctx context.Context, cfg Config) (e *Engine, err error) {
 		}
 	}()
 	if err := instantiateSandbox(ctx, rt); err != nil {
+		return nil, err
+	}
+	if err := instantiateMeter(ctx, rt); err != nil {
 		return nil, err
 	}
 	if cfg.Pool < 0 {
@@ -193,6 +201,27 @@ func instantiateSandbox(ctx context.Context, rt wazero.Runtime) error {
 	return nil
 }
 
+// instantiateMeter defines the host function every instrumented module calls once per meter
+// interval: it stops the guest when the call's context has ended, and lets it go on otherwise.
+func instantiateMeter(ctx context.Context, rt wazero.Runtime) error {
+	yield := api.GoFunc(func(ctx context.Context, _ []uint64) {
+		switch err := ctx.Err(); {
+		case err == nil:
+		case errors.Is(err, context.DeadlineExceeded):
+			panic(sys.NewExitError(sys.ExitCodeDeadlineExceeded))
+		default:
+			panic(sys.NewExitError(sys.ExitCodeContextCanceled))
+		}
+	})
+	_, err := rt.NewHostModuleBuilder(meter.ImportModule).
+		NewFunctionBuilder().WithGoFunction(yield, nil, nil).Export(meter.ImportName).
+		Instantiate(ctx)
+	if err != nil {
+		return fmt.Errorf("instantiate the meter: %w", err)
+	}
+	return nil
+}
+
 // Compile checks the module's size, imports, exports and memory, then compiles it. Every
 // check runs on the compiled module before anything is instantiated.
 func (e *Engine) Compile(ctx context.Context, wasm []byte, limits engine.Limits) (_ engine.Module, err error) {
@@ -203,6 +232,9 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte, limits engine.Limits)
 	// Untrusted bytes are read by preinit's bounded reader before the runtime decodes them, and
 	// optionally pre-initialized (see Config.Preinit).
 	if wasm, err = preinit.Prepare(ctx, wasm, limits, e.preinit, e.cacheDir); err != nil {
+		return nil, err
+	}
+	if wasm, err = meter.Instrument(wasm, meter.Options{}); err != nil {
 		return nil, err
 	}
 	cm, err := e.rt.CompileModule(ctx, wasm)
@@ -216,6 +248,9 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte, limits engine.Limits)
 	}()
 	for _, def := range cm.ImportedFunctions() {
 		mod, name, _ := def.Import()
+		if mod == meter.ImportModule {
+			continue // added by meter.Instrument, which refuses modules that import it
+		}
 		if err := sandbox.CheckImport(mod, name, sandboxTypes(def.ParamTypes()), sandboxTypes(def.ResultTypes())); err != nil {
 			return nil, err
 		}
