@@ -234,8 +234,8 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte, limits engine.Limits)
 	if wasm, err = preinit.Prepare(ctx, wasm, limits, e.preinit, e.cacheDir); err != nil {
 		return nil, err
 	}
-	if wasm, err = meter.Instrument(wasm, meter.Options{}); err != nil {
-		return nil, err
+	if wasm, err = instrument(wasm, e.cacheDir); err != nil {
+		return nil, fmt.Errorf("instrument: %w", err)
 	}
 	cm, err := e.rt.CompileModule(ctx, wasm)
 	if err != nil {

@@ -3,6 +3,7 @@ package wazero_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -54,5 +55,8 @@ func TestCompilationCacheOnDisk(t *testing.T) {
 		entries, err := os.ReadDir(dir)
 		require.NoError(t, err, "ReadDir(cache)")
 		require.NotEmpty(t, entries, "the cache directory is empty after compiling (#%d)", i)
+		metered, err := filepath.Glob(filepath.Join(dir, "meter", "*.wasm"))
+		require.NoError(t, err, "Glob(cache/meter)")
+		require.Len(t, metered, 1, "instrumented modules kept in the cache after compiling ok.wat (#%d)", i)
 	}
 }
