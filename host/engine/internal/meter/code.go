@@ -1,6 +1,9 @@
 package meter
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // rewriteCode appends the code section with every function body instrumented.
 func (in *instrumenter) rewriteCode(out []byte, r *reader) ([]byte, error) {
@@ -24,7 +27,7 @@ func (in *instrumenter) rewriteCode(out []byte, r *reader) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("function %d: %w", fn, err)
 		}
-		if in.scratch, err = in.body(in.scratch[:0], &reader{b: body}); err != nil {
+		if in.scratch, err = in.body(in.scratch[:0], i, &reader{b: body}); err != nil {
 			return nil, fmt.Errorf("function %d: %w", fn, err)
 		}
 		out = appendULEB(out, uint64(len(in.scratch)))
@@ -45,24 +48,41 @@ func (in *instrumenter) rewriteCode(out []byte, r *reader) ([]byte, error) {
 
 // Opcodes the rewrite looks at.
 const (
-	opLoop       = 0x03
-	opCall       = 0x10
-	opReturnCall = 0x12
-	opRefFunc    = 0xd2
-	opMemoryGrow = 0x40
-	opPrefixFC   = 0xfc
-	opPrefixFD   = 0xfd
+	opLoop               = 0x03
+	opCall               = 0x10
+	opReturnCall         = 0x12
+	opCallIndirect       = 0x11
+	opReturnCallIndirect = 0x13
+	opRefFunc            = 0xd2
+	opMemoryGrow         = 0x40
+	opPrefixFC           = 0xfc
+	opPrefixFD           = 0xfd
 )
 
-// body appends one instrumented function body (locals, then instructions) to out.
-func (in *instrumenter) body(out []byte, r *reader) ([]byte, error) {
+// body appends one instrumented function body (locals, then instructions) to out; fn is the
+// function's index among the defined functions.
+func (in *instrumenter) body(out []byte, fn uint32, r *reader) ([]byte, error) {
+	if fn >= uint32(len(in.funcTypes)) {
+		return nil, r.fail("code for function %d, which the function section does not declare", in.funcImports+fn)
+	}
+	typ := in.funcTypes[fn]
+	if typ >= uint32(len(in.params)) {
+		return nil, r.fail("function of type %d, out of range", typ)
+	}
+	// The locals, and the index of one more, the scratch local of the bulk charges.
 	n, err := r.count(2)
 	if err != nil {
 		return nil, err
 	}
+	scratch := uint64(in.params[typ])
 	for range n {
-		if _, err := r.u32(); err != nil {
+		c, err := r.u32()
+		if err != nil {
 			return nil, err
+		}
+		scratch += uint64(c)
+		if scratch >= math.MaxUint32 {
+			return nil, r.fail("more than %d locals", uint32(math.MaxUint32))
 		}
 		t, err := r.byte()
 		if err != nil {
@@ -72,50 +92,126 @@ func (in *instrumenter) body(out []byte, r *reader) ([]byte, error) {
 			return nil, r.fail("local of type %#x", t)
 		}
 	}
-	out = append(out, r.b[:r.off]...)
-	// A body that starts with a loop is charged by the loop's check, which runs at once.
-	if r.done() || r.b[r.off] != opLoop {
-		out = append(out, in.check...)
+	locals := r.b[:r.off]
+	// The instructions go to in.code, the locals in front of them once it is known whether
+	// the scratch local is used.
+	code := in.code[:0]
+	// The entry check bounds recursion. A body that reaches a loop before anything else is
+	// charged by the loop's check; a body that calls nothing cannot recurse and runs in time
+	// bounded by its size (its loops and bulk instructions are charged on their own). The
+	// check is written first and taken out again once the body turns out to call nothing.
+	entry := !reachesLoop(&reader{b: r.b, off: r.off})
+	if entry {
+		code = append(code, in.check...)
 	}
+	calls, usesScratch := false, false
 	for !r.done() {
 		start := r.off
 		op, _ := r.byte()
 		switch op {
 		case opCall, opReturnCall, opRefFunc:
-			if out, err = in.funcIdx(r, append(out, op)); err != nil {
+			calls = calls || op != opRefFunc
+			if code, err = in.funcIdx(r, append(code, op)); err != nil {
 				return nil, err
 			}
 			continue
+		case opCallIndirect, opReturnCallIndirect:
+			calls = true
 		case opLoop:
 			if err := blockType(r); err != nil {
 				return nil, err
 			}
-			out = append(out, r.b[start:r.off]...)
-			out = append(out, in.check...)
+			code = append(code, r.b[start:r.off]...)
+			code = append(code, in.check...)
 			continue
 		case opMemoryGrow:
-			out = append(out, in.bulk...)
+			code = append(code, in.bulk...)
 		case opPrefixFC:
 			sub, err := r.u32()
 			if err != nil {
 				return nil, err
 			}
-			bulk, err := prefixFC(r, sub)
+			charge, err := prefixFC(r, sub)
 			if err != nil {
 				return nil, err
 			}
-			if bulk {
-				out = append(out, in.bulk...)
+			switch charge {
+			case chargeBytes:
+				usesScratch = true
+				code = in.byteCharge(code, uint32(scratch))
+			case chargeBulk:
+				code = append(code, in.bulk...)
 			}
-			out = append(out, r.b[start:r.off]...)
+			code = append(code, r.b[start:r.off]...)
 			continue
 		}
 		if err := immediates(r, op); err != nil {
 			return nil, err
 		}
-		out = append(out, r.b[start:r.off]...)
+		code = append(code, r.b[start:r.off]...)
 	}
-	return out, nil
+	if entry && !calls {
+		code = code[:copy(code, code[len(in.check):])]
+	}
+	in.code = code
+	if !usesScratch {
+		out = append(out, locals...)
+		return append(out, code...), nil
+	}
+	out = appendULEB(out, uint64(n)+1)
+	out = append(out, locals[(&reader{b: locals}).lebLen():]...)
+	out = append(out, 1, typeI32)
+	return append(out, code...), nil
+}
+
+// lebLen returns the length of the LEB128 number at the reader's position (already read once,
+// so well formed).
+func (r *reader) lebLen() int {
+	n := 0
+	for r.off+n < len(r.b) && r.b[r.off+n]&0x80 != 0 {
+		n++
+	}
+	return n + 1
+}
+
+// byteCharge appends the check charging 1 + n/BytesPerStep steps before memory.copy,
+// memory.fill or memory.init, whose byte count n is on top of the operand stack; the scratch
+// local holds a copy of it.
+//
+//	local.tee $scratch
+//	global.get $budget; local.get $scratch; i32.const log2(BytesPerStep); i32.shr_u; i32.sub
+//	i32.const 1; i32.sub; global.set $budget; ... then as checkCode
+func (in *instrumenter) byteCharge(code []byte, scratch uint32) []byte {
+	code = appendULEB(append(code, 0x22), uint64(scratch))
+	code = appendULEB(append(code, 0x23), uint64(in.budget))
+	code = appendULEB(append(code, 0x20), uint64(scratch))
+	code = append(code, 0x41, bytesPerStepLog2, 0x76, 0x6b)
+	return append(code, in.check[len(appendULEB([]byte{0x23}, uint64(in.budget))):]...)
+}
+
+// reachesLoop reports whether every run of a body reaches a loop, and so its check, before it
+// can call a function, branch or return: the body starts with instructions that neither
+// branch nor call (blocks may open, and nothing closes) and then a loop. Go's wasm output
+// starts every function with a loop reached this way. Such a body needs no entry check:
+// recursion through it is charged by the loop's check.
+func reachesLoop(r *reader) bool {
+	for !r.done() {
+		op, _ := r.byte()
+		switch {
+		case op == opLoop:
+			return true
+		case op == 0x01, op == 0x02, op == 0x1a, op == 0x1b, // nop, block, drop, select
+			op >= 0x20 && op <= 0x24, // local.get/set/tee, global.get/set
+			op >= 0x28 && op <= 0x3e, // loads and stores
+			op >= 0x41 && op <= 0xc4: // constants and numeric instructions
+			if immediates(r, op) != nil {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // blockType reads the block type of block, loop or if: empty (0x40), one value type, or a
@@ -264,35 +360,41 @@ func memIdx(r *reader) error {
 	return nil
 }
 
+// What an 0xfc instruction is charged.
+const (
+	chargeNone  = iota
+	chargeBytes // memory.copy, memory.fill, memory.init: 1 + n/BytesPerStep steps
+	chargeBulk  // table.init, table.copy, table.grow, table.fill: BulkCost steps
+)
+
 // prefixFC reads the immediates of 0xfc sub: saturating truncation (0-7), bulk memory and
-// table instructions (8-17). It reports whether the instruction's cost grows with its
-// operands.
-func prefixFC(r *reader, sub uint32) (bulk bool, err error) {
+// table instructions (8-17). It reports what the instruction is charged.
+func prefixFC(r *reader, sub uint32) (charge int, err error) {
 	switch sub {
 	case 0, 1, 2, 3, 4, 5, 6, 7: // saturating truncation
-		return false, nil
+		return chargeNone, nil
 	case 8: // memory.init data memory
 		if err := u32s(r, 1); err != nil {
-			return false, err
+			return 0, err
 		}
-		return true, memIdx(r)
+		return chargeBytes, memIdx(r)
 	case 9: // data.drop data
-		return false, u32s(r, 1)
+		return chargeNone, u32s(r, 1)
 	case 10: // memory.copy memory memory
 		if err := memIdx(r); err != nil {
-			return false, err
+			return 0, err
 		}
-		return true, memIdx(r)
+		return chargeBytes, memIdx(r)
 	case 11: // memory.fill memory
-		return true, memIdx(r)
+		return chargeBytes, memIdx(r)
 	case 12, 14: // table.init elem table, table.copy table table
-		return true, u32s(r, 2)
+		return chargeBulk, u32s(r, 2)
 	case 13, 16: // elem.drop elem, table.size table
-		return false, u32s(r, 1)
+		return chargeNone, u32s(r, 1)
 	case 15, 17: // table.grow table, table.fill table
-		return true, u32s(r, 1)
+		return chargeBulk, u32s(r, 1)
 	}
-	return false, fmt.Errorf("at byte %d: opcode 0xfc %d: %w", r.off, sub, errUnsupported)
+	return 0, fmt.Errorf("at byte %d: opcode 0xfc %d: %w", r.off, sub, errUnsupported)
 }
 
 // simdGaps are the SIMD opcodes below 256 that WebAssembly 2.0 leaves unassigned.

@@ -16,18 +16,26 @@
 //     "loadout:meter.yield" in the name section when the module has function names.
 //   - One mutable i32 global, the budget, appended after the module's other globals (no global
 //     index moves), initialised to Interval.
-//   - A check at the start of every function body (unless the body starts with a loop, whose
-//     check runs at once) and right after every loop's block type: the budget is decreased by
+//   - A check at the start of every function body that calls a function (unless every run of
+//     the body reaches a loop first, whose check then runs at once, as in every function of
+//     Go's wasm output) and right after every loop's block type: the budget is decreased by
 //     one step and, when it reaches zero or below, it is set back to Interval and the yield
-//     import is called. Before memory.grow, memory.init, memory.copy, memory.fill, table.init,
-//     table.copy, table.grow and table.fill, whose cost grows with their operands, the budget
-//     is decreased by BulkCost(Interval) steps the same way. The check leaves the operand stack
-//     and the locals as they were.
+//     import is called. A body that calls nothing gets no entry check: it cannot recurse, and
+//     its time is bounded by its size and its own loops' checks.
+//   - Before memory.copy, memory.fill and memory.init, a check that charges 1 +
+//     n/BytesPerStep steps, n being the byte count on top of the operand stack (copied with
+//     local.tee to one i32 local appended to the function's locals). Before memory.grow,
+//     table.init, table.copy, table.grow and table.fill, a check that charges
+//     BulkCost(Interval) steps, so a loop of them yields at least every 8 iterations.
 //
-// A step is thus one function entry or one loop iteration. A guest cannot run long without
-// calling yield: straight-line code is bounded by the body size, loops and recursion by the
-// budget. Interval trades the cost of a yield (one call out to Go) against how late a deadline
-// is noticed; at DefaultInterval a Go plugin yields every few tens of microseconds.
+// Every check leaves the operand stack as it was and touches no local of the input.
+//
+// A step is thus one function entry or one loop iteration, or a slice of a bulk instruction. A
+// guest cannot run long without calling yield: straight-line code is bounded by the body size,
+// loops, recursion and bulk instructions by the budget. Interval trades the cost of a yield
+// (one call out to Go) against how late a deadline is noticed: at DefaultInterval the claude
+// plugin yields about every 100 microseconds of rendering, and a bare (loop br 0) every
+// few tens of microseconds.
 //
 // # What the host must do
 //
@@ -41,8 +49,18 @@
 // (or any other panic value: wazero recovers a host function's panic and returns it from the
 // exported function's Call as the error; an ExitError comes back as itself, so
 // errors.As(err, *sys.ExitError) reports the code). Otherwise it returns and the guest goes on
-// with a fresh budget. The module must not be run WithCloseOnContextDone(true): the metering
-// replaces it. An engine that checks a module's imports must allow this one.
+// with a fresh budget. The runtime need not be built WithCloseOnContextDone(true): the
+// metering replaces it, at a fraction of its cost (see BenchmarkRender).
+//
+// # Where it goes in an engine
+//
+// Instrument runs on the module the runtime compiles: after preinit.Prepare (a snapshot runs
+// _initialize on its own runtime, which has no yield import, and preinit.Check would count the
+// extra local against its limit), before CompileModule. The engine's import check must let
+// ImportModule.ImportName of type () -> () through; the sandbox's WASI module stays the only
+// import a plugin may declare itself, since Instrument refuses any input import from
+// ImportModule. The instrumented bytes can be cached with the compiled code: Instrument is
+// deterministic for given bytes and Options.
 //
 // Instrument refuses a module that already imports from ImportModule (engine.ErrLink), and any
 // instruction, type or section of a feature outside WebAssembly 2.0 (wazero's
@@ -86,9 +104,15 @@ type Options struct {
 	Interval int32
 }
 
-// BulkCost is the number of steps charged before one bulk memory or table instruction
-// (memory.grow, memory.copy, ...): Interval/8, at least 1, so that a loop of bulk
-// instructions yields at least every 8 iterations.
+// BytesPerStep is what memory.copy, memory.fill and memory.init are charged: one step, plus
+// one per BytesPerStep bytes they move (about the time of a step of a Go plugin's code).
+const BytesPerStep = 1 << bytesPerStepLog2
+
+const bytesPerStepLog2 = 6
+
+// BulkCost is the number of steps charged before memory.grow, table.init, table.copy,
+// table.grow and table.fill: Interval/8, at least 1, so that a loop of them yields at least
+// every 8 iterations.
 func BulkCost(interval int32) int32 { return max(1, interval/8) }
 
 // Section ids of the WebAssembly core binary format.
@@ -171,7 +195,12 @@ type instrumenter struct {
 	interval int32
 	check    []byte // the check charging one step
 	bulk     []byte // the check charging BulkCost steps
+	budget   uint32 // the budget global's index
 	scratch  []byte // one rewritten function body
+	code     []byte // its instructions
+
+	params    []uint32 // parameter count of each function type
+	funcTypes []uint32 // type index of each defined function
 }
 
 // Instrument returns wasm with the metering described in the package doc. Errors wrap
@@ -189,12 +218,12 @@ func Instrument(wasm []byte, opts Options) ([]byte, error) {
 	if err := in.read(wasm); err != nil {
 		return nil, err
 	}
-	budget := in.globalImports + in.globals
+	in.budget = in.globalImports + in.globals
 	if in.globals >= math.MaxUint32-in.globalImports || in.funcImports == math.MaxUint32 || in.types == math.MaxUint32 {
 		return nil, fmt.Errorf("index space full: %w", errMalformed)
 	}
-	in.check = checkCode(budget, in.funcImports, 1, interval)
-	in.bulk = checkCode(budget, in.funcImports, BulkCost(interval), interval)
+	in.check = checkCode(in.budget, in.funcImports, 1, interval)
+	in.bulk = checkCode(in.budget, in.funcImports, BulkCost(interval), interval)
 	return in.write(len(wasm))
 }
 
@@ -259,6 +288,8 @@ func (in *instrumenter) read(wasm []byte) error {
 		case secImport:
 			in.hasImport = true
 			err = in.readImports(sr)
+		case secFunction:
+			err = in.readFunctions(sr)
 		case secGlobal:
 			in.hasGlobal = true
 			in.globals, err = sr.u32()
@@ -281,6 +312,7 @@ func (in *instrumenter) readTypes(r *reader) error {
 	}
 	in.types = n
 	in.addType = true
+	in.params = make([]uint32, 0, n)
 	for i := range n {
 		form, err := r.byte()
 		if err != nil {
@@ -304,6 +336,7 @@ func (in *instrumenter) readTypes(r *reader) error {
 				}
 			}
 		}
+		in.params = append(in.params, lens[0])
 		if in.addType && lens == [2]uint32{} {
 			in.addType = false
 			in.yieldType = i
@@ -314,6 +347,26 @@ func (in *instrumenter) readTypes(r *reader) error {
 	}
 	if in.addType {
 		in.yieldType = n
+	}
+	return nil
+}
+
+// readFunctions reads the type index of every defined function.
+func (in *instrumenter) readFunctions(r *reader) error {
+	n, err := r.count(1)
+	if err != nil {
+		return err
+	}
+	in.funcTypes = make([]uint32, 0, n)
+	for range n {
+		t, err := r.u32()
+		if err != nil {
+			return err
+		}
+		in.funcTypes = append(in.funcTypes, t)
+	}
+	if !r.done() {
+		return r.fail("%d trailing bytes", r.rest())
 	}
 	return nil
 }

@@ -17,16 +17,17 @@ func TestSameResults(t *testing.T) {
 		module string
 		export string
 		args   []uint64
+		yields bool // it calls a function or loops: Interval 1 yields
 	}{
-		{"features", "run_start", nil},
-		{"features", "run_calls", nil},
-		{"features", "run_indirect", nil},
-		{"features", "run_loops", nil},
-		{"features", "run_multi", nil},
-		{"features", "run_bulk", nil},
-		{"features", "run_simd", nil},
-		{"noimport", "answer", nil},
-		{"fills", "fills", []uint64{100}},
+		{"features", "run_start", nil, false},
+		{"features", "run_calls", nil, true},
+		{"features", "run_indirect", nil, true},
+		{"features", "run_loops", nil, true},
+		{"features", "run_multi", nil, true},
+		{"features", "run_bulk", nil, true},
+		{"features", "run_simd", nil, false},
+		{"noimport", "answer", nil, true},
+		{"fills", "fills", []uint64{100, 65536}, true},
 	}
 	for _, opts := range []meter.Options{{}, {Interval: 1}, {Interval: 7}} {
 		for _, tc := range cases {
@@ -41,8 +42,11 @@ func TestSameResults(t *testing.T) {
 				got, err := inst.ExportedFunction(tc.export).Call(ctx, tc.args...)
 				require.NoError(t, err, "instrumented %s.%s with %+v", tc.module, tc.export, opts)
 				assert.Equal(t, want, got, "%s.%s with %+v: instrumented result", tc.module, tc.export, opts)
-				if opts.Interval == 1 {
+				switch {
+				case opts.Interval == 1 && tc.yields:
 					assert.Positive(t, y.calls.Load(), "%s.%s with Interval 1: yield calls", tc.module, tc.export)
+				case !tc.yields:
+					assert.Zero(t, y.calls.Load(), "%s.%s calls nothing and has no loop: yield calls", tc.module, tc.export)
 				}
 			})
 		}

@@ -53,7 +53,7 @@ func TestYieldStopsGuest(t *testing.T) {
 			},
 		},
 		{
-			name: "bulk/error", module: "fills", export: "fills", args: []uint64{1 << 30}, interval: 800, stop: errStop,
+			name: "bulk/error", module: "fills", export: "fills", args: []uint64{1 << 30, 0}, interval: 800, stop: errStop,
 			check: func(t *testing.T, err error) { assert.ErrorIs(t, err, errStop, "fills stopped with the panic's error") },
 		},
 	}
@@ -87,18 +87,42 @@ func TestYieldDeadline(t *testing.T) {
 	assert.Greater(t, y.calls.Load(), int64(1), "yield calls before the deadline")
 }
 
-// TestBulkCharge checks that a loop of bulk instructions yields at least once every 8
-// iterations: each memory.fill is charged BulkCost(Interval) = Interval/8 steps.
+// TestBulkCharge checks what a loop of memory.fill is charged: one step per iteration, and
+// 1 + size/BytesPerStep per fill, so that yields follow the bytes filled.
 func TestBulkCharge(t *testing.T) {
-	for _, interval := range []int32{8, 800, 80_000} {
-		t.Run(fmt.Sprint(interval), func(t *testing.T) {
+	cases := []struct {
+		interval int32
+		n, size  uint64
+	}{
+		{8, 400, 0},
+		{800, 400, 0},
+		{800, 400, 65536},
+		{80_000, 400, 65536},
+		{meter.DefaultInterval, 1000, 4096},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprint(tc.interval, "/", tc.size), func(t *testing.T) {
 			y := &yielder{}
-			mod := instantiate(t, newRuntime(t, y), instrument(t, wat(t, "fills"), meter.Options{Interval: interval}))
-			const n = 400
-			res, err := mod.ExportedFunction("fills").Call(context.Background(), n)
-			require.NoError(t, err, "fills(%d)", n)
-			require.Equal(t, uint64(n), res[0], "fills(%d) result", n)
-			assert.GreaterOrEqual(t, y.calls.Load(), int64(n/8), "yield calls for %d fills at Interval %d", n, interval)
+			mod := instantiate(t, newRuntime(t, y), instrument(t, wat(t, "fills"), meter.Options{Interval: tc.interval}))
+			res, err := mod.ExportedFunction("fills").Call(context.Background(), tc.n, tc.size)
+			require.NoError(t, err, "fills(%d, %d)", tc.n, tc.size)
+			require.Equal(t, tc.n, res[0], "fills(%d, %d) result", tc.n, tc.size)
+			// The loop header runs n+1 times, the fill n times; a check that spends the budget
+			// yields and sets it back to Interval.
+			want, budget := int64(0), int64(tc.interval)
+			charge := func(cost int64) {
+				if budget -= cost; budget <= 0 {
+					budget = int64(tc.interval)
+					want++
+				}
+			}
+			for i := uint64(0); i <= tc.n; i++ {
+				charge(1)
+				if i < tc.n {
+					charge(1 + int64(tc.size/meter.BytesPerStep))
+				}
+			}
+			assert.Equal(t, want, y.calls.Load(), "yield calls for %d fills of %d bytes at Interval %d", tc.n, tc.size, tc.interval)
 		})
 	}
 }
