@@ -153,6 +153,7 @@ func (s *suite) compileRejects(t *testing.T) {
 		{"_initialize of the wrong type", func(t *testing.T) []byte { return WAT(t, "wrong_init_type") }, Limits, engine.ErrABI},
 		{"abi_version of the wrong type", func(t *testing.T) []byte { return WAT(t, "wrong_abi_type") }, Limits, engine.ErrABI},
 		{"unknown import env.evil", func(t *testing.T) []byte { return WAT(t, "evil_import") }, Limits, engine.ErrLink},
+		{"import of the reserved loadout:meter.yield", func(t *testing.T) []byte { return WAT(t, "meter_import") }, Limits, engine.ErrLink},
 		{"WASI import of the wrong type", func(t *testing.T) []byte { return WAT(t, "wasi_wrong_type") }, Limits, engine.ErrLink},
 		{"WASI import that does not exist", func(t *testing.T) []byte { return WAT(t, "wasi_unknown") }, Limits, engine.ErrLink},
 		{"imported memory", func(t *testing.T) []byte { return WAT(t, "memory_import") }, Limits, engine.ErrLink},
