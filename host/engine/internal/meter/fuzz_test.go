@@ -18,7 +18,7 @@ import (
 // succeeds, wazero must accept the output too. Inputs go to wazero only once preinit's bounded
 // reader accepts them, as in the engine (wazero allocates hostile vector lengths).
 func FuzzInstrument(f *testing.F) {
-	for _, name := range watNames {
+	for _, name := range append(watNames, "tailcall") {
 		f.Add(wat(f, name), int32(0))
 	}
 	f.Add(fn(0, 0x03, 0x40, 0x0c, 0x00, 0x0b, 0x0b), int32(3))

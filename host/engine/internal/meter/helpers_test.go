@@ -37,7 +37,7 @@ func wat(tb testing.TB, name string) []byte {
 		_, file, _, _ := runtime.Caller(0)
 		src := filepath.Join(filepath.Dir(file), "testdata", name+".wat")
 		var stderr bytes.Buffer
-		cmd := exec.Command("wat2wasm", "--debug-names", src, "--output=-")
+		cmd := exec.Command("wat2wasm", append(watFlags[name], "--debug-names", src, "--output=-")...)
 		cmd.Stderr = &stderr
 		b.wasm, b.err = cmd.Output()
 		if b.err != nil {
@@ -48,8 +48,11 @@ func wat(tb testing.TB, name string) []byte {
 	return b.wasm
 }
 
-// watNames lists every module in testdata.
+// watNames lists the modules in testdata that stay within WebAssembly 2.0.
 var watNames = []string{"provider", "features", "spin", "recurse", "fills", "bare", "noimport"}
+
+// watFlags are the extra wat2wasm flags of a module past WebAssembly 2.0.
+var watFlags = map[string][]string{"tailcall": {"--enable-tail-call"}}
 
 // instrument calls meter.Instrument and fails the test on an error.
 func instrument(tb testing.TB, wasm []byte, opts meter.Options) []byte {

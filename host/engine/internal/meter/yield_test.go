@@ -9,6 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/loadout-dev/loadout/host/engine/internal/meter"
@@ -125,4 +128,36 @@ func TestBulkCharge(t *testing.T) {
 			assert.Equal(t, want, y.calls.Load(), "yield calls for %d fills of %d bytes at Interval %d", tc.n, tc.size, tc.interval)
 		})
 	}
+}
+
+// TestTailCalls runs return_call, which WebAssembly 2.0 lacks but Instrument handles, on
+// wazero with tail calls enabled: results are the same, and endless tail recursion without a
+// loop (constant stack) is stopped from yield.
+func TestTailCalls(t *testing.T) {
+	ctx := context.Background()
+	run := func(wasm []byte, y *yielder, export string, args ...uint64) ([]uint64, error) {
+		r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
+			WithCoreFeatures(api.CoreFeaturesV2|experimental.CoreFeaturesTailCall))
+		defer r.Close(ctx)
+		_, err := r.NewHostModuleBuilder(meter.ImportModule).NewFunctionBuilder().
+			WithGoModuleFunction(api.GoModuleFunc(y.yield), nil, nil).Export(meter.ImportName).
+			Instantiate(ctx)
+		require.NoError(t, err, "instantiate %s", meter.ImportModule)
+		mod, err := r.Instantiate(ctx, wasm)
+		require.NoError(t, err, "instantiate tailcall")
+		return mod.ExportedFunction(export).Call(ctx, args...)
+	}
+	orig := wat(t, "tailcall")
+	out := instrument(t, orig, meter.Options{Interval: 100})
+	want, err := run(orig, &yielder{}, "count", 100_000, 0)
+	require.NoError(t, err, "original count")
+	y := &yielder{}
+	got, err := run(out, y, "count", 100_000, 0)
+	require.NoError(t, err, "instrumented count")
+	assert.Equal(t, want, got, "count(100000) instrumented")
+	assert.Equal(t, int64(1000), y.calls.Load(), "yield calls of 100001 entries of count at Interval 100")
+
+	y = &yielder{stopAt: 3, stop: errStop}
+	_, err = run(out, y, "forever")
+	assert.ErrorIs(t, err, errStop, "forever stopped from yield")
 }
