@@ -116,37 +116,79 @@ func TestClaudePlugin(t *testing.T) {
 		100*float64(len(instrumented)-len(orig))/float64(len(orig)), y.calls.Load())
 }
 
-// BenchmarkRender renders rich.json with the claude plugin on one reused instance: the
-// original module with WithCloseOnContextDone(true) (deadline), the original without it (no
-// deadline), and the instrumented module without it (metered), whose yield checks the
-// deadline as an engine would.
-func BenchmarkRender(b *testing.B) {
-	orig, instrumented, req := claudePlugin(b)
-	modes := []struct {
-		name        string
-		wasm        []byte
-		closeOnDone bool
-	}{
+// renderModes are the three ways BenchmarkRender and BenchmarkRenderInterleaved run the claude
+// plugin: the original module with WithCloseOnContextDone(true) (deadline), the original
+// without it (nodeadline), and the instrumented module without it (metered), whose yield
+// checks the deadline as an engine's would.
+func renderModes(tb testing.TB) []renderMode {
+	orig, instrumented, _ := claudePlugin(tb)
+	return []renderMode{
 		{"deadline", orig, true},
 		{"nodeadline", orig, false},
 		{"metered", instrumented, false},
 	}
-	for _, m := range modes {
+}
+
+type renderMode struct {
+	name        string
+	wasm        []byte
+	closeOnDone bool
+}
+
+// start returns a live, initialized instance of the mode's module and its yield counter.
+func (m renderMode) start(tb testing.TB) (api.Module, *yielder) {
+	ctx := context.Background()
+	y := &yielder{}
+	r := pluginRuntime(tb, m.closeOnDone, y)
+	cm, err := r.CompileModule(ctx, m.wasm)
+	require.NoError(tb, err, "CompileModule(%s)", m.name)
+	mod := startPlugin(tb, r, cm)
+	y.calls.Store(0)
+	return mod, y
+}
+
+// renderDeadline renders once under a fresh 10s deadline, as an engine call would.
+func renderDeadline(tb testing.TB, mod api.Module, req []byte) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	render(tb, ctx, mod, req)
+}
+
+// BenchmarkRender renders rich.json with the claude plugin on one reused instance, in each
+// of the three renderModes, side by side.
+func BenchmarkRender(b *testing.B) {
+	_, _, req := claudePlugin(b)
+	for _, m := range renderModes(b) {
 		b.Run(m.name, func(b *testing.B) {
-			ctx := context.Background()
-			y := &yielder{}
-			r := pluginRuntime(b, m.closeOnDone, y)
-			cm, err := r.CompileModule(ctx, m.wasm)
-			require.NoError(b, err, "CompileModule")
-			mod := startPlugin(b, r, cm)
-			y.calls.Store(0)
+			mod, y := m.start(b)
 			b.ReportAllocs()
 			for b.Loop() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				render(b, ctx, mod, req)
-				cancel()
+				renderDeadline(b, mod, req)
 			}
 			b.ReportMetric(float64(y.calls.Load())/float64(b.N), "yields/op")
 		})
+	}
+}
+
+// BenchmarkRenderInterleaved is BenchmarkRender with the three modes taking turns within each
+// iteration, so that load from other processes falls on all of them alike; it reports each
+// mode's mean time per render (an op is one render in each mode).
+func BenchmarkRenderInterleaved(b *testing.B) {
+	_, _, req := claudePlugin(b)
+	modes := renderModes(b)
+	mods := make([]api.Module, len(modes))
+	for i, m := range modes {
+		mods[i], _ = m.start(b)
+	}
+	spent := make([]time.Duration, len(modes))
+	for b.Loop() {
+		for i, mod := range mods {
+			start := time.Now()
+			renderDeadline(b, mod, req)
+			spent[i] += time.Since(start)
+		}
+	}
+	for i, m := range modes {
+		b.ReportMetric(float64(spent[i].Nanoseconds())/float64(b.N), m.name+"-ns/render")
 	}
 }
