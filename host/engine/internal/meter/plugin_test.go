@@ -116,6 +116,64 @@ func TestClaudePlugin(t *testing.T) {
 		100*float64(len(instrumented)-len(orig))/float64(len(orig)), y.calls.Load())
 }
 
+// TestPlugins renders every request in the testdata of each Go plugin, and asks each plugin
+// embedded in the host for its manifest (the C plugin included), before and after
+// instrumentation, and wants the same bytes.
+func TestPlugins(t *testing.T) {
+	ctx := context.Background()
+	outputs := func(wasm []byte, reqs [][]byte) []string {
+		r := pluginRuntime(t, false, &yielder{})
+		cm, err := r.CompileModule(ctx, wasm)
+		require.NoError(t, err, "compile a plugin of %d bytes", len(wasm))
+		var outs []string
+		mod := startPlugin(t, r, cm)
+		res, err := mod.ExportedFunction(abi.ExportManifest).Call(ctx)
+		require.NoError(t, err, "%s", abi.ExportManifest)
+		manifest, ok := mod.Memory().Read(uint32(res[0]>>32), uint32(res[0]))
+		require.True(t, ok, "%s returned %#x, outside memory", abi.ExportManifest, res[0])
+		require.NotEmpty(t, manifest, "%s output", abi.ExportManifest)
+		outs = append(outs, string(manifest))
+		for _, req := range reqs {
+			// A fresh instance per request, as the engine gives every call.
+			outs = append(outs, string(render(t, ctx, startPlugin(t, r, cm), req)))
+		}
+		return outs
+	}
+	root := testplugins.Root(t)
+	for _, name := range []string{"claude", "codex", "pi"} {
+		t.Run(name, func(t *testing.T) {
+			files, err := filepath.Glob(filepath.Join(root, "plugins", name, "testdata", "requests", "*.json"))
+			require.NoError(t, err, "list %s requests", name)
+			require.NotEmpty(t, files, "%s requests", name)
+			var reqs [][]byte
+			for _, f := range files {
+				b, err := os.ReadFile(f)
+				require.NoError(t, err, "read %s", f)
+				reqs = append(reqs, b)
+			}
+			orig := testplugins.Read(t, name)
+			want := outputs(orig, reqs)
+			got := outputs(instrument(t, orig, meter.Options{}), reqs)
+			for i := range want {
+				what := abi.ExportManifest
+				if i > 0 {
+					what = filepath.Base(files[i-1])
+				}
+				assert.Equal(t, want[i], got[i], "%s: instrumented output of %s", name, what)
+			}
+		})
+	}
+	embedded, err := filepath.Glob(filepath.Join(root, "host", "builtin", "wasm", "*.wasm"))
+	require.NoError(t, err, "list the embedded plugins")
+	for _, f := range embedded {
+		t.Run("embedded/"+filepath.Base(f), func(t *testing.T) {
+			orig, err := os.ReadFile(f)
+			require.NoError(t, err, "read %s", f)
+			assert.Equal(t, outputs(orig, nil), outputs(instrument(t, orig, meter.Options{}), nil), "%s: instrumented manifest", f)
+		})
+	}
+}
+
 // renderModes are the three ways BenchmarkRender and BenchmarkRenderInterleaved run the claude
 // plugin: the original module with WithCloseOnContextDone(true) (deadline), the original
 // without it (nodeadline), and the instrumented module without it (metered), whose yield
