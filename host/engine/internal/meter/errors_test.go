@@ -172,3 +172,53 @@ func TestDropsDebugSections(t *testing.T) {
 	assert.False(t, bytes.Contains(out, []byte("sourceMappingURL")), "sourceMappingURL survives")
 	assert.True(t, bytes.Contains(out, []byte("keep")), "another custom section is dropped")
 }
+
+// TestGrowthBound instruments bodies made only of the instructions that grow most (loop
+// headers, memory.fill), with 5-byte indices where the input allows them, and checks the
+// output against MaxGrowth. The bodies need not validate: Instrument must stay bounded on any
+// input it accepts.
+func TestGrowthBound(t *testing.T) {
+	body := func(locals []byte, instr []byte, n int) []byte {
+		code := append([]byte{}, locals...)
+		code = append(code, bytes.Repeat(instr, n)...)
+		code = append(code, 0x0b)
+		size := appendULEB(nil, uint64(len(code)))
+		sect := append([]byte{1}, size...)
+		sect = append(sect, code...)
+		return module(
+			sec(1, 1, 0x60, 0, 0),
+			sec(3, 1, 0),
+			append(append([]byte{10}, appendULEB(nil, uint64(len(sect)))...), sect...),
+		)
+	}
+	manyLocals := []byte{1, 0xff, 0xff, 0xff, 0xff, 0x07, 0x7f} // 2^31-1 locals: a 5-byte scratch index
+	cases := []struct {
+		name string
+		wasm []byte
+	}{
+		{"loops", body([]byte{0}, []byte{0x03, 0x40}, 5000)},
+		{"fills", body([]byte{0}, []byte{0xfc, 0x0b, 0x00}, 5000)},
+		{"fills with many locals", body(manyLocals, []byte{0xfc, 0x0b, 0x00}, 5000)},
+		{"grows", body([]byte{0}, []byte{0x40, 0x00}, 5000)},
+		{"empty bodies", module(sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(10, 1, 2, 0, 0x0b))},
+	}
+	for _, tc := range cases {
+		for _, interval := range []int32{1, meter.MaxInterval} {
+			out := instrument(t, tc.wasm, meter.Options{Interval: interval})
+			assert.LessOrEqual(t, len(out), meter.MaxGrowth*len(tc.wasm)+256,
+				"%s at Interval %d: %d bytes from %d", tc.name, interval, len(out), len(tc.wasm))
+			t.Logf("%s at Interval %d: %.1fx", tc.name, interval, float64(len(out))/float64(len(tc.wasm)))
+		}
+	}
+}
+
+func appendULEB(b []byte, v uint64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}

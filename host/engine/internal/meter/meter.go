@@ -94,8 +94,11 @@ const DefaultInterval = 10_000
 // MaxInterval is the largest Interval: the budget is an i32 that must not overflow.
 const MaxInterval = math.MaxInt32 / 2
 
-// MaxGrowth bounds the output: len(out) <= MaxGrowth*len(in) + 256.
-const MaxGrowth = 16
+// MaxGrowth bounds the output: len(out) <= MaxGrowth*len(in) + 256. The worst input is a body
+// of 2-byte loop headers or memory.grow instructions, each followed by a check of up to 49
+// bytes when the indices it names take 5 bytes; real modules grow by a few percent (the claude
+// plugin by 3%).
+const MaxGrowth = 32
 
 // Options configures Instrument. The zero value uses DefaultInterval.
 type Options struct {
