@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -161,4 +162,36 @@ func TestTailCalls(t *testing.T) {
 	y = &yielder{stopAt: 3, stop: errStop}
 	_, err = run(out, y, "forever")
 	assert.ErrorIs(t, err, errStop, "forever stopped from yield")
+}
+
+// TestGCDuringSpin runs a garbage collection while an instrumented guest spins: the collection's
+// stop-the-world must not wait for the guest to end, because every yield is a point where the
+// goroutine running the guest can be stopped. (Uninstrumented and without
+// WithCloseOnContextDone, the same guest would hold the collection until it ended.)
+func TestGCDuringSpin(t *testing.T) {
+	y := &yielder{}
+	mod := instantiate(t, newRuntime(t, y), instrument(t, wat(t, "spin"), meter.Options{}))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := mod.ExportedFunction("spin").Call(ctx)
+		done <- err
+	}()
+	for y.calls.Load() == 0 { // the guest is running
+		time.Sleep(time.Millisecond)
+	}
+	start := time.Now()
+	runtime.GC()
+	gc := time.Since(start)
+	assert.Less(t, gc, time.Second, "runtime.GC while a guest spins")
+	select {
+	case err := <-done:
+		t.Fatalf("spin returned during the collection: %v", err)
+	default:
+	}
+	cancel()
+	var exit *sys.ExitError
+	require.ErrorAs(t, <-done, &exit, "spin after its context was cancelled")
+	t.Logf("runtime.GC took %v while the guest spun", gc)
 }
