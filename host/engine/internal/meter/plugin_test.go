@@ -250,3 +250,15 @@ func BenchmarkRenderInterleaved(b *testing.B) {
 		b.ReportMetric(float64(spent[i].Nanoseconds())/float64(b.N), m.name+"-ns/render")
 	}
 }
+
+// BenchmarkInstrument is the cost of instrumenting the claude plugin, paid once per compile.
+func BenchmarkInstrument(b *testing.B) {
+	orig, _, _ := claudePlugin(b)
+	b.SetBytes(int64(len(orig)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := meter.Instrument(orig, meter.Options{}); err != nil {
+			b.Fatalf("Instrument: %v", err)
+		}
+	}
+}
