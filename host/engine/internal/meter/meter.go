@@ -184,7 +184,8 @@ type section struct {
 
 // instrumenter holds what the rewrite of one module needs; it lives for one Instrument call.
 type instrumenter struct {
-	sections []section
+	wasm       []byte // the input
+	lastRanked int    // ordinal of the input's last non-custom section, -1 for none
 
 	funcImports   uint32 // imported functions in the input: the yield import's index
 	globalImports uint32
@@ -255,22 +256,17 @@ func (in *instrumenter) read(wasm []byte) error {
 	if len(wasm) < len(magic) || !bytes.Equal(wasm[:len(magic)], magic) {
 		return fmt.Errorf("not a WebAssembly 1.0 binary: %w", errMalformed)
 	}
+	in.wasm, in.lastRanked = wasm, -1
 	r := &reader{b: wasm, off: len(magic)}
 	last := 0
-	for !r.done() {
-		id, err := r.byte()
+	for i := 0; !r.done(); i++ {
+		s, err := nextSection(r)
 		if err != nil {
 			return err
 		}
-		size, err := r.u32()
-		if err != nil {
-			return err
-		}
-		body, err := r.bytes(size)
-		if err != nil {
-			return err
-		}
+		id, body := s.id, s.body
 		if id != secCustom {
+			in.lastRanked = i
 			if id == secTag {
 				return fmt.Errorf("tag section (exception handling): %w", errUnsupported)
 			}
@@ -283,7 +279,6 @@ func (in *instrumenter) read(wasm []byte) error {
 			}
 			last = rank
 		}
-		in.sections = append(in.sections, section{id: id, body: body})
 		sr := &reader{b: body}
 		switch id {
 		case secType:
@@ -306,6 +301,20 @@ func (in *instrumenter) read(wasm []byte) error {
 		in.addType = true
 	}
 	return nil
+}
+
+// nextSection reads one section's id and body.
+func nextSection(r *reader) (section, error) {
+	id, err := r.byte()
+	if err != nil {
+		return section{}, err
+	}
+	size, err := r.u32()
+	if err != nil {
+		return section{}, err
+	}
+	body, err := r.bytes(size)
+	return section{id: id, body: body}, err
 }
 
 // readTypes counts the function types and finds the first () -> () one.
@@ -517,12 +526,6 @@ func (in *instrumenter) write(size int) ([]byte, error) {
 	out := make([]byte, 0, size+size/4+256)
 	out = append(out, magic...)
 	pending := map[byte]bool{secType: !in.hasType, secImport: !in.hasImport, secGlobal: !in.hasGlobal}
-	lastRanked := -1
-	for i, s := range in.sections {
-		if s.id != secCustom {
-			lastRanked = i
-		}
-	}
 	var err error
 	flush := func(before int) {
 		for _, id := range []byte{secType, secImport, secGlobal} {
@@ -532,17 +535,24 @@ func (in *instrumenter) write(size int) ([]byte, error) {
 			}
 		}
 	}
-	if lastRanked < 0 {
+	if in.lastRanked < 0 {
 		flush(math.MaxInt)
 	}
-	for i, s := range in.sections {
+	// The sections are read again: read checked them, and keeping them would cost memory
+	// proportional to their number.
+	r := &reader{b: in.wasm, off: len(magic)}
+	for i := 0; !r.done(); i++ {
+		var s section
+		if s, err = nextSection(r); err != nil {
+			return nil, err
+		}
 		if s.id != secCustom {
 			flush(sectionRank[s.id])
 		}
 		if err == nil {
 			out, err = in.section(out, s)
 		}
-		if i == lastRanked {
+		if i == in.lastRanked {
 			flush(math.MaxInt)
 		}
 		if err != nil {
