@@ -9,5 +9,8 @@
 // with _initialize, one boundary call of a trivial export, and a render on an instance that is
 // already initialized (what a pool of pre-initialized instances would leave on the request
 // path). The wazero raw benchmarks run with and without WithCloseOnContextDone to price its
-// termination checks. The package has no non-test code.
+// termination checks. WarmRender renders the claude plugin's rich request, pre-initialized as
+// the engines prepare it, on a ready instance (instantiation and close outside the timer), with
+// the deadline enforced as each engine enforces it: the request-path cost of a pool, to set
+// beside plugins/claude's native BenchmarkRender. The package has no non-test code.
 package bench
