@@ -5,13 +5,13 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/loadout-dev/loadout/host/engine/internal/meter"
 )
 
-// meterCacheKey names the instrumentation a cached module went through; change it whenever
-// meter's output for the same input may change.
-const meterCacheKey = "meter-v1 default-interval"
+// meterCacheKey names the instrumentation a cached module went through.
+var meterCacheKey = "meter-v" + strconv.Itoa(meter.Version) + " default-interval"
 
 // instrument returns meter.Instrument(wasm). With cacheDir set, the result is kept at
 // cacheDir/meter/<sha256 of the key and the input>.wasm: instrumenting a 3 MB Go plugin takes

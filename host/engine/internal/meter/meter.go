@@ -89,6 +89,11 @@ const (
 	ImportName   = "yield"
 )
 
+// Version names Instrument's output format. It changes whenever Instrument may produce other
+// bytes for the same input and options, so a cache of instrumented modules keyed by it never
+// serves a stale result.
+const Version = 2
+
 // DefaultInterval is Interval when Options leaves it zero: steps between two yields.
 const DefaultInterval = 10_000
 
