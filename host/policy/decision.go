@@ -83,9 +83,9 @@ type Warning struct {
 }
 
 // decodeDecision checks and decodes the evaluated document v of req. It reads the AST the
-// evaluation produced directly (no conversion to Go maps), turns the policy's sets into the
-// per-server verdicts of Decision (aligned with req, drops and secrets in request order) and
-// refuses any index or shape the request does not have.
+// evaluation produced directly (no conversion to Go maps), merges each field's parts in
+// order, turns their sets into the per-server verdicts of Decision (aligned with req, drops
+// and secrets in request order) and refuses any index or shape the request does not have.
 func decodeDecision(v ast.Value, req *spec.Request) (*Decision, error) {
 	doc, ok := v.(ast.Object)
 	if !ok {
@@ -100,16 +100,78 @@ func decodeDecision(v ast.Value, req *spec.Request) (*Decision, error) {
 	})}
 	nServers, nSkills := len(req.Servers), len(req.Skills)
 	d.Servers = make([]ServerDecision, nServers)
-	if err := eachCode(doc, "servers", nServers, func(code string, i int) {
-		d.Servers[i].Reasons = append(d.Servers[i].Reasons, code)
+	d.Skills = make([]SkillDecision, nSkills)
+	if err := eachPart(doc, "servers", func(part ast.Object, p string) error {
+		return eachCode(part, p, nServers, func(code string, i int) {
+			d.Servers[i].Reasons = append(d.Servers[i].Reasons, code)
+		})
 	}); err != nil {
 		return nil, err
 	}
-	d.Skills = make([]SkillDecision, nSkills)
-	if err := eachCode(doc, "skills", nSkills, func(code string, k int) {
-		d.Skills[k].Reasons = append(d.Skills[k].Reasons, code)
+	if err := eachPart(doc, "skills", func(part ast.Object, p string) error {
+		return eachCode(part, p, nSkills, func(code string, k int) {
+			d.Skills[k].Reasons = append(d.Skills[k].Reasons, code)
+		})
 	}); err != nil {
 		return nil, err
+	}
+	var drops [3]map[EntryRef]string
+	if err := eachPart(doc, "drop", func(part ast.Object, p string) error {
+		for f, field := range dropFields {
+			var err error
+			if drops[f], err = dropReasons(drops[f], part, p, field, nServers); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	var envSecrets, headerSecrets map[EntryRef]bool
+	var tokens map[int]bool
+	if err := eachPart(doc, "secrets", func(part ast.Object, p string) error {
+		var err error
+		if envSecrets, err = entrySet(envSecrets, part, "env", p, nServers); err != nil {
+			return err
+		}
+		if headerSecrets, err = entrySet(headerSecrets, part, "headers", p, nServers); err != nil {
+			return err
+		}
+		tokens, err = indexSet(tokens, part, "token", p, nServers)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	d.SpawnEnv = SpawnEnv{Keys: []string{}, Prefixes: []string{}}
+	if err := eachPart(doc, "spawnEnv", func(part ast.Object, p string) error {
+		keys, err := stringList(part, "keys", p)
+		if err != nil {
+			return err
+		}
+		prefixes, err := stringList(part, "prefixes", p)
+		if err != nil {
+			return err
+		}
+		for i, pfx := range prefixes {
+			if pfx == "" {
+				return &MalformedError{Path: indexPath(p+".prefixes", i), Msg: "is empty: it would pass the whole host environment"}
+			}
+		}
+		d.SpawnEnv.Keys = appendNew(d.SpawnEnv.Keys, keys)
+		d.SpawnEnv.Prefixes = appendNew(d.SpawnEnv.Prefixes, prefixes)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	warnings, err := array(doc, "warnings", "warnings")
+	if err != nil {
+		return nil, err
+	}
+	d.Warnings = make([]Warning, warnings.Len())
+	for i := range d.Warnings {
+		if err := decodeWarning(warnings.Elem(i).Value, &d.Warnings[i]); err != nil {
+			return nil, under(err, indexPath("warnings", i))
+		}
 	}
 	for i := range d.Servers {
 		d.Servers[i].Reasons = verdict(d.Servers[i].Reasons)
@@ -120,32 +182,6 @@ func decodeDecision(v ast.Value, req *spec.Request) (*Decision, error) {
 		d.Skills[k].Allow = len(d.Skills[k].Reasons) == 0
 	}
 
-	drop, err := object(get(doc, "drop"), "drop")
-	if err != nil {
-		return nil, err
-	}
-	var drops [3]map[EntryRef]string
-	for f, field := range dropFields {
-		if drops[f], err = dropReasons(drop, field, nServers); err != nil {
-			return nil, err
-		}
-	}
-	sec, err := object(get(doc, "secrets"), "secrets")
-	if err != nil {
-		return nil, err
-	}
-	envSecrets, err := entrySet(sec, "env", "secrets", nServers)
-	if err != nil {
-		return nil, err
-	}
-	headerSecrets, err := entrySet(sec, "headers", "secrets", nServers)
-	if err != nil {
-		return nil, err
-	}
-	tokens, err := indexSet(sec, "token", "secrets", nServers)
-	if err != nil {
-		return nil, err
-	}
 	d.Secrets = []SecretRef{}
 	for i := range req.Servers {
 		s := &req.Servers[i]
@@ -177,33 +213,36 @@ func decodeDecision(v ast.Value, req *spec.Request) (*Decision, error) {
 			d.Secrets = append(d.Secrets, SecretRef{Server: i, Field: "token", Key: key})
 		}
 	}
-
-	se, err := object(get(doc, "spawnEnv"), "spawnEnv")
-	if err != nil {
-		return nil, err
-	}
-	if d.SpawnEnv.Keys, err = stringList(se, "keys", "spawnEnv"); err != nil {
-		return nil, err
-	}
-	if d.SpawnEnv.Prefixes, err = stringList(se, "prefixes", "spawnEnv"); err != nil {
-		return nil, err
-	}
-	for i, pfx := range d.SpawnEnv.Prefixes {
-		if pfx == "" {
-			return nil, &MalformedError{Path: indexPath("spawnEnv.prefixes", i), Msg: "is empty: it would pass the whole host environment"}
-		}
-	}
-	warnings, err := array(doc, "warnings", "warnings")
-	if err != nil {
-		return nil, err
-	}
-	d.Warnings = make([]Warning, warnings.Len())
-	for i := range d.Warnings {
-		if err := decodeWarning(warnings.Elem(i).Value, &d.Warnings[i]); err != nil {
-			return nil, under(err, indexPath("warnings", i))
-		}
-	}
 	return d, nil
+}
+
+// eachPart calls f for each part of doc[key], a list of objects, with the part's path.
+func eachPart(doc ast.Object, key string, f func(part ast.Object, path string) error) error {
+	parts, err := array(doc, key, key)
+	if err != nil {
+		return err
+	}
+	for n := range parts.Len() {
+		p := indexPath(key, n)
+		part, err := object(parts.Elem(n).Value, p)
+		if err != nil {
+			return err
+		}
+		if err := f(part, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendNew appends to out the strings of add it does not hold yet.
+func appendNew(out, add []string) []string {
+	for _, s := range add {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // dropFields are the fields of decision.drop, in the order a server's drops are listed.
@@ -218,22 +257,18 @@ func verdict(codes []string) []string {
 	return slices.Compact(codes)
 }
 
-// eachCode calls f(code, index) for every index of every code of doc[key], an object of
-// code: set of indices below n.
-func eachCode(doc ast.Object, key string, n int, f func(string, int)) error {
-	o, err := object(get(doc, key), key)
-	if err != nil {
-		return err
-	}
+// eachCode calls f(code, index) for every index of every code of o, an object of code: set
+// of indices below n at path.
+func eachCode(o ast.Object, path string, n int, f func(string, int)) error {
 	return o.Iter(func(k, v *ast.Term) error {
 		code, ok := k.Value.(ast.String)
 		if !ok || code == "" {
-			return &MalformedError{Path: key, Msg: fmt.Sprintf("has key %s, want a code", k)}
+			return &MalformedError{Path: path, Msg: fmt.Sprintf("has key %s, want a code", k)}
 		}
-		return eachElem(v.Value, key+"."+string(code), func(t *ast.Term) error {
+		return eachElem(v.Value, path+"."+string(code), func(t *ast.Term) error {
 			i, ok := index(t, n)
 			if !ok {
-				return &MalformedError{Path: key + "." + string(code), Msg: fmt.Sprintf("holds %s, want an index below %d", t, n)}
+				return &MalformedError{Path: path + "." + string(code), Msg: fmt.Sprintf("holds %s, want an index below %d", t, n)}
 			}
 			f(string(code), i)
 			return nil
@@ -241,15 +276,17 @@ func eachCode(doc ast.Object, key string, n int, f func(string, int)) error {
 	})
 }
 
-// dropReasons decodes drop[field], a list of [code, set of [server, key]] in priority order,
-// into the first reason of each entry.
-func dropReasons(drop ast.Object, field string, n int) (map[EntryRef]string, error) {
-	path := "drop." + field
-	a, err := array(drop, field, "drop")
+// dropReasons adds to out, the first reason of each entry so far, the entries of drop[field],
+// a list of [code, set of [server, key]] in priority order; path is drop's.
+func dropReasons(out map[EntryRef]string, drop ast.Object, path, field string, n int) (map[EntryRef]string, error) {
+	if get(drop, field) == nil {
+		return out, nil
+	}
+	a, err := array(drop, field, path)
 	if err != nil {
 		return nil, err
 	}
-	var out map[EntryRef]string
+	path += "." + field
 	for j := range a.Len() {
 		p := indexPath(path, j)
 		pair, ok := a.Elem(j).Value.(*ast.Array)
@@ -279,11 +316,15 @@ func dropReasons(drop ast.Object, field string, n int) (map[EntryRef]string, err
 	return out, nil
 }
 
-// entrySet decodes o[key], a set of [server, key] pairs.
-func entrySet(o ast.Object, key, path string, n int) (map[EntryRef]bool, error) {
+// entrySet adds to out the elements of o[key], a set of [server, key] pairs (none when o has
+// no key).
+func entrySet(out map[EntryRef]bool, o ast.Object, key, path string, n int) (map[EntryRef]bool, error) {
+	v := get(o, key)
+	if v == nil {
+		return out, nil
+	}
 	p := path + "." + key
-	var out map[EntryRef]bool
-	err := eachElem(get(o, key), p, func(t *ast.Term) error {
+	err := eachElem(v, p, func(t *ast.Term) error {
 		r, ok := entryRef(t, n)
 		if !ok {
 			return &MalformedError{Path: p, Msg: fmt.Sprintf("holds %s, want [server index, key]", t)}
@@ -297,11 +338,15 @@ func entrySet(o ast.Object, key, path string, n int) (map[EntryRef]bool, error) 
 	return out, err
 }
 
-// indexSet decodes o[key], a set of indices below n.
-func indexSet(o ast.Object, key, path string, n int) (map[int]bool, error) {
+// indexSet adds to out the elements of o[key], a set of indices below n (none when o has no
+// key).
+func indexSet(out map[int]bool, o ast.Object, key, path string, n int) (map[int]bool, error) {
+	v := get(o, key)
+	if v == nil {
+		return out, nil
+	}
 	p := path + "." + key
-	var out map[int]bool
-	err := eachElem(get(o, key), p, func(t *ast.Term) error {
+	err := eachElem(v, p, func(t *ast.Term) error {
 		i, ok := index(t, n)
 		if !ok {
 			return &MalformedError{Path: p, Msg: fmt.Sprintf("holds %s, want an index below %d", t, n)}

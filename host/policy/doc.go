@@ -45,23 +45,28 @@
 //
 // # Decision document
 //
-//	{"servers":  {code: {server index...}...},
-//	 "skills":   {code: {skill index...}...},
-//	 "drop":     {"env"|"headers"|"allowedTools": [[code, {[server index, key]...}]...]},
-//	 "secrets":  {"env": {[server index, key]...}, "headers": {[server index, key]...},
-//	              "token": {server index...}},
-//	 "spawnEnv": {"keys": [name...], "prefixes": [prefix...]},
+// Each field lists its parts, one per area that decides it, in priority order (the default
+// policy: servers from the URL then the allowlist rules, drops from the allowlist then the
+// secret rules):
+//
+//	{"servers":  [{code: {server index...}...}...],
+//	 "skills":   [{code: {skill index...}...}...],
+//	 "drop":     [{"env"|"headers"|"allowedTools": [[code, {[server index, key]...}]...]}...],
+//	 "secrets":  [{"env": {[server index, key]...}, "headers": {[server index, key]...},
+//	               "token": {server index...}}...],
+//	 "spawnEnv": [{"keys": [name...], "prefixes": [prefix...]}...],
 //	 "warnings": [{"code": code, "server": id, "skill": name, "message": text}...]}
 //
-// servers (skills) maps each deny code to the servers (skills) that break it; a server or
-// skill no code names is allowed. drop lists, per field and in priority order, the entries
-// each code removes: an entry named by several codes is removed once, for the first. secrets
-// names the entries whose non-empty values are secrets and the servers whose stored token is
-// one (a stored token is a secret whatever the policy says). spawnEnv names the host variables
-// that reach a stdio server (exact, case-sensitive keys and prefixes). Sets may also be
-// arrays. An index out of range, a code that is not a non-empty string or any other shape is a
-// *MalformedError, an undefined decision ErrNoDecision: both refuse the request (IsRejected,
-// exit 3).
+// A server (skill) is refused by every code of every servers (skills) part that names it; one
+// no code names is allowed. A drop part lists, per field and in priority order, the entries
+// each code removes: an entry named by several codes, in one part or several, is removed once,
+// for the first. A secrets part names the entries whose non-empty values are secrets and the
+// servers whose stored token is one (a stored token is a secret whatever the policy says). A
+// drop or secrets part may leave out a field it says nothing about. spawnEnv names the host
+// variables that reach a stdio server (exact, case-sensitive keys and prefixes, the union of
+// the parts). Sets may also be arrays. An index out of range, a code that is not a non-empty
+// string or any other shape is a *MalformedError, an undefined decision ErrNoDecision: both
+// refuse the request (IsRejected, exit 3).
 //
 // Decide turns the document into a Decision aligned with the request: per server (skill)
 // Allow and its sorted Reasons, per server its drops in request order (env, headers,

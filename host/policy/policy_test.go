@@ -85,11 +85,9 @@ func TestNewWithoutModules(t *testing.T) {
 func TestDecideRefusesBadDecisions(t *testing.T) {
 	t.Parallel()
 	req := &spec.Request{Servers: []spec.Server{{ID: "a", Transport: "stdio", Command: "npx", Env: []spec.Pair{{Name: "K", Value: "v"}}}}, Skills: []spec.Skill{}}
-	drop := `"drop": {"env": [], "headers": [], "allowedTools": []}`
-	secrets := `"secrets": {"env": set(), "headers": set(), "token": set()}`
-	spawn := `"spawnEnv": {"keys": [], "prefixes": []}`
+	valid := []string{`"servers": [{}]`, `"skills": [{}]`, `"drop": [{"env": [], "headers": [], "allowedTools": []}]`,
+		`"secrets": [{"env": set(), "headers": set(), "token": set()}]`, `"spawnEnv": [{"keys": [], "prefixes": []}]`, `"warnings": []`}
 	doc := func(fields ...string) string { return "decision := {" + strings.Join(fields, ", ") + "}" }
-	valid := []string{`"servers": {}`, `"skills": {}`, drop, secrets, spawn, `"warnings": []`}
 	with := func(field string, i int) string {
 		fields := slices.Clone(valid)
 		fields[i] = field
@@ -105,21 +103,20 @@ func TestDecideRefusesBadDecisions(t *testing.T) {
 		{name: "no decision rule", body: `other := 1`, wantNoDec: true},
 		{name: "not an object", body: `decision := [1]`, wantPath: "decision"},
 		{name: "servers missing", body: doc(valid[1:]...), wantPath: "servers"},
-		{name: "servers not a set", body: with(`"servers": {"id_invalid": 0}`, 0), wantPath: "servers.id_invalid"},
-		{name: "server out of range", body: with(`"servers": {"id_invalid": {1}}`, 0), wantPath: "servers.id_invalid"},
-		{name: "empty code", body: with(`"servers": {"": {0}}`, 0), wantPath: "servers"},
-		{name: "skill out of range", body: with(`"skills": {"skill_name_denied": {0}}`, 1), wantPath: "skills.skill_name_denied"},
-		{name: "drop field missing", body: with(`"drop": {"env": [], "headers": []}`, 2), wantPath: "drop.allowedTools"},
-		{name: "drop not a pair", body: with(`"drop": {"env": [["env_key_refused"]], "headers": [], "allowedTools": []}`, 2), wantPath: "drop.env[0]"},
-		{name: "drop without code", body: with(`"drop": {"env": [["", {[0, "K"]}]], "headers": [], "allowedTools": []}`, 2), wantPath: "drop.env[0][0]"},
-		{
-			name:     "drop entry not a pair",
-			body:     with(`"drop": {"env": [["env_key_refused", {"K"}]], "headers": [], "allowedTools": []}`, 2),
-			wantPath: "drop.env[0][1]",
-		},
-		{name: "secret server out of range", body: with(`"secrets": {"env": {[1, "K"]}, "headers": set(), "token": set()}`, 3), wantPath: "secrets.env"},
-		{name: "token not an index", body: with(`"secrets": {"env": set(), "headers": set(), "token": {"a"}}`, 3), wantPath: "secrets.token"},
-		{name: "empty spawn prefix", body: with(`"spawnEnv": {"keys": [], "prefixes": [""]}`, 4), wantPath: "spawnEnv.prefixes[0]"},
+		{name: "servers not a list", body: with(`"servers": {}`, 0), wantPath: "servers"},
+		{name: "part not an object", body: with(`"servers": [{}, []]`, 0), wantPath: "servers[1]"},
+		{name: "codes not a set", body: with(`"servers": [{"id_invalid": 0}]`, 0), wantPath: "servers[0].id_invalid"},
+		{name: "server out of range", body: with(`"servers": [{}, {"id_invalid": {1}}]`, 0), wantPath: "servers[1].id_invalid"},
+		{name: "empty code", body: with(`"servers": [{"": {0}}]`, 0), wantPath: "servers[0]"},
+		{name: "skill out of range", body: with(`"skills": [{"skill_name_denied": {0}}]`, 1), wantPath: "skills[0].skill_name_denied"},
+		{name: "drop field not a list", body: with(`"drop": [{"env": {}}]`, 2), wantPath: "drop[0].env"},
+		{name: "drop not a pair", body: with(`"drop": [{"env": [["env_key_refused"]]}]`, 2), wantPath: "drop[0].env[0]"},
+		{name: "drop without code", body: with(`"drop": [{"env": [["", {[0, "K"]}]]}]`, 2), wantPath: "drop[0].env[0][0]"},
+		{name: "drop entry not a pair", body: with(`"drop": [{"env": [["env_key_refused", {"K"}]]}]`, 2), wantPath: "drop[0].env[0][1]"},
+		{name: "secret server out of range", body: with(`"secrets": [{"env": {[1, "K"]}}]`, 3), wantPath: "secrets[0].env"},
+		{name: "token not an index", body: with(`"secrets": [{"token": {"a"}}]`, 3), wantPath: "secrets[0].token"},
+		{name: "spawn keys missing", body: with(`"spawnEnv": [{"prefixes": []}]`, 4), wantPath: "spawnEnv[0].keys"},
+		{name: "empty spawn prefix", body: with(`"spawnEnv": [{"keys": [], "prefixes": ["LC_"]}, {"keys": [], "prefixes": [""]}]`, 4), wantPath: "spawnEnv[1].prefixes[0]"},
 		{name: "warning without code", body: with(`"warnings": [{"message": "m"}]`, 5), wantPath: "warnings[0].code"},
 	}
 	for _, tc := range tests {
@@ -239,13 +236,13 @@ facts := {
 }
 
 test_passes if {
-	d := url.deny with input as {"facts": facts}
-	d.url_not_allowed == {0}
+	v := url.verdict with input as {"facts": facts}
+	v.servers.url_not_allowed == {0}
 }
 
 test_fails if {
-	d := url.deny with input as {"facts": facts}
-	d.url_not_allowed == set()
+	v := url.verdict with input as {"facts": facts}
+	v.servers.url_not_allowed == set()
 }
 
 cases := {"a": 1, "b": 2}
@@ -292,12 +289,12 @@ func TestDecisionRaw(t *testing.T) {
 		assert.Contains(t, raw, key, "Decision.Raw(): want the policy's %q", key)
 	}
 	// benchRequest(4): servers 0 and 2 lose LD_PRELOAD; every server's named secret is listed.
-	env := raw["drop"].(map[string]any)["env"].([]any)
+	env := raw["drop"].([]any)[0].(map[string]any)["env"].([]any)
 	assert.Contains(t, env, []any{"env_key_refused", []any{[]any{json.Number("0"), "LD_PRELOAD"}, []any{json.Number("2"), "LD_PRELOAD"}}},
-		"Decision.Raw() drop.env: want the refused keys as [server, key] pairs")
-	secrets := raw["secrets"].(map[string]any)
+		"Decision.Raw() drop[0].env: want the refused keys as [server, key] pairs")
+	secrets := raw["secrets"].([]any)[0].(map[string]any)
 	assert.Equal(t, []any{[]any{json.Number("1"), "Authorization"}, []any{json.Number("3"), "Authorization"}}, secrets["headers"],
-		"Decision.Raw() secrets.headers")
+		"Decision.Raw() secrets[0].headers")
 	assert.Len(t, d.Secrets, 6, "Decide: secrets of benchRequest(4) (FS_TOKEN and token of 0 and 2, Authorization of 1 and 3)")
 	again, _ := d.Raw().(map[string]any)
 	assert.Equal(t, fmt.Sprintf("%p", raw), fmt.Sprintf("%p", again), "Decision.Raw() twice: want the same converted document")

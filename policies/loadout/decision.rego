@@ -10,30 +10,22 @@ import data.loadout.allow
 import data.loadout.secrets
 import data.loadout.url
 
+# The decision combines the areas' verdicts: each field lists the parts that decide it, in
+# priority order (host/policy/doc.go). A server or skill is refused by any code of any part; an
+# entry several parts drop is dropped for the first code of the first of them, so the
+# allowlist's reasons rank before the secret rules'.
+#
 # METADATA
 # entrypoint: true
 decision := {
-	"servers": object.union(url.deny, allow.deny),
-	"skills": allow.skill_deny,
-	"drop": {
-		"env": array.concat(allowed.env, secret.env),
-		"headers": array.concat(allowed.headers, secret.headers),
-		"allowedTools": allowed.allowedTools,
-	},
-	"secrets": secrets.secrets,
-	"spawnEnv": allow.spawn_env,
-	"warnings": [{
-		"code": "tools_none_left",
-		"server": input.request.mcpServers[i].id,
-		"message": "allowedTools is declared but no valid tool name is left: the server keeps no tool",
-	} |
-		some i in none_left
-	],
+	"servers": [u.servers, a.servers],
+	"skills": [a.skills],
+	"drop": [a.drop, s.drop],
+	"secrets": [s.secrets],
+	"spawnEnv": [a.spawnEnv],
+	"warnings": a.warnings,
 } if {
-	allowed := allow.drops
-	secret := secrets.drops
-
-	# A restricted server (allowedTools declared, R10) left with no valid tool keeps none.
-	dropped_tools := union({ts | some [_, ts] in allowed.allowedTools})
-	none_left := input.facts.restricted - {t[0] | some t in (input.facts.tools.all - dropped_tools)}
+	u := url.verdict
+	a := allow.verdict
+	s := secrets.verdict
 }

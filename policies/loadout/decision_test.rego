@@ -34,29 +34,46 @@ decision := d if {
 	d := loadout.decision with input as {"request": request, "facts": facts}
 }
 
-test_deny_names_servers_per_code if {
-	decision.servers.url_not_allowed == {1}
-	[code | some code, servers in decision.servers; count(servers) > 0] == ["url_not_allowed"]
+# refused(d) are the deny codes of decision d that name a server, with the servers.
+refused(d) := {code: servers |
+	some part in d.servers
+	some code, servers in part
+	count(servers) > 0
 }
 
-test_drops_in_priority_order if {
-	decision.drop.env == [
-		["env_key_invalid", set()],
-		["env_value_invalid", set()],
-		["env_key_refused", {[0, "LD_PRELOAD"]}],
-		["credentials_user", set()],
-	]
-	decision.drop.headers[2] == ["credentials_user", {[2, "Authorization"]}]
-	decision.drop.headers[3] == ["replaced_by_token", {[2, "Authorization"]}]
-	decision.drop.allowedTools == [["tool_name_invalid", {[0, "x,Bash"], [2, "*"]}]]
+# merged(d, key, field) is the union of the parts' field sets.
+merged(d, key, field) := union({object.get(part, field, set()) | some part in d[key]})
+
+# drop_reasons(d, field, e) are the codes that drop entry e of field, first first.
+drop_reasons(d, field, e) := [code |
+	some part in d.drop
+	some code in facts_test.reasons(object.get(part, field, []), e)
+]
+
+test_parts_in_priority_order if {
+	object.keys(decision) == {"servers", "skills", "drop", "secrets", "spawnEnv", "warnings"}
+	count(decision.servers) == 2
+	count(decision.drop) == 2
+	object.keys(decision.drop[1]) == {"env", "headers"}
+}
+
+test_refused_servers_per_code if {
+	refused(decision) == {"url_not_allowed": {1}}
+}
+
+test_drops if {
+	drop_reasons(decision, "env", [0, "LD_PRELOAD"]) == ["env_key_refused"]
+	drop_reasons(decision, "env", [0, "FS_TOKEN"]) == []
+	drop_reasons(decision, "headers", [2, "Authorization"]) == ["credentials_user", "replaced_by_token"]
+	drop_reasons(decision, "headers", [1, "Authorization"]) == []
+	drop_reasons(decision, "allowedTools", [0, "x,Bash"]) == ["tool_name_invalid"]
+	drop_reasons(decision, "allowedTools", [2, "*"]) == ["tool_name_invalid"]
 }
 
 test_secrets if {
-	decision.secrets == {
-		"env": {[0, "LD_PRELOAD"], [0, "FS_TOKEN"]},
-		"headers": {[1, "Authorization"], [2, "X-Key"]},
-		"token": {0, 2},
-	}
+	merged(decision, "secrets", "env") == {[0, "LD_PRELOAD"], [0, "FS_TOKEN"]}
+	merged(decision, "secrets", "headers") == {[1, "Authorization"], [2, "X-Key"]}
+	merged(decision, "secrets", "token") == {0, 2}
 }
 
 test_restricted_server_left_without_tools_warns if {
@@ -67,26 +84,24 @@ test_restricted_server_left_without_tools_warns if {
 }
 
 test_skills_and_spawn_env if {
-	decision.skills == {"skill_name_denied": set()}
-	decision.spawnEnv.prefixes == ["LC_"]
+	[code | some part in decision.skills; some code, skills in part; count(skills) > 0] == []
+	[p | some part in decision.spawnEnv; some p in part.prefixes] == ["LC_"]
 }
 
 test_empty_request_decides if {
 	d := loadout.decision with input as {"request": {"run": {"user": "", "hasUser": false}, "mcpServers": []}, "facts": facts_test.none}
-	every _, servers in d.servers {
-		servers == set()
-	}
-	d.secrets == {"env": set(), "headers": set(), "token": set()}
+	refused(d) == {}
+	merged(d, "secrets", "env") == set()
 	d.warnings == []
 }
 
-test_one_reason_per_dropped_key_comes_first if {
+test_allowlist_reason_comes_before_the_secret_rules if {
 	# MCP_ACCESS_TOKEN is refused by the allowlist and by the per-user rule: the allowlist's
-	# reason comes first, so it is the one reported.
+	# verdict comes first, so its reason is the one reported.
 	f := facts_test.facts({
 		"credentialed": {0},
 		"env": {"keyRefused": {[0, "MCP_ACCESS_TOKEN"]}, "userCredential": {[0, "MCP_ACCESS_TOKEN"]}},
 	})
-	d := loadout.decision with input as {"request": {"mcpServers": [{"id": "a", "credentials": "user"}]}, "facts": f}
-	facts_test.reasons(d.drop.env, [0, "MCP_ACCESS_TOKEN"]) == ["env_key_refused", "credentials_user"]
+	d := loadout.decision with input as {"request": {"run": request.run, "mcpServers": [{"id": "a", "credentials": "user"}]}, "facts": f}
+	drop_reasons(d, "env", [0, "MCP_ACCESS_TOKEN"]) == ["env_key_refused", "credentials_user"]
 }

@@ -17,66 +17,76 @@ import data.tunables.allow as conf
 
 credential_modes := {"", "user", "shared"}
 
-# spawn_env is what of the host environment reaches a stdio server: exact keys and prefixes.
-spawn_env := {"keys": conf.host_env.keys, "prefixes": conf.host_env.prefixes}
-
-# deny maps each allowlist rule code to the set of server indices that break it: the server
-# flags (host/policy facts), then the credential rules over the servers with credentials or
-# users set (facts.credentialed).
-deny := {
-	"id_invalid": flags.idInvalid,
-	"id_double_underscore": flags.idDoubleUnderscore,
-	"id_trailing_underscore": flags.idTrailingUnderscore,
-	"id_reserved": flags.idReserved,
-	"transport_invalid": flags.transportInvalid,
-	"command_invalid": flags.commandInvalid,
-	"credentials_invalid": {i |
-		some i in creds
-		not credential_modes[srvs[i].credentials]
+# verdict is the allowlist rules' part of the decision (host/policy/doc.go), in one rule
+# (each rule evaluated costs):
+#   servers: each deny code with the set of server indices that break it: the server flags
+#     (host/policy facts), then the credential rules over the servers with credentials or
+#     users set (facts.credentialed);
+#   skills: each deny code with the set of skill indices that break it;
+#   drop: why entries are removed, per field, as [code, entries] in priority order (an entry
+#     in several sets is removed once, for the first): env R4, headers R5, allowedTools R3;
+#   warnings: restricted servers (allowedTools declared, R10) left with no valid tool keep none;
+#   spawnEnv: what of the host environment reaches a stdio server (exact keys, prefixes).
+verdict := {
+	"servers": {
+		"id_invalid": flags.idInvalid,
+		"id_double_underscore": flags.idDoubleUnderscore,
+		"id_trailing_underscore": flags.idTrailingUnderscore,
+		"id_reserved": flags.idReserved,
+		"transport_invalid": flags.transportInvalid,
+		"command_invalid": flags.commandInvalid,
+		"credentials_invalid": {i |
+			some i in creds
+			not credential_modes[srvs[i].credentials]
+		},
+		"shared_authority_invalid": {i |
+			some i in creds
+			srvs[i].credentials == "shared"
+			not input.facts.sharedAuthorityOK[i]
+		},
+		"users_not_shared": {i |
+			some i in creds
+			srvs[i].hasUsers
+			srvs[i].credentials != "shared"
+		},
+		"user_missing": {i |
+			some i in creds
+			srvs[i].credentials == "shared"
+			srvs[i].hasUsers
+			not input.request.run.hasUser
+		},
+		"user_not_allowed": {i |
+			some i in creds
+			srvs[i].credentials == "shared"
+			srvs[i].hasUsers
+			input.request.run.hasUser
+			not input.request.run.user in srvs[i].users
+		},
 	},
-	"shared_authority_invalid": {i |
-		some i in creds
-		srvs[i].credentials == "shared"
-		not input.facts.sharedAuthorityOK[i]
+	"skills": {"skill_name_denied": input.facts.skills.nameDenied},
+	"drop": {
+		"env": [
+			["env_key_invalid", input.facts.env.keyInvalid],
+			["env_value_invalid", input.facts.env.valueInvalid],
+			["env_key_refused", input.facts.env.keyRefused],
+		],
+		"headers": [
+			["header_name_invalid", input.facts.headers.nameInvalid],
+			["header_value_invalid", input.facts.headers.valueInvalid],
+		],
+		"allowedTools": [["tool_name_invalid", tools.nameInvalid]],
 	},
-	"users_not_shared": {i |
-		some i in creds
-		srvs[i].hasUsers
-		srvs[i].credentials != "shared"
-	},
-	"user_missing": {i |
-		some i in creds
-		srvs[i].credentials == "shared"
-		srvs[i].hasUsers
-		not input.request.run.hasUser
-	},
-	"user_not_allowed": {i |
-		some i in creds
-		srvs[i].credentials == "shared"
-		srvs[i].hasUsers
-		input.request.run.hasUser
-		not input.request.run.user in srvs[i].users
-	},
+	"warnings": [{
+		"code": "tools_none_left",
+		"server": srvs[i].id,
+		"message": "allowedTools is declared but no valid tool name is left: the server keeps no tool",
+	} |
+		some i in (input.facts.restricted - {t[0] | some t in (tools.all - tools.nameInvalid)})
+	],
+	"spawnEnv": conf.host_env,
 } if {
 	flags := input.facts.flags
 	creds := input.facts.credentialed
 	srvs := input.request.mcpServers
-}
-
-# skill_deny maps each skill rule code to the set of skill indices that break it.
-skill_deny := {"skill_name_denied": input.facts.skills.nameDenied}
-
-# drops says why entries are removed, per field, as [code, entries] in priority order: an
-# entry in several sets is removed once, for the first. env: R4; headers: R5; allowedTools: R3.
-drops := {
-	"env": [
-		["env_key_invalid", input.facts.env.keyInvalid],
-		["env_value_invalid", input.facts.env.valueInvalid],
-		["env_key_refused", input.facts.env.keyRefused],
-	],
-	"headers": [
-		["header_name_invalid", input.facts.headers.nameInvalid],
-		["header_value_invalid", input.facts.headers.valueInvalid],
-	],
-	"allowedTools": [["tool_name_invalid", input.facts.tools.nameInvalid]],
+	tools := input.facts.tools
 }

@@ -5,12 +5,12 @@ import data.loadout.facts_test
 
 # deny_of(srv, f, run) is the set of allowlist codes server 0 of a one-server request breaks.
 deny_of(srv, f, run) := {code |
-	some code, servers in deny
+	some code, servers in v.servers
 	0 in servers
 } if {
 	full := object.union(base_server, srv)
 	credentialed := {0 | full.credentials != ""} | {0 | full.hasUsers}
-	deny := allow.deny with input as {
+	v := allow.verdict with input as {
 		"request": {"run": run, "mcpServers": [full]},
 		"facts": facts_test.facts(object.union({"credentialed": credentialed}, f)),
 	}
@@ -82,9 +82,11 @@ test_server_rules[name] if {
 
 # drop_reasons(field, names) are the allowlist codes, first first, that remove an entry of
 # field whose facts are names.
-drop_reasons(field, names) := facts_test.reasons(drops[field], [0, "K"]) if {
-	drops := allow.drops with input as {"facts": facts_test.entry_facts(field, [0, "K"], names)}
+drop_reasons(field, names) := facts_test.reasons(v.drop[field], [0, "K"]) if {
+	v := allow.verdict with input as {"request": no_request, "facts": facts_test.entry_facts(field, [0, "K"], names)}
 }
+
+no_request := {"run": no_user, "mcpServers": []}
 
 env_cases := {
 	"plain key": {"facts": {"secretNamed"}, "want": []},
@@ -114,27 +116,46 @@ test_header_rules[name] if {
 }
 
 test_tool_rules if {
-	drops := allow.drops with input as {"facts": facts_test.entry_facts("tools", [0, "x,Bash"], {"nameInvalid"})}
-	facts_test.reasons(drops.allowedTools, [0, "x,Bash"]) == ["tool_name_invalid"]
-	clean := allow.drops with input as {"facts": facts_test.facts({"tools": {"all": {[0, "read"]}}})}
-	facts_test.reasons(clean.allowedTools, [0, "read"]) == []
+	v := allow.verdict with input as {"request": no_request, "facts": facts_test.entry_facts("tools", [0, "x,Bash"], {"nameInvalid"})}
+	facts_test.reasons(v.drop.allowedTools, [0, "x,Bash"]) == ["tool_name_invalid"]
+	clean := allow.verdict with input as {"request": no_request, "facts": facts_test.facts({"tools": {"all": {[0, "read"]}}})}
+	facts_test.reasons(clean.drop.allowedTools, [0, "read"]) == []
 }
 
 test_skills_allowed_by_default if {
-	deny := allow.skill_deny with input as {"facts": facts_test.none}
-	deny == {"skill_name_denied": set()}
+	v := allow.verdict with input as {"request": no_request, "facts": facts_test.none}
+	v.skills == {"skill_name_denied": set()}
 }
 
 test_denied_skill_names if {
-	deny := allow.skill_deny with input as {"facts": facts_test.facts({"skills": {"nameDenied": {1}}})}
-	deny == {"skill_name_denied": {1}}
+	v := allow.verdict with input as {"request": no_request, "facts": facts_test.facts({"skills": {"nameDenied": {1}}})}
+	v.skills == {"skill_name_denied": {1}}
 }
 
 test_spawn_env_default if {
-	allow.spawn_env.prefixes == ["LC_"]
-	"PATH" in allow.spawn_env.keys
-	"SSH_AUTH_SOCK" in allow.spawn_env.keys
-	count(allow.spawn_env.keys) == 11
+	v := allow.verdict with input as {"request": no_request, "facts": facts_test.none}
+	v.spawnEnv.prefixes == ["LC_"]
+	"PATH" in v.spawnEnv.keys
+	"SSH_AUTH_SOCK" in v.spawnEnv.keys
+	count(v.spawnEnv.keys) == 11
+}
+
+test_restricted_server_left_without_tools_warns if {
+	f := facts_test.facts({"restricted": {0, 1}, "tools": {
+		"nameInvalid": {[0, "*"], [1, "x,Bash"]},
+		"all": {[0, "*"], [1, "x,Bash"], [1, "read"]},
+	}})
+	v := allow.verdict with input as {"request": {"run": no_user, "mcpServers": [{"id": "docs"}, {"id": "fs"}]}, "facts": f}
+	v.warnings == [{
+		"code": "tools_none_left", "server": "docs",
+		"message": "allowedTools is declared but no valid tool name is left: the server keeps no tool",
+	}]
+}
+
+test_restricted_server_without_tools_warns if {
+	f := facts_test.facts({"restricted": {0}})
+	v := allow.verdict with input as {"request": {"run": no_user, "mcpServers": [{"id": "none"}]}, "facts": f}
+	[w.server | some w in v.warnings] == ["none"]
 }
 
 # Refused prefixes and suffixes are matched at the underscores of a key: every tunable must

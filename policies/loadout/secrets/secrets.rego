@@ -9,41 +9,43 @@
 #   of server indices or of [server index, key] pairs (host/policy/doc.go).
 package loadout.secrets
 
-# secrets names the entries whose values are secrets: env and header values named by
-# secretKeys (both fields) or by always_secret_headers, when non-empty, and every stored
-# token (by server index). An entry that a rule drops never reaches a plugin, secret or not.
-secrets := {
-	"env": env.secretNamed - env.valueEmpty,
-	"headers": (headers.secretNamed | headers.alwaysSecret) - headers.valueEmpty,
-	"token": input.facts.token,
+# verdict is the secret rules' part of the decision (host/policy/doc.go), in one rule (each
+# rule evaluated costs):
+#   secrets: the entries whose values are secrets: env and header values named by secretKeys
+#     (both fields) or by always_secret_headers, when non-empty; and every stored token (by
+#     server index). An entry that a rule drops never reaches a plugin, secret or not.
+#   drop: which entries a server may not keep, per field, as [code, entries] in priority order
+#     (after the allowlist's reasons): a per-user server's (credentials: user) credential env
+#     keys and headers, which the run's own token supplies; then the Authorization header of
+#     an http server whose stored token supplies it.
+verdict := {
+	"secrets": {
+		"env": env.secretNamed - env.valueEmpty,
+		"headers": (headers.secretNamed | headers.alwaysSecret) - headers.valueEmpty,
+		"token": input.facts.token,
+	},
+	"drop": {
+		"env": [["credentials_user", {e |
+			count(per_user) > 0
+			some e in env.userCredential
+			per_user[e[0]]
+		}]],
+		"headers": [
+			["credentials_user", {h |
+				count(per_user) > 0
+				some h in headers.userCredential
+				per_user[h[0]]
+			}],
+			["replaced_by_token", {h |
+				count(tokened) > 0
+				some h in headers.tokenHeader
+				tokened[h[0]]
+			}],
+		],
+	},
 } if {
 	env := input.facts.env
 	headers := input.facts.headers
-}
-
-# drops says which entries a server may not keep, per field, as [code, entries] in priority
-# order (after the allowlist's reasons): a per-user server's (credentials: user) credential
-# env keys and headers, which the run's own token supplies; the Authorization header of an
-# http server whose stored token supplies it.
-drops := {
-	"env": [["credentials_user", {e |
-		count(per_user) > 0
-		some e in input.facts.env.userCredential
-		per_user[e[0]]
-	}]],
-	"headers": [
-		["credentials_user", {h |
-			count(per_user) > 0
-			some h in input.facts.headers.userCredential
-			per_user[h[0]]
-		}],
-		["replaced_by_token", {h |
-			count(tokened) > 0
-			some h in input.facts.headers.tokenHeader
-			tokened[h[0]]
-		}],
-	],
-} if {
 	per_user := {i |
 		some i in input.facts.credentialed
 		input.request.mcpServers[i].credentials == "user"

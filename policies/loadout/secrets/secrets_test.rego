@@ -5,9 +5,9 @@ import data.loadout.secrets
 
 # header_reasons(srv, f, names) are the secret rules' codes, first first, that remove header
 # "Authorization" of server 0 (request srv, server facts f) whose entry facts are names.
-header_reasons(srv, f, names) := facts_test.reasons(drops.headers, [0, "Authorization"]) if {
+header_reasons(srv, f, names) := facts_test.reasons(v.drop.headers, [0, "Authorization"]) if {
 	fs := object.union(facts_test.entry_facts("headers", [0, "Authorization"], names), f)
-	drops := secrets.drops with input as {"request": {"mcpServers": [srv]}, "facts": fs}
+	v := secrets.verdict with input as {"request": {"mcpServers": [srv]}, "facts": fs}
 }
 
 user_srv := {"id": "a", "credentials": "user"}
@@ -41,9 +41,9 @@ test_header_rules[name] if {
 
 # env_reasons(srv, f) are the secret rules' codes that remove env MCP_ACCESS_TOKEN (a user
 # credential) of server 0.
-env_reasons(srv, f) := facts_test.reasons(drops.env, [0, "MCP_ACCESS_TOKEN"]) if {
+env_reasons(srv, f) := facts_test.reasons(v.drop.env, [0, "MCP_ACCESS_TOKEN"]) if {
 	fs := object.union(facts_test.entry_facts("env", [0, "MCP_ACCESS_TOKEN"], {"userCredential"}), f)
-	drops := secrets.drops with input as {"request": {"mcpServers": [srv]}, "facts": fs}
+	v := secrets.verdict with input as {"request": {"mcpServers": [srv]}, "facts": fs}
 }
 
 test_per_user_server_loses_configured_token_env if {
@@ -62,23 +62,25 @@ named := facts_test.facts({
 })
 
 test_secret_keys_name_env_and_headers_both if {
-	got := secrets.secrets with input as {"facts": named}
-	got == {"env": {[3, "K"]}, "headers": {[3, "K"]}, "token": set()}
+	v := secrets.verdict with input as {"facts": named}
+	v.secrets == {"env": {[3, "K"]}, "headers": {[3, "K"]}, "token": set()}
 }
 
 test_stored_token_is_always_secret if {
-	got := secrets.secrets with input as {"facts": facts_test.facts({"token": {0, 1}})}
-	got.token == {0, 1}
+	v := secrets.verdict with input as {"facts": facts_test.facts({"token": {0, 1}})}
+	v.secrets.token == {0, 1}
 }
 
 test_always_secret_headers if {
-	token_header := secrets.secrets with input as {"facts": facts_test.facts({"headers": {"tokenHeader": {[0, "Authorization"]}}})}
+	token_header := secrets_of with input as {"facts": facts_test.facts({"headers": {"tokenHeader": {[0, "Authorization"]}}})}
 	token_header.headers == set()
-	always := secrets.secrets with input as {"facts": facts_test.facts({"headers": {"alwaysSecret": {[0, "Authorization"]}}})}
+	always := secrets_of with input as {"facts": facts_test.facts({"headers": {"alwaysSecret": {[0, "Authorization"]}}})}
 	always.headers == {[0, "Authorization"]}
-	empty := secrets.secrets with input as {"facts": facts_test.facts({"headers": {
+	empty := secrets_of with input as {"facts": facts_test.facts({"headers": {
 		"alwaysSecret": {[0, "Authorization"]},
 		"valueEmpty": {[0, "Authorization"]},
 	}})}
 	empty.headers == set()
 }
+
+secrets_of := secrets.verdict.secrets

@@ -10,18 +10,21 @@
 #   this package only decides.
 package loadout.url
 
-# deny maps each URL rule code to the set of server indices (http servers) that break it.
-# url_not_allowed: a present url whose scheme may not reach its host. A scheme allowed
-# anywhere reaches any host, a loopback-only scheme only a loopback host; the scheme is the
-# base rule's (^(https?)://, facts.url.baseMatch).
-deny := {
-	"url_missing": flags.urlMissing,
-	"url_bad_bytes": flags.urlBadBytes,
-	"url_userinfo": flags.urlUserinfo,
-	"url_parse_mismatch": flags.urlHostsDisagree,
-	"url_bad_port": flags.urlBadPort,
-	"url_empty_host": flags.urlEmptyHost,
-	"url_not_allowed": (input.facts.http - flags.urlMissing) - allowed,
+# verdict is the URL rules' part of the decision (host/policy/doc.go): servers maps each URL
+# rule code to the set of server indices (http servers) that break it. url_not_allowed: a
+# present url whose scheme may not reach its host. A scheme allowed anywhere reaches any host,
+# a loopback-only scheme only a loopback host; the scheme is the base rule's (^(https?)://,
+# facts.url.baseMatch).
+verdict := {
+	"servers": {
+		"url_missing": flags.urlMissing,
+		"url_bad_bytes": flags.urlBadBytes,
+		"url_userinfo": flags.urlUserinfo,
+		"url_parse_mismatch": flags.urlHostsDisagree,
+		"url_bad_port": flags.urlBadPort,
+		"url_empty_host": flags.urlEmptyHost,
+		"url_not_allowed": (input.facts.http - flags.urlMissing) - allowed,
+	},
 } if {
 	flags := input.facts.flags
 	u := input.facts.url

@@ -6,7 +6,7 @@ import data.loadout.url
 # deny_of(tc) is the URL deny codes of server 0, an http server with the flags and URL facts
 # (names of the facts that hold) of test case tc.
 deny_of(tc) := {code |
-	some code, servers in deny
+	some code, servers in v.servers
 	0 in servers
 } if {
 	f := facts_test.facts({
@@ -14,7 +14,7 @@ deny_of(tc) := {code |
 		"flags": {flag: {0} | some flag in tc.flags},
 		"url": {fact: {0} | some fact in tc.facts},
 	})
-	deny := url.deny with input as {"facts": f}
+	v := url.verdict with input as {"facts": f}
 }
 
 https_facts := {"baseMatch", "schemeAnywhere"}
@@ -52,8 +52,8 @@ test_url_rules[name] if {
 }
 
 test_stdio_servers_have_no_url_rules if {
-	deny := url.deny with input as {"facts": facts_test.facts({"http": {1}, "url": {"baseMatch": {1}, "schemeAnywhere": {1}}})}
-	every _, servers in deny {
+	v := url.verdict with input as {"facts": facts_test.facts({"http": {1}, "url": {"baseMatch": {1}, "schemeAnywhere": {1}}})}
+	every _, servers in v.servers {
 		not 0 in servers
 	}
 }
