@@ -7,17 +7,19 @@ import (
 
 	"github.com/bytecodealliance/wasmtime-go/v39"
 	"github.com/stretchr/testify/require"
+
+	wt "github.com/loadout-dev/loadout/host/engine/wasmtime"
 )
 
-// BenchmarkWarmRenderWasmtime is BenchmarkWarmRender on Wasmtime with epoch interruption. The
-// memory image is copied at instantiation (copy-on-write off), so that, as in a slot of the
-// engine's pooling allocator, the render does not fault the image's pages in.
+// BenchmarkWarmRenderWasmtime is BenchmarkWarmRender on Wasmtime configured as the engine's:
+// epoch interruption and the pooling allocator with host/engine/wasmtime's slot settings, so a
+// store reuses a slot whose memory pages stayed resident.
 func BenchmarkWarmRenderWasmtime(b *testing.B) {
 	snap, req := warmRenderInput(b)
 	cfg := wasmtime.NewConfig()
 	cfg.SetEpochInterruption(true)
 	cfg.SetCraneliftNanCanonicalization(true)
-	cfg.SetMemoryInitCOWSet(false)
+	require.True(b, wt.Pooling(cfg, wt.DefaultSlots, wt.KeepResident), "configure the pooling allocator")
 	e := wasmtime.NewEngineWithConfig(cfg)
 	l := wasmtime.NewLinker(e)
 	require.NoError(b, l.DefineWasi(), "DefineWasi")

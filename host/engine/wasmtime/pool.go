@@ -28,11 +28,13 @@ import (
 	"github.com/bytecodealliance/wasmtime-go/v39"
 )
 
-// pooling switches wc to Wasmtime's pooling allocator with slots instance slots, each keeping
+// Pooling switches wc to Wasmtime's pooling allocator with slots instance slots, each keeping
 // keepResident bytes of linear memory resident after use, and reports whether it could. It
 // reaches the C config through wasmtime.Config's single pointer field (wasmtime-go v39 has no
-// accessor); when that layout changes, it leaves wc on the default allocator.
-func pooling(wc *wasmtime.Config, slots uint32, keepResident int) bool {
+// accessor); when that layout changes, it leaves wc on the default allocator. New calls it with
+// DefaultSlots (or Config.Slots) and KeepResident; it is exported so that benchmarks can set up
+// a raw Wasmtime engine exactly as the Engine's.
+func Pooling(wc *wasmtime.Config, slots uint32, keepResident int) bool {
 	if unsafe.Sizeof(*wc) != unsafe.Sizeof(uintptr(0)) {
 		return false
 	}

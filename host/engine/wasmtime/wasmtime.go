@@ -112,7 +112,7 @@ func New(_ context.Context, cfg Config) (*Engine, error) {
 	if slots <= 0 {
 		slots = DefaultSlots
 	}
-	pooling(wc, uint32(slots), KeepResident)
+	Pooling(wc, uint32(slots), KeepResident)
 	wt := wasmtime.NewEngineWithConfig(wc)
 	linker := wasmtime.NewLinker(wt)
 	if err := defineSandbox(linker); err != nil {
