@@ -50,7 +50,7 @@ func meteredWazero(b *testing.B) wazero.Runtime {
 // closed outside the timer. It is the request-path cost when instantiation happens ahead (a
 // pool); BenchmarkRender in plugins/claude gives the native render of the same request:
 //
-//	go test -tags wasmtime ./plugins/claude ./host/engine/bench -run '^$' -bench 'Render/native|WarmRender'
+//	go test -tags wasmtime ./plugins/claude ./host/engine/bench -run '^$' -bench '^BenchmarkRender$|WarmRender'
 //
 // wazero runs metered (host/engine/internal/meter, what the engine does) and, for comparison,
 // with its own WithCloseOnContextDone checks; wasmtime (bench_wasmtime_test.go) with epoch
