@@ -282,17 +282,158 @@ func (in Input) sorted() Input {
 	return in
 }
 
-// value is in as the policy input.
-func (in *Input) value() ast.Value {
+// inputValue is the policy input of req with its facts f: policyInput(req, f) as AST, with
+// every list of FactSets a set, built straight from the facts (TestInputMatchesJSON holds the two equal). Each entry's
+// [server, key] term is built once, whatever the number of sets it is in.
+func inputValue(req *spec.Request, f *Facts) ast.Value {
+	var ts termSets
+	servers := make([]*ast.Term, len(req.Servers))
+	for i := range req.Servers {
+		s := &req.Servers[i]
+		sf := &f.Servers[i]
+		it := num(i)
+		servers[i] = ast.ObjectTerm(
+			item("id", str(s.ID)),
+			item("credentials", str(s.Credentials)),
+			item("hasUsers", boolean(s.HasUsers)),
+			item("users", strs(s.Users)),
+		)
+		for _, flag := range sf.Flags {
+			if k := flagIndex(flag); k >= 0 {
+				ts.flags[k] = append(ts.flags[k], it)
+			}
+		}
+		if u := sf.URL; u != nil {
+			addIf(&ts.url[0], u.BaseMatch, it)
+			addIf(&ts.url[1], u.SchemeAnywhere, it)
+			addIf(&ts.url[2], u.SchemeLoopback, it)
+			addIf(&ts.url[3], u.Loopback, it)
+		}
+		addIf(&ts.sharedAuthorityOK, sf.SharedAuthorityOK, it)
+		addIf(&ts.token, sf.Token, it)
+		addIf(&ts.restricted, s.ToolsDeclared, it)
+		for j := range sf.Env {
+			e := &sf.Env[j]
+			t := ast.ArrayTerm(it, str(e.Key))
+			addIf(&ts.env[0], e.KeyInvalid, t)
+			addIf(&ts.env[1], e.KeyRefused, t)
+			addIf(&ts.env[2], e.ValueInvalid, t)
+			addIf(&ts.env[3], e.UserCredential, t)
+			addIf(&ts.env[4], e.SecretNamed, t)
+			addIf(&ts.env[5], e.ValueEmpty, t)
+		}
+		for j := range sf.Headers {
+			e := &sf.Headers[j]
+			t := ast.ArrayTerm(it, str(e.Key))
+			addIf(&ts.headers[0], e.NameInvalid, t)
+			addIf(&ts.headers[1], e.ValueInvalid, t)
+			addIf(&ts.headers[2], e.UserCredential, t)
+			addIf(&ts.headers[3], e.TokenHeader, t)
+			addIf(&ts.headers[4], e.SecretNamed, t)
+			addIf(&ts.headers[5], e.AlwaysSecret, t)
+			addIf(&ts.headers[6], e.ValueEmpty, t)
+		}
+		for j := range sf.Tools {
+			addIf(&ts.toolsInvalid, sf.Tools[j].NameInvalid, ast.ArrayTerm(it, str(sf.Tools[j].Key)))
+		}
+		if s.ToolsDeclared {
+			for _, name := range s.AllowedTools {
+				ts.toolsAll = append(ts.toolsAll, ast.ArrayTerm(it, str(name)))
+			}
+		}
+	}
+	var skillsDenied []*ast.Term
+	for k, sk := range f.Skills {
+		addIf(&skillsDenied, sk.NameDenied, num(k))
+	}
+	flags := make([][2]*ast.Term, len(flagNames))
+	for k, name := range flagNames {
+		flags[k] = item(name, termSet(ts.flags[k]))
+	}
 	return ast.NewObject(
-		item("request", requestTerm(&in.Request)),
-		item("facts", factsTerm(&in.Facts)),
+		item("request", ast.ObjectTerm(
+			item("harness", str(req.Harness)),
+			item("run", ast.ObjectTerm(
+				item("user", str(req.Run.User)),
+				item("hasUser", boolean(req.Run.HasUser)),
+			)),
+			item("mcpServers", ast.ArrayTerm(servers...)),
+		)),
+		item("facts", ast.ObjectTerm(
+			item("flags", ast.ObjectTerm(flags...)),
+			item("url", ast.ObjectTerm(
+				item("baseMatch", termSet(ts.url[0])),
+				item("schemeAnywhere", termSet(ts.url[1])),
+				item("schemeLoopback", termSet(ts.url[2])),
+				item("loopback", termSet(ts.url[3])),
+			)),
+			item("http", intSet(f.HTTP)),
+			item("credentialed", intSet(f.Credentialed)),
+			item("restricted", termSet(ts.restricted)),
+			item("token", termSet(ts.token)),
+			item("sharedAuthorityOK", termSet(ts.sharedAuthorityOK)),
+			item("env", ast.ObjectTerm(
+				item("keyInvalid", termSet(ts.env[0])),
+				item("keyRefused", termSet(ts.env[1])),
+				item("valueInvalid", termSet(ts.env[2])),
+				item("userCredential", termSet(ts.env[3])),
+				item("secretNamed", termSet(ts.env[4])),
+				item("valueEmpty", termSet(ts.env[5])),
+			)),
+			item("headers", ast.ObjectTerm(
+				item("nameInvalid", termSet(ts.headers[0])),
+				item("valueInvalid", termSet(ts.headers[1])),
+				item("userCredential", termSet(ts.headers[2])),
+				item("tokenHeader", termSet(ts.headers[3])),
+				item("secretNamed", termSet(ts.headers[4])),
+				item("alwaysSecret", termSet(ts.headers[5])),
+				item("valueEmpty", termSet(ts.headers[6])),
+			)),
+			item("tools", ast.ObjectTerm(
+				item("nameInvalid", termSet(ts.toolsInvalid)),
+				item("all", termSet(ts.toolsAll)),
+			)),
+			item("skills", ast.ObjectTerm(item("nameDenied", termSet(skillsDenied)))),
+			item("hostEnv", strs(f.HostEnv)),
+		)),
 	)
 }
 
-func inputValue(req *spec.Request, f *Facts) ast.Value {
-	in := policyInput(req, f)
-	return in.value()
+// termSets collects the elements of the input's sets while inputValue reads the facts: flags
+// in flagNames order, url (baseMatch, schemeAnywhere, schemeLoopback, loopback), env and
+// headers in the order of EnvSets and HeaderSets.
+type termSets struct {
+	flags                                [len(flagNames)][]*ast.Term
+	url                                  [4][]*ast.Term
+	env                                  [6][]*ast.Term
+	headers                              [7][]*ast.Term
+	restricted, token, sharedAuthorityOK []*ast.Term
+	toolsInvalid, toolsAll               []*ast.Term
+}
+
+// flagNames are the server flags, in the order of ServerFlags.
+var flagNames = [...]string{
+	FlagIDInvalid, FlagIDDoubleUnderscore, FlagIDTrailingUnderscore, FlagIDReserved, FlagTransportInvalid,
+	FlagCommandInvalid, FlagURLMissing, FlagURLBadBytes, FlagURLUserinfo, FlagURLHostsDisagree, FlagURLBadPort,
+	FlagURLEmptyHost,
+}
+
+// flagIndex is the index of flag name in flagNames, or -1.
+func flagIndex(name string) int {
+	for k, n := range flagNames {
+		if n == name {
+			return k
+		}
+	}
+	return -1
+}
+
+// termSet is the set of ts; the empty set is shared.
+func termSet(ts []*ast.Term) *ast.Term {
+	if len(ts) == 0 {
+		return ast.InternedEmptySet
+	}
+	return ast.SetTerm(ts...)
 }
 
 // keyTerms holds one term per object key of the input, built once: keys cost no allocation
@@ -339,27 +480,6 @@ func strs(ss []string) *ast.Term {
 	return ast.ArrayTerm(ts...)
 }
 
-func requestTerm(r *PolicyRequest) *ast.Term {
-	servers := make([]*ast.Term, len(r.MCPServers))
-	for i := range r.MCPServers {
-		s := &r.MCPServers[i]
-		servers[i] = ast.ObjectTerm(
-			item("id", str(s.ID)),
-			item("credentials", str(s.Credentials)),
-			item("hasUsers", boolean(s.HasUsers)),
-			item("users", strs(s.Users)),
-		)
-	}
-	return ast.ObjectTerm(
-		item("harness", str(r.Harness)),
-		item("run", ast.ObjectTerm(
-			item("user", str(r.Run.User)),
-			item("hasUser", boolean(r.Run.HasUser)),
-		)),
-		item("mcpServers", ast.ArrayTerm(servers...)),
-	)
-}
-
 // intSet is the set of ns; the empty set is shared.
 func intSet(ns []int) *ast.Term {
 	if len(ns) == 0 {
@@ -370,70 +490,4 @@ func intSet(ns []int) *ast.Term {
 		ts[i] = num(n)
 	}
 	return ast.SetTerm(ts...)
-}
-
-// refSet is the set of [server, key] pairs of rs; the empty set is shared.
-func refSet(rs []EntryRef) *ast.Term {
-	if len(rs) == 0 {
-		return ast.InternedEmptySet
-	}
-	ts := make([]*ast.Term, len(rs))
-	for i, r := range rs {
-		ts[i] = ast.ArrayTerm(num(r.Server), str(r.Key))
-	}
-	return ast.SetTerm(ts...)
-}
-
-func factsTerm(f *FactSets) *ast.Term {
-	fl := &f.Flags
-	return ast.ObjectTerm(
-		item("flags", ast.ObjectTerm(
-			item(FlagIDInvalid, intSet(fl.IDInvalid)),
-			item(FlagIDDoubleUnderscore, intSet(fl.IDDoubleUnderscore)),
-			item(FlagIDTrailingUnderscore, intSet(fl.IDTrailingUnderscore)),
-			item(FlagIDReserved, intSet(fl.IDReserved)),
-			item(FlagTransportInvalid, intSet(fl.TransportInvalid)),
-			item(FlagCommandInvalid, intSet(fl.CommandInvalid)),
-			item(FlagURLMissing, intSet(fl.URLMissing)),
-			item(FlagURLBadBytes, intSet(fl.URLBadBytes)),
-			item(FlagURLUserinfo, intSet(fl.URLUserinfo)),
-			item(FlagURLHostsDisagree, intSet(fl.URLHostsDisagree)),
-			item(FlagURLBadPort, intSet(fl.URLBadPort)),
-			item(FlagURLEmptyHost, intSet(fl.URLEmptyHost)),
-		)),
-		item("url", ast.ObjectTerm(
-			item("baseMatch", intSet(f.URL.BaseMatch)),
-			item("schemeAnywhere", intSet(f.URL.SchemeAnywhere)),
-			item("schemeLoopback", intSet(f.URL.SchemeLoopback)),
-			item("loopback", intSet(f.URL.Loopback)),
-		)),
-		item("http", intSet(f.HTTP)),
-		item("credentialed", intSet(f.Credentialed)),
-		item("restricted", intSet(f.Restricted)),
-		item("token", intSet(f.Token)),
-		item("sharedAuthorityOK", intSet(f.SharedAuthorityOK)),
-		item("env", ast.ObjectTerm(
-			item("keyInvalid", refSet(f.Env.KeyInvalid)),
-			item("keyRefused", refSet(f.Env.KeyRefused)),
-			item("valueInvalid", refSet(f.Env.ValueInvalid)),
-			item("userCredential", refSet(f.Env.UserCredential)),
-			item("secretNamed", refSet(f.Env.SecretNamed)),
-			item("valueEmpty", refSet(f.Env.ValueEmpty)),
-		)),
-		item("headers", ast.ObjectTerm(
-			item("nameInvalid", refSet(f.Headers.NameInvalid)),
-			item("valueInvalid", refSet(f.Headers.ValueInvalid)),
-			item("userCredential", refSet(f.Headers.UserCredential)),
-			item("tokenHeader", refSet(f.Headers.TokenHeader)),
-			item("secretNamed", refSet(f.Headers.SecretNamed)),
-			item("alwaysSecret", refSet(f.Headers.AlwaysSecret)),
-			item("valueEmpty", refSet(f.Headers.ValueEmpty)),
-		)),
-		item("tools", ast.ObjectTerm(
-			item("nameInvalid", refSet(f.Tools.NameInvalid)),
-			item("all", refSet(f.Tools.All)),
-		)),
-		item("skills", ast.ObjectTerm(item("nameDenied", intSet(f.Skills.NameDenied)))),
-		item("hostEnv", strs(f.HostEnv)),
-	)
 }

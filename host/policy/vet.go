@@ -119,10 +119,10 @@ func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (
 				ABIVersion: abi.Version,
 				Harness:    req.Harness,
 				Run:        abi.Run{AmbientAuth: req.Run.AmbientAuth, User: req.Run.User},
-				Servers:    []abi.Server{},
+				Servers:    make([]abi.Server, 0, len(req.Servers)),
 				Skills:     []abi.Skill{},
 			},
-			secrets:    []Secret{},
+			secrets:    make([]Secret, 0, len(d.Secrets)),
 			blobs:      []Blob{},
 			redactions: []string{},
 			spawn:      map[string][]spec.Pair{},
@@ -130,7 +130,7 @@ func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (
 			decision:   d,
 			warnings:   slices.Clone(d.Warnings),
 		},
-		byValue: map[string]int{},
+		byValue: make(map[string]int, len(d.Secrets)),
 	}
 	secretsOf := make(map[SecretRef]bool, len(d.Secrets))
 	for _, s := range d.Secrets {
@@ -196,7 +196,7 @@ func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDeci
 		if dr.Field != "allowedTools" {
 			field += "." + dr.Key
 		}
-		vt.drop("server", s.ID, field, dr.Reason, fmt.Sprintf("%s %q removed: %s", dr.Field, dr.Key, reasonMessage(dr.Reason)))
+		vt.drop("server", s.ID, field, dr.Reason, dr.Field+" "+strconv.Quote(dr.Key)+" removed: "+reasonMessage(dr.Reason))
 	}
 	out := abi.Server{
 		ID:              s.ID,
