@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tetratelabs/wazero/api"
 
@@ -92,7 +93,12 @@ func warmupRequest(m abi.Manifest) []byte {
 		}},
 	}
 	secret := 1
-	for _, tr := range m.Transports {
+	// Each known transport once, whatever the manifest repeats: a hostile manifest must not
+	// make the request grow with it.
+	for _, tr := range []string{abi.TransportStdio, abi.TransportHTTP} {
+		if !slices.Contains(m.Transports, tr) {
+			continue
+		}
 		for i := range 2 {
 			s := abi.Server{
 				ID: fmt.Sprintf("warmup-%s-%d", tr, i), Transport: tr, Enabled: true,
@@ -108,8 +114,6 @@ func warmupRequest(m abi.Manifest) []byte {
 			case abi.TransportHTTP:
 				s.URL = "https://mcp.example.com/mcp"
 				s.Headers = []abi.Pair{{Name: "Authorization", Value: fmt.Sprintf("Bearer {{loadout.secret.%d}}", secret), Secret: true}, {Name: "X-Client", Value: "warmup"}}
-			default:
-				continue
 			}
 			secret++
 			req.Servers = append(req.Servers, s)
