@@ -260,20 +260,25 @@ func verdict(codes []string) []string {
 // eachCode calls f(code, index) for every index of every code of o, an object of code: set
 // of indices below n at path.
 func eachCode(o ast.Object, path string, n int, f func(string, int)) error {
-	return o.Iter(func(k, v *ast.Term) error {
+	for _, k := range o.Keys() {
 		code, ok := k.Value.(ast.String)
 		if !ok || code == "" {
 			return &MalformedError{Path: path, Msg: fmt.Sprintf("has key %s, want a code", k)}
 		}
-		return eachElem(v.Value, path+"."+string(code), func(t *ast.Term) error {
+		v := o.Get(k).Value
+		ts, ok := elems(v)
+		if !ok {
+			return &MalformedError{Path: path + "." + string(code), Msg: fmt.Sprintf("is %s, want a set", kind(v))}
+		}
+		for _, t := range ts {
 			i, ok := index(t, n)
 			if !ok {
 				return &MalformedError{Path: path + "." + string(code), Msg: fmt.Sprintf("holds %s, want an index below %d", t, n)}
 			}
 			f(string(code), i)
-			return nil
-		})
-	})
+		}
+	}
+	return nil
 }
 
 // dropReasons adds to out, the first reason of each entry so far, the entries of drop[field],
@@ -286,21 +291,23 @@ func dropReasons(out map[EntryRef]string, drop ast.Object, path, field string, n
 	if err != nil {
 		return nil, err
 	}
-	path += "." + field
 	for j := range a.Len() {
-		p := indexPath(path, j)
 		pair, ok := a.Elem(j).Value.(*ast.Array)
 		if !ok || pair.Len() != 2 {
-			return nil, &MalformedError{Path: p, Msg: fmt.Sprintf("is %s, want [code, entries]", kind(a.Elem(j).Value))}
+			return nil, &MalformedError{Path: indexPath(path+"."+field, j), Msg: fmt.Sprintf("is %s, want [code, entries]", kind(a.Elem(j).Value))}
 		}
 		code, ok := pair.Elem(0).Value.(ast.String)
 		if !ok || code == "" {
-			return nil, &MalformedError{Path: p + "[0]", Msg: fmt.Sprintf("is %s, want a code", show(pair.Elem(0)))}
+			return nil, &MalformedError{Path: indexPath(path+"."+field, j) + "[0]", Msg: fmt.Sprintf("is %s, want a code", show(pair.Elem(0)))}
 		}
-		if err := eachElem(pair.Elem(1).Value, p+"[1]", func(t *ast.Term) error {
+		ts, ok := elems(pair.Elem(1).Value)
+		if !ok {
+			return nil, &MalformedError{Path: indexPath(path+"."+field, j) + "[1]", Msg: fmt.Sprintf("is %s, want a set", kind(pair.Elem(1).Value))}
+		}
+		for _, t := range ts {
 			r, ok := entryRef(t, n)
 			if !ok {
-				return &MalformedError{Path: p + "[1]", Msg: fmt.Sprintf("holds %s, want [server index, key]", t)}
+				return nil, &MalformedError{Path: indexPath(path+"."+field, j) + "[1]", Msg: fmt.Sprintf("holds %s, want [server index, key]", t)}
 			}
 			if out == nil {
 				out = map[EntryRef]string{}
@@ -308,9 +315,6 @@ func dropReasons(out map[EntryRef]string, drop ast.Object, path, field string, n
 			if _, seen := out[r]; !seen {
 				out[r] = string(code)
 			}
-			return nil
-		}); err != nil {
-			return nil, err
 		}
 	}
 	return out, nil
@@ -323,19 +327,21 @@ func entrySet(out map[EntryRef]bool, o ast.Object, key, path string, n int) (map
 	if v == nil {
 		return out, nil
 	}
-	p := path + "." + key
-	err := eachElem(v, p, func(t *ast.Term) error {
+	ts, ok := elems(v)
+	if !ok {
+		return nil, &MalformedError{Path: path + "." + key, Msg: fmt.Sprintf("is %s, want a set", kind(v))}
+	}
+	for _, t := range ts {
 		r, ok := entryRef(t, n)
 		if !ok {
-			return &MalformedError{Path: p, Msg: fmt.Sprintf("holds %s, want [server index, key]", t)}
+			return nil, &MalformedError{Path: path + "." + key, Msg: fmt.Sprintf("holds %s, want [server index, key]", t)}
 		}
 		if out == nil {
 			out = map[EntryRef]bool{}
 		}
 		out[r] = true
-		return nil
-	})
-	return out, err
+	}
+	return out, nil
 }
 
 // indexSet adds to out the elements of o[key], a set of indices below n (none when o has no
@@ -345,30 +351,36 @@ func indexSet(out map[int]bool, o ast.Object, key, path string, n int) (map[int]
 	if v == nil {
 		return out, nil
 	}
-	p := path + "." + key
-	err := eachElem(v, p, func(t *ast.Term) error {
+	ts, ok := elems(v)
+	if !ok {
+		return nil, &MalformedError{Path: path + "." + key, Msg: fmt.Sprintf("is %s, want a set", kind(v))}
+	}
+	for _, t := range ts {
 		i, ok := index(t, n)
 		if !ok {
-			return &MalformedError{Path: p, Msg: fmt.Sprintf("holds %s, want an index below %d", t, n)}
+			return nil, &MalformedError{Path: path + "." + key, Msg: fmt.Sprintf("holds %s, want an index below %d", t, n)}
 		}
 		if out == nil {
 			out = map[int]bool{}
 		}
 		out[i] = true
-		return nil
-	})
-	return out, err
+	}
+	return out, nil
 }
 
-// eachElem calls f for each element of v, a set or an array.
-func eachElem(v ast.Value, path string, f func(*ast.Term) error) error {
+// elems are the elements of v, a set (in its sorted order, not copied) or an array.
+func elems(v ast.Value) ([]*ast.Term, bool) {
 	switch c := v.(type) {
 	case ast.Set:
-		return c.Iter(f)
+		return c.Slice(), true
 	case *ast.Array:
-		return c.Iter(f)
+		ts := make([]*ast.Term, c.Len())
+		for i := range ts {
+			ts[i] = c.Elem(i)
+		}
+		return ts, true
 	}
-	return &MalformedError{Path: path, Msg: fmt.Sprintf("is %s, want a set", kind(v))}
+	return nil, false
 }
 
 // index is t as an int in [0, n).
