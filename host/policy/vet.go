@@ -212,6 +212,10 @@ func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDeci
 		Exposure:        s.Exposure,
 		ToolExposure:    abiPairs(s.ToolExposure),
 	}
+	// Lists are sized once; one left empty stays nil, as the request's would be.
+	out.AllowedTools = make([]string, 0, len(s.AllowedTools))
+	out.Env = make([]abi.Pair, 0, len(s.Env)+1)
+	out.Headers = make([]abi.Pair, 0, len(s.Headers)+1)
 	for _, t := range s.AllowedTools {
 		if _, gone := dropped[[2]string{"allowedTools", t}]; !gone {
 			out.AllowedTools = append(out.AllowedTools, t)
@@ -253,6 +257,15 @@ func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDeci
 			spawn = []spec.Pair{}
 		}
 		vt.out.spawn[s.ID] = spawn
+	}
+	if len(out.AllowedTools) == 0 {
+		out.AllowedTools = nil
+	}
+	if len(out.Env) == 0 {
+		out.Env = nil
+	}
+	if len(out.Headers) == 0 {
+		out.Headers = nil
 	}
 	vt.out.req.Servers = append(vt.out.req.Servers, out)
 }
