@@ -8,6 +8,7 @@
 //	loadout/url/                 package loadout.url: URL rules (base rule + R1)
 //	loadout/secrets/             package loadout.secrets: secret rules (R6, credentials)
 //	loadout/allow/               package loadout.allow: ids, env (R4), headers (R5), tools (R3), users
+//	loadout/facts_test.rego      test helper: the facts input with every set empty, entry facts
 //	tunables/*.yaml              data.tunables.{url,secrets,allow}: lists and patterns
 //
 // FS is read-only and safe for concurrent use.
