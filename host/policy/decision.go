@@ -177,6 +177,19 @@ func decodeDecision(v ast.Value, req *spec.Request) (*Decision, error) {
 		d.Servers[i].Reasons = verdict(d.Servers[i].Reasons)
 		d.Servers[i].Allow = len(d.Servers[i].Reasons) == 0
 	}
+	// A warning about a server is kept only when a server of that id is allowed: a refused
+	// server does not run.
+	d.Warnings = slices.DeleteFunc(d.Warnings, func(w Warning) bool {
+		if w.Server == "" {
+			return false
+		}
+		for i := range req.Servers {
+			if req.Servers[i].ID == w.Server && d.Servers[i].Allow {
+				return false
+			}
+		}
+		return true
+	})
 	for k := range d.Skills {
 		d.Skills[k].Reasons = verdict(d.Skills[k].Reasons)
 		d.Skills[k].Allow = len(d.Skills[k].Reasons) == 0

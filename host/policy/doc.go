@@ -74,8 +74,8 @@
 //
 // Decide turns the document into a Decision aligned with the request: per server (skill)
 // Allow and its sorted Reasons, per server its drops in request order (env, headers,
-// allowedTools; one per key), and the secrets of the allowed servers that their drops leave,
-// in request order (a token secret's key is where the token goes: env MCP_ACCESS_TOKEN for a
+// allowedTools; one per key), the warnings except those about a refused server, and the
+// secrets of the allowed servers that their drops leave, in request order (a token secret's key is where the token goes: env MCP_ACCESS_TOKEN for a
 // stdio server, header Authorization for an http one).
 //
 // Reason codes of the default policies (stable snake_case): url_missing, url_bad_bytes,

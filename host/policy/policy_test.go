@@ -299,3 +299,85 @@ func TestDecisionRaw(t *testing.T) {
 	again, _ := d.Raw().(map[string]any)
 	assert.Equal(t, fmt.Sprintf("%p", raw), fmt.Sprintf("%p", again), "Decision.Raw() twice: want the same converted document")
 }
+
+// TestDecideTurnsSetsIntoVerdicts holds the decoded Decision (aligned verdicts, drops and
+// secrets in request order, warnings of allowed servers only) to what the default policy's
+// sets say, request by request.
+func TestDecideTurnsSetsIntoVerdicts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, err := New(ctx, Config{})
+	require.NoError(t, err, "New with the embedded policies")
+	restricted := func(id, transport, url string) spec.Server {
+		return spec.Server{ID: id, Transport: transport, URL: url, Command: "npx", ToolsDeclared: true, AllowedTools: []string{"x,Bash"}}
+	}
+	tests := []struct {
+		name         string
+		servers      []spec.Server
+		tokens       []spec.Pair
+		wantAllow    []bool
+		wantReasons  [][]string
+		wantDrops    [][]Drop
+		wantSecrets  []SecretRef
+		wantWarnedOn []string
+	}{
+		{
+			name: "drops in request order, first reason wins",
+			servers: []spec.Server{{ID: "fs", Transport: "stdio", Command: "npx", Credentials: "user",
+				Env:        []spec.Pair{{Name: "LD_PRELOAD", Value: "x"}, {Name: "KEEP", Value: "1"}, {Name: "MCP_ACCESS_TOKEN", Value: "t"}, {Name: "A=B", Value: "v"}},
+				SecretKeys: []string{"KEEP", "LD_PRELOAD"}}},
+			wantAllow:   []bool{true},
+			wantReasons: [][]string{{}},
+			wantDrops: [][]Drop{{
+				{Field: "env", Key: "LD_PRELOAD", Reason: "env_key_refused"},
+				{Field: "env", Key: "MCP_ACCESS_TOKEN", Reason: "env_key_refused"},
+				{Field: "env", Key: "A=B", Reason: "env_key_invalid"},
+			}},
+			wantSecrets: []SecretRef{{Server: 0, Field: "env", Key: "KEEP"}},
+		},
+		{
+			name:         "a refused server has no secrets and no warnings",
+			servers:      []spec.Server{restricted("web", "http", "http://evil.example/"), restricted("local", "http", "https://mcp.example.com/")},
+			tokens:       []spec.Pair{{Name: "web", Value: "t1"}, {Name: "local", Value: "t2"}},
+			wantAllow:    []bool{false, true},
+			wantReasons:  [][]string{{"url_not_allowed"}, {}},
+			wantDrops:    [][]Drop{{{Field: "allowedTools", Key: "x,Bash", Reason: "tool_name_invalid"}}, {{Field: "allowedTools", Key: "x,Bash", Reason: "tool_name_invalid"}}},
+			wantSecrets:  []SecretRef{{Server: 1, Field: "token", Key: "Authorization"}},
+			wantWarnedOn: []string{"local"},
+		},
+		{
+			name:        "several codes, sorted",
+			servers:     []spec.Server{{ID: "Bad_", Transport: "stdio", Command: "-e"}},
+			wantAllow:   []bool{false},
+			wantReasons: [][]string{{"command_invalid", "id_invalid", "id_trailing_underscore"}},
+			wantDrops:   [][]Drop{{}},
+			wantSecrets: []SecretRef{},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req := &spec.Request{Run: spec.Run{}, Servers: tc.servers, Tokens: tc.tokens, Skills: []spec.Skill{}}
+			for i := range req.Servers {
+				req.Servers[i].Index = i
+			}
+			d, err := e.Decide(ctx, req, nil)
+			require.NoError(t, err, "Decide(%s)", tc.name)
+			require.Len(t, d.Servers, len(tc.servers), "Decide(%s): one verdict per server", tc.name)
+			for i, sd := range d.Servers {
+				assert.Equal(t, tc.wantAllow[i], sd.Allow, "Decide(%s): servers[%d].Allow", tc.name, i)
+				assert.Equal(t, tc.wantReasons[i], sd.Reasons, "Decide(%s): servers[%d].Reasons", tc.name, i)
+				assert.Equal(t, tc.wantDrops[i], sd.Drop, "Decide(%s): servers[%d].Drop", tc.name, i)
+			}
+			if tc.wantSecrets == nil {
+				tc.wantSecrets = []SecretRef{}
+			}
+			assert.Equal(t, tc.wantSecrets, d.Secrets, "Decide(%s): secrets", tc.name)
+			var warned []string
+			for _, w := range d.Warnings {
+				warned = append(warned, w.Server)
+			}
+			assert.Equal(t, tc.wantWarnedOn, warned, "Decide(%s): servers warned about", tc.name)
+		})
+	}
+}
