@@ -168,8 +168,9 @@ func decodeDecision(v ast.Value, req *spec.Request) (*Decision, error) {
 		return nil, err
 	}
 	d.Warnings = make([]Warning, warnings.Len())
+	warned := make([]int, warnings.Len()) // server index of each warning, or -1
 	for i := range d.Warnings {
-		if err := decodeWarning(warnings.Elem(i).Value, &d.Warnings[i]); err != nil {
+		if warned[i], err = decodeWarning(warnings.Elem(i).Value, &d.Warnings[i], req); err != nil {
 			return nil, under(err, indexPath("warnings", i))
 		}
 	}
@@ -177,19 +178,14 @@ func decodeDecision(v ast.Value, req *spec.Request) (*Decision, error) {
 		d.Servers[i].Reasons = verdict(d.Servers[i].Reasons)
 		d.Servers[i].Allow = len(d.Servers[i].Reasons) == 0
 	}
-	// A warning about a server is kept only when a server of that id is allowed: a refused
-	// server does not run.
-	d.Warnings = slices.DeleteFunc(d.Warnings, func(w Warning) bool {
-		if w.Server == "" {
-			return false
+	// A warning about a refused server is left out: that server does not run.
+	kept := d.Warnings[:0]
+	for i, w := range d.Warnings {
+		if warned[i] < 0 || d.Servers[warned[i]].Allow {
+			kept = append(kept, w)
 		}
-		for i := range req.Servers {
-			if req.Servers[i].ID == w.Server && d.Servers[i].Allow {
-				return false
-			}
-		}
-		return true
-	})
+	}
+	d.Warnings = kept
 	for k := range d.Skills {
 		d.Skills[k].Reasons = verdict(d.Skills[k].Reasons)
 		d.Skills[k].Allow = len(d.Skills[k].Reasons) == 0
@@ -447,25 +443,32 @@ func pairNames(ps []spec.Pair) iter.Seq[string] {
 	}
 }
 
-// decodeWarning decodes one warning into w; error paths are relative to it.
-func decodeWarning(v ast.Value, w *Warning) error {
+// decodeWarning decodes one warning into w, and returns the index of the request server it
+// is about (its "server"), or -1; error paths are relative to it.
+func decodeWarning(v ast.Value, w *Warning, req *spec.Request) (int, error) {
 	o, err := object(v, "")
 	if err != nil {
-		return err
+		return -1, err
 	}
 	if w.Code, err = nonEmptyString(o, "code", ""); err != nil {
-		return err
+		return -1, err
 	}
 	if w.Message, err = stringField(o, "message", ""); err != nil {
-		return err
-	}
-	if w.Server, err = optionalString(o, "server", ""); err != nil {
-		return err
+		return -1, err
 	}
 	if w.Skill, err = optionalString(o, "skill", ""); err != nil {
-		return err
+		return -1, err
 	}
-	return nil
+	t := o.Get(docKeys["server"])
+	if t == nil {
+		return -1, nil
+	}
+	i, ok := index(t, len(req.Servers))
+	if !ok {
+		return -1, &MalformedError{Path: ".server", Msg: fmt.Sprintf("is %s, want a request server index", t)}
+	}
+	w.Server = req.Servers[i].ID
+	return i, nil
 }
 
 // under prefixes the path of a *MalformedError with prefix.

@@ -16,7 +16,8 @@
 //
 // The policy sees {"request": ..., "facts": ...} (type Input), built directly as an ast.Value.
 // "request" is what of the request the rules read (PolicyRequest: harness, run user, each
-// server's id and credential settings); everything else they need is a fact. Go computes
+// server's credential settings); everything else they need is a fact, and a server is named
+// by its index. Go computes
 // every predicate once per request, so the Rego only maps facts to codes and never parses,
 // matches patterns or scans lists. The tunables (data.tunables: refused env keys, prefixes and
 // suffixes, reserved ids, the tool-name pattern, user-credential and always-secret names, URL
@@ -59,7 +60,7 @@
 //	 "secrets":  [{"env": {[server index, key]...}, "headers": {[server index, key]...},
 //	               "token": {server index...}}...],
 //	 "spawnEnv": [{"keys": [name...], "prefixes": [prefix...]}...],
-//	 "warnings": [{"code": code, "server": id, "skill": name, "message": text}...]}
+//	 "warnings": [{"code": code, "server": server index, "skill": name, "message": text}...]}
 //
 // A server (skill) is refused by every code of every servers (skills) part that names it; one
 // no code names is allowed. A drop part lists, per field and in priority order, the entries

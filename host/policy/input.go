@@ -22,8 +22,8 @@ type Input struct {
 }
 
 // PolicyRequest is what of the request the policy reads: the harness, the run's user and, per
-// server (aligned by index with the request's servers), the id and the credential settings.
-// Everything else the rules need is a fact.
+// server (aligned by index with the request's servers), the credential settings. Everything
+// else the rules need is a fact; a server is named by its index.
 type PolicyRequest struct {
 	Harness    string         `json:"harness"`
 	Run        PolicyRun      `json:"run"`
@@ -38,7 +38,6 @@ type PolicyRun struct {
 
 // PolicyServer is one request server as the policy reads it.
 type PolicyServer struct {
-	ID          string   `json:"id"`
 	Credentials string   `json:"credentials"`
 	HasUsers    bool     `json:"hasUsers"`
 	Users       []string `json:"users"`
@@ -145,7 +144,7 @@ func policyInput(req *spec.Request, f *Facts) Input {
 	fs := &in.Facts
 	for i := range req.Servers {
 		s := &req.Servers[i]
-		in.Request.MCPServers[i] = PolicyServer{ID: s.ID, Credentials: s.Credentials, HasUsers: s.HasUsers, Users: s.Users}
+		in.Request.MCPServers[i] = PolicyServer{Credentials: s.Credentials, HasUsers: s.HasUsers, Users: s.Users}
 		sf := &f.Servers[i]
 		for _, flag := range sf.Flags {
 			if p := fs.Flags.set(flag); p != nil {
@@ -292,12 +291,14 @@ func inputValue(req *spec.Request, f *Facts) ast.Value {
 		s := &req.Servers[i]
 		sf := &f.Servers[i]
 		it := num(i)
-		servers[i] = ast.ObjectTerm(
-			item("id", str(s.ID)),
-			item("credentials", str(s.Credentials)),
-			item("hasUsers", boolean(s.HasUsers)),
-			item("users", strs(s.Users)),
-		)
+		servers[i] = plainServer
+		if s.Credentials != "" || s.HasUsers || len(s.Users) > 0 {
+			servers[i] = ast.ObjectTerm(
+				item("credentials", str(s.Credentials)),
+				item("hasUsers", boolean(s.HasUsers)),
+				item("users", strs(s.Users)),
+			)
+		}
 		for _, flag := range sf.Flags {
 			if k := flagIndex(flag); k >= 0 {
 				ts.flags[k] = append(ts.flags[k], it)
@@ -333,12 +334,21 @@ func inputValue(req *spec.Request, f *Facts) ast.Value {
 			addIf(&ts.headers[5], e.AlwaysSecret, t)
 			addIf(&ts.headers[6], e.ValueEmpty, t)
 		}
-		for j := range sf.Tools {
-			addIf(&ts.toolsInvalid, sf.Tools[j].NameInvalid, ast.ArrayTerm(it, str(sf.Tools[j].Key)))
-		}
-		if s.ToolsDeclared {
-			for _, name := range s.AllowedTools {
-				ts.toolsAll = append(ts.toolsAll, ast.ArrayTerm(it, str(name)))
+		// sf.Tools lists, in request order, the allowedTools entries with a fact: walk both
+		// lists once so that an entry in tools.all and tools.nameInvalid is one term.
+		next := 0
+		for _, name := range s.AllowedTools {
+			var t *ast.Term
+			if next < len(sf.Tools) && sf.Tools[next].Key == name {
+				t = ast.ArrayTerm(it, str(name))
+				addIf(&ts.toolsInvalid, sf.Tools[next].NameInvalid, t)
+				next++
+			}
+			if s.ToolsDeclared {
+				if t == nil {
+					t = ast.ArrayTerm(it, str(name))
+				}
+				ts.toolsAll = append(ts.toolsAll, t)
 			}
 		}
 	}
@@ -398,6 +408,14 @@ func inputValue(req *spec.Request, f *Facts) ast.Value {
 		)),
 	)
 }
+
+// plainServer is the request server of every server without credentials or users: one
+// term, shared (terms are never modified by evaluation).
+var plainServer = ast.ObjectTerm(
+	item("credentials", str("")),
+	item("hasUsers", boolean(false)),
+	item("users", ast.InternedEmptyArray),
+)
 
 // termSets collects the elements of the input's sets while inputValue reads the facts: flags
 // in flagNames order, url (baseMatch, schemeAnywhere, schemeLoopback, loopback), env and

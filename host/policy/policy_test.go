@@ -118,6 +118,7 @@ func TestDecideRefusesBadDecisions(t *testing.T) {
 		{name: "spawn keys missing", body: with(`"spawnEnv": [{"prefixes": []}]`, 4), wantPath: "spawnEnv[0].keys"},
 		{name: "empty spawn prefix", body: with(`"spawnEnv": [{"keys": [], "prefixes": ["LC_"]}, {"keys": [], "prefixes": [""]}]`, 4), wantPath: "spawnEnv[1].prefixes[0]"},
 		{name: "warning without code", body: with(`"warnings": [{"message": "m"}]`, 5), wantPath: "warnings[0].code"},
+		{name: "warning server out of range", body: with(`"warnings": [{"code": "c", "message": "m", "server": 1}]`, 5), wantPath: "warnings[0].server"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -95,6 +95,9 @@ func (v *Vetted) Warnings() []Warning { return slices.Clone(v.warnings) }
 type vetter struct {
 	out     *Vetted
 	byValue map[string]int // secret value -> index in out.secrets
+	// hostEnv is the spawn environment's host part, shared by every stdio server of out.req
+	// (never modified; Vetted.Request hands out copies).
+	hostEnv []abi.Pair
 }
 
 // Vet applies decision d to req: denied servers and skills are removed, drops applied,
@@ -137,6 +140,7 @@ func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (
 		secretsOf[s] = true
 	}
 	hostAllowed := filterHostEnv(hostEnv, d.SpawnEnv)
+	vt.hostEnv = abiPairs(hostAllowed)
 	claimed := map[string]bool{}
 	for i := range req.Servers {
 		s := &req.Servers[i]
@@ -224,7 +228,7 @@ func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDeci
 	var spawn []spec.Pair
 	if s.Transport == abi.TransportStdio {
 		spawn = slices.Clone(hostAllowed)
-		out.HostEnv = abiPairs(hostAllowed)
+		out.HostEnv = vt.hostEnv
 	}
 	for _, p := range s.Env {
 		if _, gone := dropped[[2]string{"env", p.Name}]; gone {

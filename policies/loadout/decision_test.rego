@@ -78,7 +78,7 @@ test_secrets if {
 
 test_restricted_server_left_without_tools_warns if {
 	decision.warnings == [{
-		"code": "tools_none_left", "server": "docs",
+		"code": "tools_none_left", "server": 2,
 		"message": "allowedTools is declared but no valid tool name is left: the server keeps no tool",
 	}]
 }

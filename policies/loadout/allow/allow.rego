@@ -25,7 +25,8 @@ credential_modes := {"", "user", "shared"}
 #   skills: each deny code with the set of skill indices that break it;
 #   drop: why entries are removed, per field, as [code, entries] in priority order (an entry
 #     in several sets is removed once, for the first): env R4, headers R5, allowedTools R3;
-#   warnings: restricted servers (allowedTools declared, R10) left with no valid tool keep none;
+#   warnings: restricted servers (allowedTools declared, R10) left with no valid tool keep none
+#     (server: its index);
 #   spawnEnv: what of the host environment reaches a stdio server (exact keys, prefixes).
 verdict := {
 	"servers": {
@@ -78,7 +79,7 @@ verdict := {
 	},
 	"warnings": [{
 		"code": "tools_none_left",
-		"server": srvs[i].id,
+		"server": i,
 		"message": "allowedTools is declared but no valid tool name is left: the server keeps no tool",
 	} |
 		some i in (input.facts.restricted - {t[0] | some t in (tools.all - tools.nameInvalid)})

@@ -147,7 +147,7 @@ test_restricted_server_left_without_tools_warns if {
 	}})
 	v := allow.verdict with input as {"request": {"run": no_user, "mcpServers": [{"id": "docs"}, {"id": "fs"}]}, "facts": f}
 	v.warnings == [{
-		"code": "tools_none_left", "server": "docs",
+		"code": "tools_none_left", "server": 0,
 		"message": "allowedTools is declared but no valid tool name is left: the server keeps no tool",
 	}]
 }
@@ -155,7 +155,7 @@ test_restricted_server_left_without_tools_warns if {
 test_restricted_server_without_tools_warns if {
 	f := facts_test.facts({"restricted": {0}})
 	v := allow.verdict with input as {"request": {"run": no_user, "mcpServers": [{"id": "none"}]}, "facts": f}
-	[w.server | some w in v.warnings] == ["none"]
+	[w.server | some w in v.warnings] == [0]
 }
 
 # Refused prefixes and suffixes are matched at the underscores of a key: every tunable must
