@@ -319,15 +319,32 @@ func (vt *vetter) skill(sk *spec.Skill, opts VetOptions) {
 }
 
 func (vt *vetter) redactions() {
-	seen := map[string]bool{}
-	for _, s := range vt.out.secrets {
-		for _, spelling := range []string{s.Value, jsonSpelling(s.Value), tomlSpelling(s.Value)} {
-			if spelling != "" && !seen[spelling] {
-				seen[spelling] = true
-				vt.out.redactions = append(vt.out.redactions, spelling)
-			}
+	seen := make(map[string]bool, len(vt.out.secrets))
+	add := func(spelling string) {
+		if spelling != "" && !seen[spelling] {
+			seen[spelling] = true
+			vt.out.redactions = append(vt.out.redactions, spelling)
 		}
 	}
+	for _, s := range vt.out.secrets {
+		add(s.Value)
+		if !spelledAsIs(s.Value) {
+			add(jsonSpelling(s.Value))
+			add(tomlSpelling(s.Value))
+		}
+	}
+}
+
+// spelledAsIs reports whether s is its own JSON and TOML spelling: printable ASCII without
+// '"', '\' or the '<', '>', '&' that the JSON spelling escapes.
+func spelledAsIs(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // filterHostEnv keeps the host variables named by se (exact keys, or a prefix), in host order.

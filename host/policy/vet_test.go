@@ -191,5 +191,20 @@ func TestSpellings(t *testing.T) {
 	for _, tc := range tests {
 		assert.Equal(t, tc.json, jsonSpelling(tc.in), "jsonSpelling(%q)", tc.in)
 		assert.Equal(t, tc.toml, tomlSpelling(tc.in), "tomlSpelling(%q)", tc.in)
+		assert.Equal(t, tc.in == tc.json && tc.in == tc.toml && tc.in != "é" && tc.in != "\u2028\u2029", spelledAsIs(tc.in),
+			"spelledAsIs(%q): want true exactly for printable ASCII spelled as is", tc.in)
+	}
+	// Redaction skips the spellings of a value spelled as is: that must never lose one.
+	for b := range 256 {
+		s := "a" + string(rune(b)) + "z"
+		if b >= 0x80 {
+			s = "a" + string([]byte{byte(b)}) + "z"
+		}
+		same := jsonSpelling(s) == s && tomlSpelling(s) == s
+		if spelledAsIs(s) {
+			assert.True(t, same, "spelledAsIs(%q) = true, but json %q toml %q", s, jsonSpelling(s), tomlSpelling(s))
+		} else if b < 0x80 {
+			assert.False(t, same, "spelledAsIs(%q) = false for an ASCII value spelled as is", s)
+		}
 	}
 }
