@@ -286,6 +286,16 @@ func (in Input) sorted() Input {
 // [server, key] term is built once, whatever the number of sets it is in.
 func inputValue(req *spec.Request, f *Facts) ast.Value {
 	var ts termSets
+	// Entry keys repeat across servers (the same env key, header or tool): one term each.
+	keys := make(map[string]*ast.Term, 16)
+	key := func(k string) *ast.Term {
+		t, ok := keys[k]
+		if !ok {
+			t = str(k)
+			keys[k] = t
+		}
+		return t
+	}
 	servers := make([]*ast.Term, len(req.Servers))
 	for i := range req.Servers {
 		s := &req.Servers[i]
@@ -315,7 +325,7 @@ func inputValue(req *spec.Request, f *Facts) ast.Value {
 		addIf(&ts.restricted, s.ToolsDeclared, it)
 		for j := range sf.Env {
 			e := &sf.Env[j]
-			t := ast.ArrayTerm(it, str(e.Key))
+			t := ast.ArrayTerm(it, key(e.Key))
 			addIf(&ts.env[0], e.KeyInvalid, t)
 			addIf(&ts.env[1], e.KeyRefused, t)
 			addIf(&ts.env[2], e.ValueInvalid, t)
@@ -325,7 +335,7 @@ func inputValue(req *spec.Request, f *Facts) ast.Value {
 		}
 		for j := range sf.Headers {
 			e := &sf.Headers[j]
-			t := ast.ArrayTerm(it, str(e.Key))
+			t := ast.ArrayTerm(it, key(e.Key))
 			addIf(&ts.headers[0], e.NameInvalid, t)
 			addIf(&ts.headers[1], e.ValueInvalid, t)
 			addIf(&ts.headers[2], e.UserCredential, t)
@@ -340,13 +350,13 @@ func inputValue(req *spec.Request, f *Facts) ast.Value {
 		for _, name := range s.AllowedTools {
 			var t *ast.Term
 			if next < len(sf.Tools) && sf.Tools[next].Key == name {
-				t = ast.ArrayTerm(it, str(name))
+				t = ast.ArrayTerm(it, key(name))
 				addIf(&ts.toolsInvalid, sf.Tools[next].NameInvalid, t)
 				next++
 			}
 			if s.ToolsDeclared {
 				if t == nil {
-					t = ast.ArrayTerm(it, str(name))
+					t = ast.ArrayTerm(it, key(name))
 				}
 				ts.toolsAll = append(ts.toolsAll, t)
 			}
