@@ -10,12 +10,12 @@ import data.loadout.allow
 import data.loadout.secrets
 import data.loadout.url
 
-# The decision combines the areas' verdicts: each field lists the parts that decide it, in
-# priority order (host/policy/doc.go). A server or skill is refused by any code of any part; an
-# entry several parts drop is dropped for the first code of the first of them, so the
-# allowlist's reasons rank before the secret rules'.
-#
 # METADATA
+# description: |
+#   The decision combines the areas' verdicts: each field lists the parts that decide it, in
+#   priority order (host/policy/doc.go). A server or skill is refused by any code of any part;
+#   an entry several parts drop is dropped for the first code of the first of them, so the
+#   allowlist's reasons rank before the secret rules'.
 # entrypoint: true
 decision := {
 	"servers": [u.servers, a.servers],
