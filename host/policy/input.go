@@ -1,9 +1,7 @@
 package policy
 
 import (
-	"cmp"
 	"encoding/json"
-	"slices"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
@@ -134,7 +132,8 @@ type SkillSets struct {
 	NameDenied []int `json:"nameDenied"`
 }
 
-// policyInput is the Input of req with its facts f, in the order Go computed them.
+// policyInput is the Input of req with its facts f, in the order Go computed them: the
+// reference form of what inputValue builds as AST (TestInputMatchesJSON holds them equal).
 func policyInput(req *spec.Request, f *Facts) Input {
 	in := Input{Request: PolicyRequest{
 		Harness:    req.Harness,
@@ -232,53 +231,6 @@ func (f *ServerFlags) set(name string) *[]int {
 		return &f.URLEmptyHost
 	}
 	return nil
-}
-
-// sorted returns in with every set sorted as the policy's sets are (ints ascending, entries by
-// server then key) and nil lists as empty ones: what the policy sees, in JSON.
-func (in Input) sorted() Input {
-	sortInts := func(s *[]int) {
-		*s = slices.Sorted(slices.Values(*s))
-		if *s == nil {
-			*s = []int{}
-		}
-	}
-	sortRefs := func(s *[]EntryRef) {
-		c := slices.Clone(*s)
-		slices.SortFunc(c, func(a, b EntryRef) int { return cmp.Or(cmp.Compare(a.Server, b.Server), cmp.Compare(a.Key, b.Key)) })
-		*s = slices.CompactFunc(c, func(a, b EntryRef) bool { return a == b })
-		if *s == nil {
-			*s = []EntryRef{}
-		}
-	}
-	f := &in.Facts
-	for _, s := range []*[]int{&f.Flags.IDInvalid, &f.Flags.IDDoubleUnderscore, &f.Flags.IDTrailingUnderscore,
-		&f.Flags.IDReserved, &f.Flags.TransportInvalid, &f.Flags.CommandInvalid, &f.Flags.URLMissing,
-		&f.Flags.URLBadBytes, &f.Flags.URLUserinfo, &f.Flags.URLHostsDisagree, &f.Flags.URLBadPort,
-		&f.Flags.URLEmptyHost, &f.URL.BaseMatch, &f.URL.SchemeAnywhere, &f.URL.SchemeLoopback, &f.URL.Loopback,
-		&f.HTTP, &f.Credentialed, &f.Restricted, &f.Token, &f.SharedAuthorityOK, &f.Skills.NameDenied} {
-		sortInts(s)
-	}
-	for _, s := range []*[]EntryRef{&f.Env.KeyInvalid, &f.Env.KeyRefused, &f.Env.ValueInvalid, &f.Env.UserCredential,
-		&f.Env.SecretNamed, &f.Env.ValueEmpty, &f.Headers.NameInvalid, &f.Headers.ValueInvalid,
-		&f.Headers.UserCredential, &f.Headers.TokenHeader, &f.Headers.SecretNamed, &f.Headers.AlwaysSecret,
-		&f.Headers.ValueEmpty, &f.Tools.NameInvalid, &f.Tools.All} {
-		sortRefs(s)
-	}
-	if f.HostEnv == nil {
-		f.HostEnv = []string{}
-	}
-	servers := slices.Clone(in.Request.MCPServers)
-	for i := range servers {
-		if servers[i].Users == nil {
-			servers[i].Users = []string{}
-		}
-	}
-	if servers == nil {
-		servers = []PolicyServer{}
-	}
-	in.Request.MCPServers = servers
-	return in
 }
 
 // inputValue is the policy input of req with its facts f: policyInput(req, f) as AST, with

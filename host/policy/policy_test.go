@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -381,4 +382,51 @@ func TestDecideTurnsSetsIntoVerdicts(t *testing.T) {
 			assert.Equal(t, tc.wantWarnedOn, warned, "Decide(%s): servers warned about", tc.name)
 		})
 	}
+}
+
+// sorted returns in with every set sorted as the policy's sets are (ints ascending, entries by
+// server then key) and nil lists as empty ones: what the policy sees, in JSON.
+func (in Input) sorted() Input {
+	sortInts := func(s *[]int) {
+		*s = slices.Sorted(slices.Values(*s))
+		if *s == nil {
+			*s = []int{}
+		}
+	}
+	sortRefs := func(s *[]EntryRef) {
+		c := slices.Clone(*s)
+		slices.SortFunc(c, func(a, b EntryRef) int { return cmp.Or(cmp.Compare(a.Server, b.Server), cmp.Compare(a.Key, b.Key)) })
+		*s = slices.CompactFunc(c, func(a, b EntryRef) bool { return a == b })
+		if *s == nil {
+			*s = []EntryRef{}
+		}
+	}
+	f := &in.Facts
+	for _, s := range []*[]int{&f.Flags.IDInvalid, &f.Flags.IDDoubleUnderscore, &f.Flags.IDTrailingUnderscore,
+		&f.Flags.IDReserved, &f.Flags.TransportInvalid, &f.Flags.CommandInvalid, &f.Flags.URLMissing,
+		&f.Flags.URLBadBytes, &f.Flags.URLUserinfo, &f.Flags.URLHostsDisagree, &f.Flags.URLBadPort,
+		&f.Flags.URLEmptyHost, &f.URL.BaseMatch, &f.URL.SchemeAnywhere, &f.URL.SchemeLoopback, &f.URL.Loopback,
+		&f.HTTP, &f.Credentialed, &f.Restricted, &f.Token, &f.SharedAuthorityOK, &f.Skills.NameDenied} {
+		sortInts(s)
+	}
+	for _, s := range []*[]EntryRef{&f.Env.KeyInvalid, &f.Env.KeyRefused, &f.Env.ValueInvalid, &f.Env.UserCredential,
+		&f.Env.SecretNamed, &f.Env.ValueEmpty, &f.Headers.NameInvalid, &f.Headers.ValueInvalid,
+		&f.Headers.UserCredential, &f.Headers.TokenHeader, &f.Headers.SecretNamed, &f.Headers.AlwaysSecret,
+		&f.Headers.ValueEmpty, &f.Tools.NameInvalid, &f.Tools.All} {
+		sortRefs(s)
+	}
+	if f.HostEnv == nil {
+		f.HostEnv = []string{}
+	}
+	servers := slices.Clone(in.Request.MCPServers)
+	for i := range servers {
+		if servers[i].Users == nil {
+			servers[i].Users = []string{}
+		}
+	}
+	if servers == nil {
+		servers = []PolicyServer{}
+	}
+	in.Request.MCPServers = servers
+	return in
 }
