@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/loadout-dev/loadout/host/engine/internal/meter"
 	"github.com/loadout-dev/loadout/host/engine/preinit"
 	"github.com/loadout-dev/loadout/internal/testplugins"
+	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
 // warmRenderInput is the claude plugin pre-initialized as the engines prepare it (warm-up
@@ -44,9 +46,31 @@ func meteredWazero(b *testing.B) wazero.Runtime {
 	return r
 }
 
+// warmCallWazero is what an engine's call does on a ready instance: check the ABI version,
+// hand the request over, render, and copy the plan out.
+func warmCallWazero(b *testing.B, ctx context.Context, mod api.Module, req []byte) []byte {
+	if v, err := mod.ExportedFunction(abi.ExportABIVersion).Call(ctx); err != nil || uint32(v[0]) != abi.Version {
+		b.Fatalf("%s = %v, %v", abi.ExportABIVersion, v, err)
+	}
+	p, err := mod.ExportedFunction(abi.ExportAlloc).Call(ctx, uint64(len(req)))
+	if err != nil || !mod.Memory().Write(uint32(p[0]), req) {
+		b.Fatalf("%s: %v", abi.ExportAlloc, err)
+	}
+	res, err := mod.ExportedFunction(abi.ExportRender).Call(ctx, p[0], uint64(len(req)))
+	if err != nil {
+		b.Fatalf("%s: %v", abi.ExportRender, err)
+	}
+	view, ok := mod.Memory().Read(uint32(res[0]>>32), uint32(res[0]))
+	if !ok || len(view) == 0 {
+		b.Fatalf("%s returned %#x: no plan in memory", abi.ExportRender, res[0])
+	}
+	return bytes.Clone(view)
+}
+
 // BenchmarkWarmRender is the render of the claude plugin's rich request on a ready instance,
 // with the deadline enforced: the instance is pre-initialized (as the engines' Preinit makes
-// it) and instantiated outside the timer, then one render runs inside it, and the instance is
+// it) and instantiated outside the timer, then the call runs inside it as an engine runs it on
+// a ready instance (ABI version check, request in, render, plan out), and the instance is
 // closed outside the timer. It is the request-path cost when instantiation happens ahead (a
 // pool); BenchmarkRender in plugins/claude gives the native render of the same request:
 //
@@ -80,7 +104,7 @@ func BenchmarkWarmRender(b *testing.B) {
 				mod := instantiateWazero(b, ctx, r, cm)
 				b.StartTimer()
 				call, cancel := deadline()
-				renderWazero(b, call, mod, req)
+				warmCallWazero(b, call, mod, req)
 				cancel()
 				b.StopTimer()
 				_ = mod.Close(ctx)

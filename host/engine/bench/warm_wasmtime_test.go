@@ -3,12 +3,14 @@
 package bench
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/bytecodealliance/wasmtime-go/v39"
 	"github.com/stretchr/testify/require"
 
 	wt "github.com/loadout-dev/loadout/host/engine/wasmtime"
+	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
 // BenchmarkWarmRenderWasmtime is BenchmarkWarmRender on Wasmtime configured as the engine's:
@@ -32,9 +34,33 @@ func BenchmarkWarmRenderWasmtime(b *testing.B) {
 		b.StopTimer()
 		store, inst := r.instantiate(b, mod)
 		b.StartTimer()
-		renderWasmtime(b, store, inst, req)
+		warmCallWasmtime(b, store, inst, req)
 		b.StopTimer()
 		store.Close()
 		b.StartTimer()
 	}
+}
+
+// warmCallWasmtime is warmCallWazero on Wasmtime.
+func warmCallWasmtime(b *testing.B, store *wasmtime.Store, inst *wasmtime.Instance, req []byte) []byte {
+	if v, err := inst.GetFunc(store, abi.ExportABIVersion).Call(store); err != nil || v.(int32) != abi.Version {
+		b.Fatalf("%s = %v, %v", abi.ExportABIVersion, v, err)
+	}
+	p, err := inst.GetFunc(store, abi.ExportAlloc).Call(store, int32(len(req)))
+	if err != nil {
+		b.Fatalf("%s: %v", abi.ExportAlloc, err)
+	}
+	mem := inst.GetExport(store, abi.ExportMemory).Memory().UnsafeData(store)
+	copy(mem[uint32(p.(int32)):], req)
+	res, err := inst.GetFunc(store, abi.ExportRender).Call(store, p, int32(len(req)))
+	if err != nil {
+		b.Fatalf("%s: %v", abi.ExportRender, err)
+	}
+	packed := uint64(res.(int64))
+	ptr, n := uint32(packed>>32), uint32(packed)
+	mem = inst.GetExport(store, abi.ExportMemory).Memory().UnsafeData(store)
+	if n == 0 || uint64(ptr)+uint64(n) > uint64(len(mem)) {
+		b.Fatalf("%s returned %#x: no plan in memory", abi.ExportRender, packed)
+	}
+	return bytes.Clone(mem[ptr : ptr+n])
 }
