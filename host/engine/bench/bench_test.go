@@ -145,7 +145,7 @@ func BenchmarkRawInstantiate(b *testing.B) {
 			for _, p := range []struct {
 				name string
 				wasm []byte
-			}{{"trivial", enginetest.WAT(b, "ok")}, {"go", enginetest.GoPlugin(b)}} {
+			}{{"trivial", enginetest.WAT(b, "ok")}, {"go", enginetest.GoPlugin(b)}, {"go-preinit", goPreinit(b)}} {
 				b.Run(p.name, func(b *testing.B) {
 					cm, err := r.CompileModule(context.Background(), p.wasm)
 					require.NoError(b, err, "CompileModule")

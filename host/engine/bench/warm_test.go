@@ -12,6 +12,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/loadout-dev/loadout/host/engine/enginetest"
 	"github.com/loadout-dev/loadout/host/engine/internal/meter"
 	"github.com/loadout-dev/loadout/host/engine/preinit"
 	"github.com/loadout-dev/loadout/internal/testplugins"
@@ -27,6 +28,15 @@ func warmRenderInput(b *testing.B) (snapshot, req []byte) {
 	req, err = os.ReadFile(filepath.Join(testplugins.Root(b), "plugins", "claude", "testdata", "requests", "rich.json"))
 	require.NoError(b, err, "read rich.json")
 	return snap, req
+}
+
+// goPreinit is the Go test plugin pre-initialized as the engines' Preinit prepares it: the
+// instantiation left on a call's path is then copying the snapshot in.
+func goPreinit(b *testing.B) []byte {
+	b.Helper()
+	snap, err := preinit.Snapshot(context.Background(), enginetest.GoPlugin(b), preinit.Options{})
+	require.NoError(b, err, "Snapshot(Go test plugin)")
+	return snap
 }
 
 // meteredWazero is a wazero runtime configured as host/engine/wazero's: no termination checks
