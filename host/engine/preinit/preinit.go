@@ -43,6 +43,7 @@ import (
 	"github.com/loadout-dev/loadout/host/engine"
 	"github.com/loadout-dev/loadout/host/engine/internal/capmem"
 	"github.com/loadout-dev/loadout/host/engine/internal/sandbox"
+	"github.com/loadout-dev/loadout/host/engine/internal/wasmbin"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
@@ -137,7 +138,7 @@ func Snapshot(ctx context.Context, wasm []byte, opts Options) ([]byte, error) {
 	if warmups == 0 {
 		warmups = DefaultWarmups
 	}
-	probeWasm := encode(m.sections, map[byte][]byte{secExport: encodeExports(probe)})
+	probeWasm := encode(m.sections, map[byte][]byte{wasmbin.SecExport: encodeExports(probe)})
 	st, err := run(ctx, probeWasm, m, carried, limits, opts.Interpreter, max(warmups, 0))
 	if errors.Is(err, errWarmup) {
 		st, err = run(ctx, probeWasm, m, carried, limits, opts.Interpreter, 0)
@@ -152,11 +153,11 @@ func Snapshot(ctx context.Context, wasm []byte, opts Options) ([]byte, error) {
 	}
 	exports := append(append([]export(nil), m.exports[:initIdx]...), m.exports[initIdx+1:]...)
 	replace := map[byte][]byte{
-		secGlobal: encodeGlobals(globals),
-		secExport: encodeExports(exports),
+		wasmbin.SecGlobal: encodeGlobals(globals),
+		wasmbin.SecExport: encodeExports(exports),
 	}
 	if len(globals) == 0 {
-		delete(replace, secGlobal)
+		delete(replace, wasmbin.SecGlobal)
 	}
 	if m.memory != nil {
 		mem := *m.memory
@@ -170,12 +171,12 @@ func Snapshot(ctx context.Context, wasm []byte, opts Options) ([]byte, error) {
 				segs = append(segs, segment{})
 			}
 		}
-		replace[secMemory] = encodeMemory(mem)
-		if len(segs) > 0 || m.hasSection(secData) {
-			replace[secData] = encodeData(segs)
+		replace[wasmbin.SecMemory] = encodeMemory(mem)
+		if len(segs) > 0 || m.hasSection(wasmbin.SecData) {
+			replace[wasmbin.SecData] = encodeData(segs)
 		}
 		if m.dataCount {
-			replace[secDataCount] = appendULEB(nil, uint64(len(segs)))
+			replace[wasmbin.SecDataCount] = wasmbin.AppendULEB(nil, uint64(len(segs)))
 		}
 	}
 	out := encode(m.sections, replace)

@@ -7,34 +7,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/loadout-dev/loadout/host/engine"
-)
-
-// errMalformed is wrapped by every error of the binary reader; it matches engine.ErrABI, as an
-// engine's compile error does.
-var errMalformed = fmt.Errorf("malformed module: %w", engine.ErrABI)
-
-// Section ids of the WebAssembly core binary format.
-const (
-	secCustom    = 0
-	secType      = 1
-	secImport    = 2
-	secFunction  = 3
-	secTable     = 4
-	secMemory    = 5
-	secGlobal    = 6
-	secExport    = 7
-	secStart     = 8
-	secElement   = 9
-	secCode      = 10
-	secData      = 11
-	secDataCount = 12
+	"github.com/loadout-dev/loadout/host/engine/internal/wasmbin"
 )
 
 // sectionRank is the position a non-custom section must keep in a module (the data count
 // section sits between the element and code sections).
 var sectionRank = map[byte]int{
-	secType: 1, secImport: 2, secFunction: 3, secTable: 4, secMemory: 5, secGlobal: 6,
-	secExport: 7, secStart: 8, secElement: 9, secDataCount: 10, secCode: 11, secData: 12,
+	wasmbin.SecType: 1, wasmbin.SecImport: 2, wasmbin.SecFunction: 3, wasmbin.SecTable: 4, wasmbin.SecMemory: 5, wasmbin.SecGlobal: 6,
+	wasmbin.SecExport: 7, wasmbin.SecStart: 8, wasmbin.SecElement: 9, wasmbin.SecDataCount: 10, wasmbin.SecCode: 11, wasmbin.SecData: 12,
 }
 
 // Value types a global may have.
@@ -56,123 +36,24 @@ const (
 	kindGlobal = 0x03
 )
 
-// reader is a bounds-checked cursor over one byte slice. Every method fails instead of reading
-// past the end.
-type reader struct {
-	b   []byte
-	off int
-}
-
-func (r *reader) fail(format string, args ...any) error {
-	return fmt.Errorf("at byte %d: %s: %w", r.off, fmt.Sprintf(format, args...), errMalformed)
-}
-
-func (r *reader) done() bool { return r.off >= len(r.b) }
-
-func (r *reader) byte() (byte, error) {
-	if r.off >= len(r.b) {
-		return 0, r.fail("unexpected end")
-	}
-	c := r.b[r.off]
-	r.off++
-	return c, nil
-}
-
-func (r *reader) bytes(n uint32) ([]byte, error) {
-	if uint64(n) > uint64(len(r.b)-r.off) {
-		return nil, r.fail("%d bytes wanted, %d left", n, len(r.b)-r.off)
-	}
-	s := r.b[r.off : r.off+int(n)]
-	r.off += int(n)
-	return s, nil
-}
-
-// uleb reads an unsigned LEB128 number of at most bits bits, refusing overlong encodings whose
-// unused bits are set.
-func (r *reader) uleb(bits uint) (uint64, error) {
-	var v uint64
-	var shift uint
-	for i := 0; ; i++ {
-		c, err := r.byte()
-		if err != nil {
-			return 0, err
-		}
-		if i == int((bits+6)/7)-1 && c>>(bits-shift) != 0 {
-			return 0, r.fail("LEB128 number over %d bits", bits)
-		}
-		v |= uint64(c&0x7f) << shift
-		if c&0x80 == 0 {
-			return v, nil
-		}
-		shift += 7
-	}
-}
-
-// sleb reads a signed LEB128 number of at most bits bits.
-func (r *reader) sleb(bits uint) (int64, error) {
-	var v int64
-	var shift uint
-	for i := 0; ; i++ {
-		c, err := r.byte()
-		if err != nil {
-			return 0, err
-		}
-		last := i == int((bits+6)/7)-1
-		if last {
-			// The unused bits must all repeat the sign bit, and the number must end here.
-			rest := bits - shift // bits still to fill, 1..7
-			if c&0x80 != 0 {
-				return 0, r.fail("LEB128 number over %d bits", bits)
-			}
-			if rest < 7 {
-				sign := c >> (rest - 1) & 0x7f // sign bit and the unused bits above it
-				if sign != 0 && sign != 0x7f>>(rest-1) {
-					return 0, r.fail("LEB128 number over %d bits", bits)
-				}
-			}
-		}
-		v |= int64(c&0x7f) << shift
-		shift += 7
-		if c&0x80 == 0 {
-			if shift < 64 && c&0x40 != 0 {
-				v |= -1 << shift
-			}
-			return v, nil
-		}
-	}
-}
-
-func (r *reader) u32() (uint32, error) {
-	v, err := r.uleb(32)
-	return uint32(v), err
-}
+// reader is wasmbin's bounds-checked cursor, with preinit's own helpers (a UTF-8 name,
+// constant expressions, limits, name maps). Every error of the binary reader wraps
+// wasmbin.ErrMalformed, which matches engine.ErrABI, as an engine's compile error does.
+type reader struct{ wasmbin.Reader }
 
 func (r *reader) name() (string, error) {
-	n, err := r.u32()
+	n, err := r.U32()
 	if err != nil {
 		return "", err
 	}
-	b, err := r.bytes(n)
+	b, err := r.Bytes(n)
 	if err != nil {
 		return "", err
 	}
 	if !utf8.Valid(b) {
-		return "", r.fail("name is not UTF-8")
+		return "", r.Fail("name is not UTF-8")
 	}
 	return string(b), nil
-}
-
-// count reads a vector length and checks that the rest of the input could hold that many
-// entries of at least min bytes each, so that a hostile count cannot make the caller allocate.
-func (r *reader) count(min int) (uint32, error) {
-	n, err := r.u32()
-	if err != nil {
-		return 0, err
-	}
-	if uint64(n)*uint64(min) > uint64(len(r.b)-r.off) {
-		return 0, r.fail("vector of %d entries in %d bytes", n, len(r.b)-r.off)
-	}
-	return n, nil
 }
 
 // section is one section of a module, its body kept as it was read.
@@ -220,88 +101,88 @@ var magic = []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
 // more than one memory, shared or 64-bit memories, and unknown sections.
 func parse(b []byte) (*module, error) {
 	if len(b) < len(magic) || string(b[:len(magic)]) != string(magic) {
-		return nil, fmt.Errorf("not a WebAssembly 1.0 binary: %w", errMalformed)
+		return nil, fmt.Errorf("not a WebAssembly 1.0 binary: %w", wasmbin.ErrMalformed)
 	}
-	r := &reader{b: b, off: len(magic)}
+	r := &reader{wasmbin.Reader{B: b, Off: len(magic)}}
 	m := &module{}
 	last := 0
-	for !r.done() {
-		id, err := r.byte()
+	for !r.Done() {
+		id, err := r.Byte()
 		if err != nil {
 			return nil, err
 		}
-		size, err := r.u32()
+		size, err := r.U32()
 		if err != nil {
 			return nil, err
 		}
-		body, err := r.bytes(size)
+		body, err := r.Bytes(size)
 		if err != nil {
 			return nil, err
 		}
-		if id != secCustom {
+		if id != wasmbin.SecCustom {
 			rank, ok := sectionRank[id]
 			if !ok {
-				return nil, r.fail("unknown section id %d", id)
+				return nil, r.Fail("unknown section id %d", id)
 			}
 			if rank <= last {
-				return nil, r.fail("section id %d out of order or repeated", id)
+				return nil, r.Fail("section id %d out of order or repeated", id)
 			}
 			last = rank
 		}
 		m.sections = append(m.sections, section{id: id, body: body})
-		sr := &reader{b: body}
+		sr := &reader{wasmbin.Reader{B: body}}
 		switch id {
-		case secCustom:
+		case wasmbin.SecCustom:
 			var name string
 			if name, err = sr.name(); err == nil {
 				if name == "name" {
 					err = checkNames(sr)
 				}
-				sr.off = len(body) // the payload is kept verbatim
+				sr.Off = len(body) // the payload is kept verbatim
 			}
-		case secType:
+		case wasmbin.SecType:
 			err = checkTypes(sr)
-		case secTable:
+		case wasmbin.SecTable:
 			err = checkTables(sr)
-		case secElement:
+		case wasmbin.SecElement:
 			err = checkElements(sr)
-		case secCode:
+		case wasmbin.SecCode:
 			err = checkCode(sr)
-		case secImport:
+		case wasmbin.SecImport:
 			err = m.parseImports(sr)
-		case secFunction:
-			if _, err = sr.count(1); err == nil {
-				sr.off = len(body) // type indices, checked by the runtime
+		case wasmbin.SecFunction:
+			if _, err = sr.Count(1); err == nil {
+				sr.Off = len(body) // type indices, checked by the runtime
 			}
-		case secMemory:
+		case wasmbin.SecMemory:
 			err = m.parseMemory(sr)
-		case secGlobal:
+		case wasmbin.SecGlobal:
 			err = m.parseGlobals(sr)
-		case secExport:
+		case wasmbin.SecExport:
 			err = m.parseExports(sr)
-		case secStart:
+		case wasmbin.SecStart:
 			m.hasStart = true
-			_, err = sr.u32()
-		case secDataCount:
+			_, err = sr.U32()
+		case wasmbin.SecDataCount:
 			m.dataCount = true
-			_, err = sr.u32()
-		case secData:
+			_, err = sr.U32()
+		case wasmbin.SecData:
 			err = m.parseData(sr)
 		default:
-			sr.off = len(body) // kept verbatim, checked by the runtime
+			sr.Off = len(body) // kept verbatim, checked by the runtime
 		}
 		if err != nil {
 			return nil, fmt.Errorf("section %d: %w", id, err)
 		}
-		if !sr.done() {
-			return nil, fmt.Errorf("section %d: %w", id, sr.fail("%d trailing bytes", len(body)-sr.off))
+		if !sr.Done() {
+			return nil, fmt.Errorf("section %d: %w", id, sr.Fail("%d trailing bytes", len(body)-sr.Off))
 		}
 	}
 	return m, nil
 }
 
 func (m *module) parseImports(r *reader) error {
-	n, err := r.count(4)
+	n, err := r.Count(4)
 	if err != nil {
 		return err
 	}
@@ -314,14 +195,14 @@ func (m *module) parseImports(r *reader) error {
 		if err != nil {
 			return err
 		}
-		kind, err := r.byte()
+		kind, err := r.Byte()
 		if err != nil {
 			return err
 		}
 		if kind != kindFunc {
 			return fmt.Errorf("import %s.%s: only functions may be imported (kind %d): %w", mod, name, kind, engine.ErrLink)
 		}
-		if _, err := r.u32(); err != nil {
+		if _, err := r.U32(); err != nil {
 			return err
 		}
 	}
@@ -329,7 +210,7 @@ func (m *module) parseImports(r *reader) error {
 }
 
 func (m *module) parseMemory(r *reader) error {
-	n, err := r.count(2)
+	n, err := r.Count(2)
 	if err != nil {
 		return err
 	}
@@ -339,7 +220,7 @@ func (m *module) parseMemory(r *reader) error {
 	if n == 0 {
 		return nil
 	}
-	flags, err := r.byte()
+	flags, err := r.Byte()
 	if err != nil {
 		return err
 	}
@@ -347,15 +228,15 @@ func (m *module) parseMemory(r *reader) error {
 		return fmt.Errorf("memory limits flags %#x (shared or 64-bit memory): %w", flags, engine.ErrABI)
 	}
 	l := &limits{hasMax: flags == 1}
-	if l.min, err = r.u32(); err != nil {
+	if l.min, err = r.U32(); err != nil {
 		return err
 	}
 	if l.hasMax {
-		if l.max, err = r.u32(); err != nil {
+		if l.max, err = r.U32(); err != nil {
 			return err
 		}
 		if l.max < l.min {
-			return r.fail("memory maximum %d below its minimum %d", l.max, l.min)
+			return r.Fail("memory maximum %d below its minimum %d", l.max, l.min)
 		}
 	}
 	m.memory = l
@@ -363,27 +244,27 @@ func (m *module) parseMemory(r *reader) error {
 }
 
 func (m *module) parseGlobals(r *reader) error {
-	n, err := r.count(4)
+	n, err := r.Count(4)
 	if err != nil {
 		return err
 	}
 	m.globals = make([]global, 0, n)
 	for range n {
 		var g global
-		if g.typ, err = r.byte(); err != nil {
+		if g.typ, err = r.Byte(); err != nil {
 			return err
 		}
 		switch g.typ {
 		case typeI32, typeI64, typeF32, typeF64, typeV128, typeFuncref, typeExternref:
 		default:
-			return r.fail("global of unknown type %#x", g.typ)
+			return r.Fail("global of unknown type %#x", g.typ)
 		}
-		mut, err := r.byte()
+		mut, err := r.Byte()
 		if err != nil {
 			return err
 		}
 		if mut > 1 {
-			return r.fail("global mutability %d", mut)
+			return r.Fail("global mutability %d", mut)
 		}
 		g.mut = mut == 1
 		if g.init, err = r.constExpr(); err != nil {
@@ -396,38 +277,38 @@ func (m *module) parseGlobals(r *reader) error {
 
 // constExpr reads a constant expression up to and including its "end" and returns its bytes.
 func (r *reader) constExpr() ([]byte, error) {
-	start := r.off
+	start := r.Off
 	for {
-		op, err := r.byte()
+		op, err := r.Byte()
 		if err != nil {
 			return nil, err
 		}
 		switch op {
 		case 0x0b: // end
-			return r.b[start:r.off], nil
+			return r.B[start:r.Off], nil
 		case 0x41: // i32.const
-			_, err = r.sleb(32)
+			_, err = r.SLEB(32)
 		case 0x42: // i64.const
-			_, err = r.sleb(64)
+			_, err = r.SLEB(64)
 		case 0x43: // f32.const
-			_, err = r.bytes(4)
+			_, err = r.Bytes(4)
 		case 0x44: // f64.const
-			_, err = r.bytes(8)
+			_, err = r.Bytes(8)
 		case 0x23, 0xd2: // global.get, ref.func
-			_, err = r.u32()
+			_, err = r.U32()
 		case 0xd0: // ref.null
-			_, err = r.byte()
+			_, err = r.Byte()
 		case 0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e: // extended constants: i32/i64 add, sub, mul
 		case 0xfd: // v128.const
 			var sub uint32
-			if sub, err = r.u32(); err == nil {
+			if sub, err = r.U32(); err == nil {
 				if sub != 12 {
-					return nil, r.fail("SIMD opcode %d in a constant expression", sub)
+					return nil, r.Fail("SIMD opcode %d in a constant expression", sub)
 				}
-				_, err = r.bytes(16)
+				_, err = r.Bytes(16)
 			}
 		default:
-			return nil, r.fail("opcode %#x in a constant expression", op)
+			return nil, r.Fail("opcode %#x in a constant expression", op)
 		}
 		if err != nil {
 			return nil, err
@@ -436,7 +317,7 @@ func (r *reader) constExpr() ([]byte, error) {
 }
 
 func (m *module) parseExports(r *reader) error {
-	n, err := r.count(3)
+	n, err := r.Count(3)
 	if err != nil {
 		return err
 	}
@@ -448,16 +329,16 @@ func (m *module) parseExports(r *reader) error {
 			return err
 		}
 		if seen[e.name] {
-			return r.fail("duplicate export %q", e.name)
+			return r.Fail("duplicate export %q", e.name)
 		}
 		seen[e.name] = true
-		if e.kind, err = r.byte(); err != nil {
+		if e.kind, err = r.Byte(); err != nil {
 			return err
 		}
 		if e.kind > kindGlobal {
-			return r.fail("export %q of unknown kind %d", e.name, e.kind)
+			return r.Fail("export %q of unknown kind %d", e.name, e.kind)
 		}
-		if e.idx, err = r.u32(); err != nil {
+		if e.idx, err = r.U32(); err != nil {
 			return err
 		}
 		m.exports = append(m.exports, e)
@@ -466,13 +347,13 @@ func (m *module) parseExports(r *reader) error {
 }
 
 func (m *module) parseData(r *reader) error {
-	n, err := r.count(3)
+	n, err := r.Count(3)
 	if err != nil {
 		return err
 	}
 	m.dataSegs = n
 	for range n {
-		flags, err := r.u32()
+		flags, err := r.U32()
 		if err != nil {
 			return err
 		}
@@ -484,20 +365,20 @@ func (m *module) parseData(r *reader) error {
 		case 1: // passive
 			m.passive = true
 		case 2: // active, explicit memory
-			if _, err := r.u32(); err != nil {
+			if _, err := r.U32(); err != nil {
 				return err
 			}
 			if _, err := r.constExpr(); err != nil {
 				return err
 			}
 		default:
-			return r.fail("data segment flags %d", flags)
+			return r.Fail("data segment flags %d", flags)
 		}
-		size, err := r.u32()
+		size, err := r.U32()
 		if err != nil {
 			return err
 		}
-		if _, err := r.bytes(size); err != nil {
+		if _, err := r.Bytes(size); err != nil {
 			return err
 		}
 	}
@@ -515,30 +396,30 @@ func (m *module) parseData(r *reader) error {
 const MaxLocals = 50000
 
 func checkTypes(r *reader) error {
-	n, err := r.count(3)
+	n, err := r.Count(3)
 	if err != nil {
 		return err
 	}
 	for range n {
-		form, err := r.byte()
+		form, err := r.Byte()
 		if err != nil {
 			return err
 		}
 		if form != 0x60 {
-			return r.fail("type form %#x, want a function type", form)
+			return r.Fail("type form %#x, want a function type", form)
 		}
 		for range 2 { // parameters, then results
-			k, err := r.count(1)
+			k, err := r.Count(1)
 			if err != nil {
 				return err
 			}
 			for range k {
-				t, err := r.byte()
+				t, err := r.Byte()
 				if err != nil {
 					return err
 				}
 				if !isValueType(t) {
-					return r.fail("value type %#x", t)
+					return r.Fail("value type %#x", t)
 				}
 			}
 		}
@@ -555,34 +436,34 @@ func isValueType(t byte) bool {
 }
 
 func (r *reader) limits() error {
-	flags, err := r.byte()
+	flags, err := r.Byte()
 	if err != nil {
 		return err
 	}
 	if flags > 1 {
-		return r.fail("limits flags %#x", flags)
+		return r.Fail("limits flags %#x", flags)
 	}
-	if _, err := r.u32(); err != nil {
+	if _, err := r.U32(); err != nil {
 		return err
 	}
 	if flags == 1 {
-		_, err = r.u32()
+		_, err = r.U32()
 	}
 	return err
 }
 
 func checkTables(r *reader) error {
-	n, err := r.count(3)
+	n, err := r.Count(3)
 	if err != nil {
 		return err
 	}
 	for range n {
-		t, err := r.byte()
+		t, err := r.Byte()
 		if err != nil {
 			return err
 		}
 		if t != typeFuncref && t != typeExternref {
-			return r.fail("table of type %#x", t)
+			return r.Fail("table of type %#x", t)
 		}
 		if err := r.limits(); err != nil {
 			return err
@@ -592,21 +473,21 @@ func checkTables(r *reader) error {
 }
 
 func checkElements(r *reader) error {
-	n, err := r.count(3)
+	n, err := r.Count(3)
 	if err != nil {
 		return err
 	}
 	for range n {
-		flags, err := r.u32()
+		flags, err := r.U32()
 		if err != nil {
 			return err
 		}
 		if flags > 7 {
-			return r.fail("element segment flags %d", flags)
+			return r.Fail("element segment flags %d", flags)
 		}
 		if flags&1 == 0 { // active
 			if flags&2 != 0 {
-				if _, err := r.u32(); err != nil { // table index
+				if _, err := r.U32(); err != nil { // table index
 					return err
 				}
 			}
@@ -616,12 +497,12 @@ func checkElements(r *reader) error {
 		}
 		exprs := flags&4 != 0
 		if flags&3 != 0 { // element kind or reference type
-			if _, err := r.byte(); err != nil {
+			if _, err := r.Byte(); err != nil {
 				return err
 			}
 		}
 		if exprs {
-			k, err := r.count(2)
+			k, err := r.Count(2)
 			if err != nil {
 				return err
 			}
@@ -632,12 +513,12 @@ func checkElements(r *reader) error {
 			}
 			continue
 		}
-		k, err := r.count(1)
+		k, err := r.Count(1)
 		if err != nil {
 			return err
 		}
 		for range k {
-			if _, err := r.u32(); err != nil {
+			if _, err := r.U32(); err != nil {
 				return err
 			}
 		}
@@ -646,40 +527,40 @@ func checkElements(r *reader) error {
 }
 
 func checkCode(r *reader) error {
-	n, err := r.count(2)
+	n, err := r.Count(2)
 	if err != nil {
 		return err
 	}
 	for range n {
-		size, err := r.u32()
+		size, err := r.U32()
 		if err != nil {
 			return err
 		}
-		body, err := r.bytes(size)
+		body, err := r.Bytes(size)
 		if err != nil {
 			return err
 		}
-		br := &reader{b: body}
-		k, err := br.count(2)
+		br := &reader{wasmbin.Reader{B: body}}
+		k, err := br.Count(2)
 		if err != nil {
 			return err
 		}
 		var locals uint64
 		for range k {
-			c, err := br.u32()
+			c, err := br.U32()
 			if err != nil {
 				return err
 			}
 			locals += uint64(c)
 			if locals > MaxLocals {
-				return br.fail("more than %d locals", MaxLocals)
+				return br.Fail("more than %d locals", MaxLocals)
 			}
-			t, err := br.byte()
+			t, err := br.Byte()
 			if err != nil {
 				return err
 			}
 			if !isValueType(t) {
-				return br.fail("local of type %#x", t)
+				return br.Fail("local of type %#x", t)
 			}
 		}
 	}
@@ -689,20 +570,20 @@ func checkCode(r *reader) error {
 // checkNames walks the "name" custom section: module name (0), function names (1) and local
 // names (2); other subsections are skipped by their size.
 func checkNames(r *reader) error {
-	for !r.done() {
-		id, err := r.byte()
+	for !r.Done() {
+		id, err := r.Byte()
 		if err != nil {
 			return err
 		}
-		size, err := r.u32()
+		size, err := r.U32()
 		if err != nil {
 			return err
 		}
-		body, err := r.bytes(size)
+		body, err := r.Bytes(size)
 		if err != nil {
 			return err
 		}
-		sr := &reader{b: body}
+		sr := &reader{wasmbin.Reader{B: body}}
 		switch id {
 		case 0:
 			_, err = sr.name()
@@ -710,9 +591,9 @@ func checkNames(r *reader) error {
 			err = sr.nameMap()
 		case 2:
 			var k uint32
-			if k, err = sr.count(2); err == nil {
+			if k, err = sr.Count(2); err == nil {
 				for range k {
-					if _, err = sr.u32(); err != nil {
+					if _, err = sr.U32(); err != nil {
 						break
 					}
 					if err = sr.nameMap(); err != nil {
@@ -721,25 +602,25 @@ func checkNames(r *reader) error {
 				}
 			}
 		default:
-			sr.off = len(body)
+			sr.Off = len(body)
 		}
 		if err != nil {
 			return fmt.Errorf("name subsection %d: %w", id, err)
 		}
-		if !sr.done() {
-			return fmt.Errorf("name subsection %d: %w", id, sr.fail("%d trailing bytes", len(body)-sr.off))
+		if !sr.Done() {
+			return fmt.Errorf("name subsection %d: %w", id, sr.Fail("%d trailing bytes", len(body)-sr.Off))
 		}
 	}
 	return nil
 }
 
 func (r *reader) nameMap() error {
-	k, err := r.count(2)
+	k, err := r.Count(2)
 	if err != nil {
 		return err
 	}
 	for range k {
-		if _, err := r.u32(); err != nil {
+		if _, err := r.U32(); err != nil {
 			return err
 		}
 		if _, err := r.name(); err != nil {
@@ -751,42 +632,14 @@ func (r *reader) nameMap() error {
 
 // Encoding.
 
-func appendULEB(b []byte, v uint64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v != 0 {
-			b = append(b, c|0x80)
-			continue
-		}
-		return append(b, c)
-	}
-}
-
-func appendSLEB(b []byte, v int64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
-
-func appendName(b []byte, s string) []byte {
-	b = appendULEB(b, uint64(len(s)))
-	return append(b, s...)
-}
-
 // constFor returns the constant expression that yields raw, a value as wazero reports it (the
 // bits of the value, zero-extended to 64 bits), for a global of type typ.
 func constFor(typ byte, raw uint64) []byte {
 	switch typ {
 	case typeI32:
-		return append(appendSLEB([]byte{0x41}, int64(int32(uint32(raw)))), 0x0b)
+		return append(wasmbin.AppendSLEB([]byte{0x41}, int64(int32(uint32(raw)))), 0x0b)
 	case typeI64:
-		return append(appendSLEB([]byte{0x42}, int64(raw)), 0x0b)
+		return append(wasmbin.AppendSLEB([]byte{0x42}, int64(raw)), 0x0b)
 	case typeF32:
 		b := binary.LittleEndian.AppendUint32([]byte{0x43}, uint32(raw))
 		return append(b, 0x0b)
@@ -798,7 +651,7 @@ func constFor(typ byte, raw uint64) []byte {
 }
 
 func encodeGlobals(gs []global) []byte {
-	b := appendULEB(nil, uint64(len(gs)))
+	b := wasmbin.AppendULEB(nil, uint64(len(gs)))
 	for _, g := range gs {
 		mut := byte(0)
 		if g.mut {
@@ -811,11 +664,11 @@ func encodeGlobals(gs []global) []byte {
 }
 
 func encodeExports(es []export) []byte {
-	b := appendULEB(nil, uint64(len(es)))
+	b := wasmbin.AppendULEB(nil, uint64(len(es)))
 	for _, e := range es {
-		b = appendName(b, e.name)
+		b = wasmbin.AppendName(b, e.name)
 		b = append(b, e.kind)
-		b = appendULEB(b, uint64(e.idx))
+		b = wasmbin.AppendULEB(b, uint64(e.idx))
 	}
 	return b
 }
@@ -824,11 +677,11 @@ func encodeMemory(l limits) []byte {
 	b := []byte{1}
 	if l.hasMax {
 		b = append(b, 1)
-		b = appendULEB(b, uint64(l.min))
-		return appendULEB(b, uint64(l.max))
+		b = wasmbin.AppendULEB(b, uint64(l.min))
+		return wasmbin.AppendULEB(b, uint64(l.max))
 	}
 	b = append(b, 0)
-	return appendULEB(b, uint64(l.min))
+	return wasmbin.AppendULEB(b, uint64(l.min))
 }
 
 // segment is an active data segment of memory 0.
@@ -843,12 +696,12 @@ func encodeData(segs []segment) []byte {
 		n += len(s.data) + 16
 	}
 	b := make([]byte, 0, n)
-	b = appendULEB(b, uint64(len(segs)))
+	b = wasmbin.AppendULEB(b, uint64(len(segs)))
 	for _, s := range segs {
 		b = append(b, 0x00, 0x41)
-		b = appendSLEB(b, int64(int32(s.off)))
+		b = wasmbin.AppendSLEB(b, int64(int32(s.off)))
 		b = append(b, 0x0b)
-		b = appendULEB(b, uint64(len(s.data)))
+		b = wasmbin.AppendULEB(b, uint64(len(s.data)))
 		b = append(b, s.data...)
 	}
 	return b
@@ -869,13 +722,13 @@ func encode(sections []section, replace map[byte][]byte) []byte {
 	out = append(out, magic...)
 	put := func(id byte, body []byte) {
 		out = append(out, id)
-		out = appendULEB(out, uint64(len(body)))
+		out = wasmbin.AppendULEB(out, uint64(len(body)))
 		out = append(out, body...)
 	}
 	done := map[byte]bool{}
 	// insertBefore emits the pending replacements that rank before rank.
 	insertBefore := func(rank int) {
-		for id := byte(1); id <= secDataCount; id++ {
+		for id := byte(1); id <= wasmbin.SecDataCount; id++ {
 			body, ok := replace[id]
 			if ok && !done[id] && body != nil && sectionRank[id] < rank {
 				done[id] = true
@@ -887,12 +740,12 @@ func encode(sections []section, replace map[byte][]byte) []byte {
 	// so it lands before any custom section that follows (such as "name").
 	lastRank := 0
 	for _, s := range sections {
-		if s.id != secCustom {
+		if s.id != wasmbin.SecCustom {
 			lastRank = max(lastRank, sectionRank[s.id])
 		}
 	}
 	for _, s := range sections {
-		if s.id != secCustom {
+		if s.id != wasmbin.SecCustom {
 			insertBefore(sectionRank[s.id])
 			if body, ok := replace[s.id]; ok {
 				done[s.id] = true

@@ -12,70 +12,8 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/loadout-dev/loadout/host/engine"
+	"github.com/loadout-dev/loadout/host/engine/internal/wasmbin"
 )
-
-func TestLEB(t *testing.T) {
-	cases := []struct {
-		name   string
-		in     []byte
-		signed bool
-		bits   uint
-		want   int64
-		ok     bool
-	}{
-		{"u32 zero", []byte{0}, false, 32, 0, true},
-		{"u32 max", []byte{0xff, 0xff, 0xff, 0xff, 0x0f}, false, 32, 0xffffffff, true},
-		{"u32 over 32 bits", []byte{0xff, 0xff, 0xff, 0xff, 0x1f}, false, 32, 0, false},
-		{"u32 six bytes", []byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x00}, false, 32, 0, false},
-		{"u32 padded zero", []byte{0x80, 0x80, 0x00}, false, 32, 0, true},
-		{"u32 truncated", []byte{0x80}, false, 32, 0, false},
-		{"s32 -1", []byte{0x7f}, true, 32, -1, true},
-		{"s32 min", []byte{0x80, 0x80, 0x80, 0x80, 0x78}, true, 32, -1 << 31, true},
-		{"s32 max", []byte{0xff, 0xff, 0xff, 0xff, 0x07}, true, 32, 1<<31 - 1, true},
-		{"s32 over 32 bits", []byte{0xff, 0xff, 0xff, 0xff, 0x0f}, true, 32, 0, false},
-		{"s32 bad sign bits", []byte{0x80, 0x80, 0x80, 0x80, 0x70}, true, 32, 0, false},
-		{"s64 min", []byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7f}, true, 64, -1 << 63, true},
-		{"s64 max", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00}, true, 64, 1<<63 - 1, true},
-		{"s64 over 64 bits", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, true, 64, 0, false},
-		{"s64 eleven bytes", []byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00}, true, 64, 0, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := &reader{b: tc.in}
-			var got int64
-			var err error
-			if tc.signed {
-				got, err = r.sleb(tc.bits)
-			} else {
-				var u uint64
-				u, err = r.uleb(tc.bits)
-				got = int64(u)
-			}
-			if !tc.ok {
-				assert.ErrorIs(t, err, errMalformed, "LEB128 % x (signed %v, %d bits)", tc.in, tc.signed, tc.bits)
-				return
-			}
-			require.NoError(t, err, "LEB128 % x (signed %v, %d bits)", tc.in, tc.signed, tc.bits)
-			assert.Equal(t, tc.want, got, "LEB128 % x", tc.in)
-			assert.True(t, r.done(), "LEB128 % x should consume every byte", tc.in)
-		})
-	}
-}
-
-func TestLEBEncodeRoundTrip(t *testing.T) {
-	for _, v := range []int64{0, 1, -1, 63, 64, -64, -65, 1<<31 - 1, -1 << 31, 1<<63 - 1, -1 << 63} {
-		r := &reader{b: appendSLEB(nil, v)}
-		got, err := r.sleb(64)
-		require.NoError(t, err, "sleb(appendSLEB(%d))", v)
-		assert.Equal(t, v, got, "signed LEB128 round trip")
-		if v >= 0 {
-			r := &reader{b: appendULEB(nil, uint64(v))}
-			got, err := r.uleb(64)
-			require.NoError(t, err, "uleb(appendULEB(%d))", v)
-			assert.Equal(t, uint64(v), got, "unsigned LEB128 round trip")
-		}
-	}
-}
 
 func TestSegments(t *testing.T) {
 	mem := make([]byte, 300)
@@ -119,9 +57,9 @@ func TestEncodeInsertsMissingSections(t *testing.T) {
 	m, err := parse(mod)
 	require.NoError(t, err, "parse the hand-written module")
 	out := encode(m.sections, map[byte][]byte{
-		secData:   encodeData([]segment{{8, []byte("data")}}),
-		secGlobal: encodeGlobals([]global{{typ: typeI32, mut: true, init: constFor(typeI32, 5)}}),
-		secExport: nil,
+		wasmbin.SecData:   encodeData([]segment{{8, []byte("data")}}),
+		wasmbin.SecGlobal: encodeGlobals([]global{{typ: typeI32, mut: true, init: constFor(typeI32, 5)}}),
+		wasmbin.SecExport: nil,
 	})
 	got, err := parse(out)
 	require.NoError(t, err, "parse the encoded module")
@@ -129,7 +67,7 @@ func TestEncodeInsertsMissingSections(t *testing.T) {
 	for _, s := range got.sections {
 		ids = append(ids, s.id)
 	}
-	assert.Equal(t, []byte{secType, secFunction, secMemory, secGlobal, secCode, secData, secCustom}, ids, "section order after encode")
+	assert.Equal(t, []byte{wasmbin.SecType, wasmbin.SecFunction, wasmbin.SecMemory, wasmbin.SecGlobal, wasmbin.SecCode, wasmbin.SecData, wasmbin.SecCustom}, ids, "section order after encode")
 	assert.Empty(t, got.exports, "the export section was dropped")
 	ctx := context.Background()
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCoreFeatures(api.CoreFeaturesV2))
@@ -147,33 +85,33 @@ func TestParseRefuses(t *testing.T) {
 		body []byte
 		is   error
 	}{
-		{"no magic", []byte("not wasm"), errMalformed},
-		{"version 2", []byte{0, 'a', 's', 'm', 2, 0, 0, 0}, errMalformed},
-		{"section past the end", append(bytes.Clone(head), 1, 10, 0), errMalformed},
-		{"unknown section", append(bytes.Clone(head), 14, 0), errMalformed},
-		{"sections out of order", append(bytes.Clone(head), 3, 1, 0, 1, 1, 0), errMalformed},
-		{"repeated section", append(bytes.Clone(head), 1, 1, 0, 1, 1, 0), errMalformed},
-		{"trailing bytes in a section", append(bytes.Clone(head), 5, 2, 0, 0), errMalformed},
-		{"huge vector count", append(bytes.Clone(head), 6, 5, 0xff, 0xff, 0xff, 0xff, 0x0f), errMalformed},
+		{"no magic", []byte("not wasm"), wasmbin.ErrMalformed},
+		{"version 2", []byte{0, 'a', 's', 'm', 2, 0, 0, 0}, wasmbin.ErrMalformed},
+		{"section past the end", append(bytes.Clone(head), 1, 10, 0), wasmbin.ErrMalformed},
+		{"unknown section", append(bytes.Clone(head), 14, 0), wasmbin.ErrMalformed},
+		{"sections out of order", append(bytes.Clone(head), 3, 1, 0, 1, 1, 0), wasmbin.ErrMalformed},
+		{"repeated section", append(bytes.Clone(head), 1, 1, 0, 1, 1, 0), wasmbin.ErrMalformed},
+		{"trailing bytes in a section", append(bytes.Clone(head), 5, 2, 0, 0), wasmbin.ErrMalformed},
+		{"huge vector count", append(bytes.Clone(head), 6, 5, 0xff, 0xff, 0xff, 0xff, 0x0f), wasmbin.ErrMalformed},
 		{"two memories", append(bytes.Clone(head), 5, 5, 2, 0, 1, 0, 1), engine.ErrABI},
 		{"shared memory", append(bytes.Clone(head), 5, 4, 1, 3, 1, 1), engine.ErrABI},
-		{"max below min", append(bytes.Clone(head), 5, 4, 1, 1, 2, 1), errMalformed},
+		{"max below min", append(bytes.Clone(head), 5, 4, 1, 1, 2, 1), wasmbin.ErrMalformed},
 		{"imported memory", append(bytes.Clone(head), 2, 8, 1, 1, 'e', 1, 'm', 2, 0, 1), engine.ErrLink},
 		{"imported table", append(bytes.Clone(head), 2, 8, 1, 1, 'e', 1, 't', 1, 0x70, 0), engine.ErrLink},
-		{"global of unknown type", append(bytes.Clone(head), 6, 5, 1, 0x40, 0, 0x41, 0), errMalformed},
-		{"non-constant initializer", append(bytes.Clone(head), 6, 6, 1, 0x7f, 0, 0x20, 0, 0x0b), errMalformed},
-		{"unterminated initializer", append(bytes.Clone(head), 6, 5, 1, 0x7f, 0, 0x41, 1), errMalformed},
-		{"duplicate export", append(bytes.Clone(head), 7, 9, 2, 1, 'a', 0, 0, 1, 'a', 0, 0), errMalformed},
-		{"export name not UTF-8", append(bytes.Clone(head), 7, 5, 1, 1, 0xff, 0, 0), errMalformed},
-		{"data segment flags 3", append(bytes.Clone(head), 11, 3, 1, 3, 0), errMalformed},
-		{"function type with 2^31 parameters", append(bytes.Clone(head), 1, 8, 1, 0x60, 0x80, 0x80, 0x80, 0x80, 0x08, 0), errMalformed},
-		{"non-function type", append(bytes.Clone(head), 1, 4, 1, 0x5f, 0, 0), errMalformed},
-		{"function with 2^32-1 locals", append(bytes.Clone(head), 10, 10, 1, 8, 1, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x7f, 0x0b), errMalformed},
-		{"locals summing past the cap", append(bytes.Clone(head), 10, 12, 1, 10, 2, 0xb0, 0xea, 0x01, 0x7f, 0xb0, 0xea, 0x01, 0x7f, 0x0b), errMalformed},
-		{"element vector of 2^32-1 functions", append(bytes.Clone(head), 9, 10, 1, 0, 0x41, 0, 0x0b, 0xff, 0xff, 0xff, 0xff, 0x0f), errMalformed},
-		{"table of a non-reference type", append(bytes.Clone(head), 4, 4, 1, 0x7f, 0, 1), errMalformed},
-		{"name map of 2^32-1 entries", append(bytes.Clone(head), 0, 11, 4, 'n', 'a', 'm', 'e', 1, 5, 0xff, 0xff, 0xff, 0xff, 0x0f), errMalformed},
-		{"local names of 2^32-1 functions", append(bytes.Clone(head), 0, 11, 4, 'n', 'a', 'm', 'e', 2, 5, 0xff, 0xff, 0xff, 0xff, 0x0f), errMalformed},
+		{"global of unknown type", append(bytes.Clone(head), 6, 5, 1, 0x40, 0, 0x41, 0), wasmbin.ErrMalformed},
+		{"non-constant initializer", append(bytes.Clone(head), 6, 6, 1, 0x7f, 0, 0x20, 0, 0x0b), wasmbin.ErrMalformed},
+		{"unterminated initializer", append(bytes.Clone(head), 6, 5, 1, 0x7f, 0, 0x41, 1), wasmbin.ErrMalformed},
+		{"duplicate export", append(bytes.Clone(head), 7, 9, 2, 1, 'a', 0, 0, 1, 'a', 0, 0), wasmbin.ErrMalformed},
+		{"export name not UTF-8", append(bytes.Clone(head), 7, 5, 1, 1, 0xff, 0, 0), wasmbin.ErrMalformed},
+		{"data segment flags 3", append(bytes.Clone(head), 11, 3, 1, 3, 0), wasmbin.ErrMalformed},
+		{"function type with 2^31 parameters", append(bytes.Clone(head), 1, 8, 1, 0x60, 0x80, 0x80, 0x80, 0x80, 0x08, 0), wasmbin.ErrMalformed},
+		{"non-function type", append(bytes.Clone(head), 1, 4, 1, 0x5f, 0, 0), wasmbin.ErrMalformed},
+		{"function with 2^32-1 locals", append(bytes.Clone(head), 10, 10, 1, 8, 1, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x7f, 0x0b), wasmbin.ErrMalformed},
+		{"locals summing past the cap", append(bytes.Clone(head), 10, 12, 1, 10, 2, 0xb0, 0xea, 0x01, 0x7f, 0xb0, 0xea, 0x01, 0x7f, 0x0b), wasmbin.ErrMalformed},
+		{"element vector of 2^32-1 functions", append(bytes.Clone(head), 9, 10, 1, 0, 0x41, 0, 0x0b, 0xff, 0xff, 0xff, 0xff, 0x0f), wasmbin.ErrMalformed},
+		{"table of a non-reference type", append(bytes.Clone(head), 4, 4, 1, 0x7f, 0, 1), wasmbin.ErrMalformed},
+		{"name map of 2^32-1 entries", append(bytes.Clone(head), 0, 11, 4, 'n', 'a', 'm', 'e', 1, 5, 0xff, 0xff, 0xff, 0xff, 0x0f), wasmbin.ErrMalformed},
+		{"local names of 2^32-1 functions", append(bytes.Clone(head), 0, 11, 4, 'n', 'a', 'm', 'e', 2, 5, 0xff, 0xff, 0xff, 0xff, 0x0f), wasmbin.ErrMalformed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,45 +2,46 @@ package meter
 
 import (
 	"fmt"
+	"github.com/loadout-dev/loadout/host/engine/internal/wasmbin"
 	"math"
 )
 
 // rewriteCode appends the code section with every function body instrumented.
 func (in *instrumenter) rewriteCode(out []byte, r *reader) ([]byte, error) {
-	n, err := r.count(2)
+	n, err := r.Count(2)
 	if err != nil {
-		return nil, fmt.Errorf("section %d: %w", secCode, err)
+		return nil, fmt.Errorf("section %d: %w", wasmbin.SecCode, err)
 	}
 	// The section's size is known only once its bodies are written: write them after a
 	// 5-byte placeholder for the size and move them back if the size takes fewer bytes.
-	out = append(out, secCode)
+	out = append(out, wasmbin.SecCode)
 	sizeAt := len(out)
 	out = append(out, 0, 0, 0, 0, 0)
-	out = appendULEB(out, uint64(n))
+	out = wasmbin.AppendULEB(out, uint64(n))
 	for i := range n {
 		fn := in.funcImports + i // the function's index in the input
-		size, err := r.u32()
+		size, err := r.U32()
 		if err != nil {
 			return nil, fmt.Errorf("function %d: %w", fn, err)
 		}
-		body, err := r.bytes(size)
+		body, err := r.Bytes(size)
 		if err != nil {
 			return nil, fmt.Errorf("function %d: %w", fn, err)
 		}
-		if in.scratch, err = in.body(in.scratch[:0], i, &reader{b: body}); err != nil {
+		if in.scratch, err = in.body(in.scratch[:0], i, &reader{wasmbin.Reader{B: body}}); err != nil {
 			return nil, fmt.Errorf("function %d: %w", fn, err)
 		}
-		out = appendULEB(out, uint64(len(in.scratch)))
+		out = wasmbin.AppendULEB(out, uint64(len(in.scratch)))
 		out = append(out, in.scratch...)
 	}
-	if !r.done() {
-		return nil, fmt.Errorf("section %d: %w", secCode, r.fail("%d trailing bytes", r.rest()))
+	if !r.Done() {
+		return nil, fmt.Errorf("section %d: %w", wasmbin.SecCode, r.Fail("%d trailing bytes", r.Rest()))
 	}
 	total := len(out) - sizeAt - 5
 	if uint64(total) > 0xffffffff {
-		return nil, fmt.Errorf("code section of %d bytes: %w", total, errMalformed)
+		return nil, fmt.Errorf("code section of %d bytes: %w", total, wasmbin.ErrMalformed)
 	}
-	enc := appendULEB(nil, uint64(total))
+	enc := wasmbin.AppendULEB(nil, uint64(total))
 	copy(out[sizeAt:], enc)
 	copy(out[sizeAt+len(enc):], out[sizeAt+5:])
 	return out[:len(out)-(5-len(enc))], nil
@@ -63,36 +64,36 @@ const (
 // function's index among the defined functions.
 func (in *instrumenter) body(out []byte, fn uint32, r *reader) ([]byte, error) {
 	if fn >= uint32(len(in.funcTypes)) {
-		return nil, r.fail("code for function %d, which the function section does not declare", in.funcImports+fn)
+		return nil, r.Fail("code for function %d, which the function section does not declare", in.funcImports+fn)
 	}
 	typ := in.funcTypes[fn]
 	if typ >= uint32(len(in.params)) {
-		return nil, r.fail("function of type %d, out of range", typ)
+		return nil, r.Fail("function of type %d, out of range", typ)
 	}
 	// The locals, and the index of one more, the scratch local of the bulk charges.
-	n, err := r.count(2)
+	n, err := r.Count(2)
 	if err != nil {
 		return nil, err
 	}
 	scratch := uint64(in.params[typ])
 	for range n {
-		c, err := r.u32()
+		c, err := r.U32()
 		if err != nil {
 			return nil, err
 		}
 		scratch += uint64(c)
 		if scratch >= math.MaxUint32 {
-			return nil, r.fail("more than %d locals", uint32(math.MaxUint32))
+			return nil, r.Fail("more than %d locals", uint32(math.MaxUint32))
 		}
-		t, err := r.byte()
+		t, err := r.Byte()
 		if err != nil {
 			return nil, err
 		}
 		if !isValueType(t) {
-			return nil, r.fail("local of type %#x", t)
+			return nil, r.Fail("local of type %#x", t)
 		}
 	}
-	locals := r.b[:r.off]
+	locals := r.B[:r.Off]
 	// The instructions go to in.code, the locals in front of them once it is known whether
 	// the scratch local is used.
 	code := in.code[:0]
@@ -100,14 +101,14 @@ func (in *instrumenter) body(out []byte, fn uint32, r *reader) ([]byte, error) {
 	// charged by the loop's check; a body that calls nothing cannot recurse and runs in time
 	// bounded by its size (its loops and bulk instructions are charged on their own). The
 	// check is written first and taken out again once the body turns out to call nothing.
-	entry := !reachesLoop(&reader{b: r.b, off: r.off})
+	entry := !reachesLoop(&reader{wasmbin.Reader{B: r.B, Off: r.Off}})
 	if entry {
 		code = append(code, in.check...)
 	}
 	calls, usesScratch := false, false
-	for !r.done() {
-		start := r.off
-		op, _ := r.byte()
+	for !r.Done() {
+		start := r.Off
+		op, _ := r.Byte()
 		switch op {
 		case opCall, opReturnCall, opRefFunc:
 			calls = calls || op != opRefFunc
@@ -121,13 +122,13 @@ func (in *instrumenter) body(out []byte, fn uint32, r *reader) ([]byte, error) {
 			if err := blockType(r); err != nil {
 				return nil, err
 			}
-			code = append(code, r.b[start:r.off]...)
+			code = append(code, r.B[start:r.Off]...)
 			code = append(code, in.check...)
 			continue
 		case opMemoryGrow:
 			code = append(code, in.bulk...)
 		case opPrefixFC:
-			sub, err := r.u32()
+			sub, err := r.U32()
 			if err != nil {
 				return nil, err
 			}
@@ -142,13 +143,13 @@ func (in *instrumenter) body(out []byte, fn uint32, r *reader) ([]byte, error) {
 			case chargeBulk:
 				code = append(code, in.bulk...)
 			}
-			code = append(code, r.b[start:r.off]...)
+			code = append(code, r.B[start:r.Off]...)
 			continue
 		}
 		if err := immediates(r, op); err != nil {
 			return nil, err
 		}
-		code = append(code, r.b[start:r.off]...)
+		code = append(code, r.B[start:r.Off]...)
 	}
 	if entry && !calls {
 		code = code[:copy(code, code[len(in.check):])]
@@ -158,8 +159,8 @@ func (in *instrumenter) body(out []byte, fn uint32, r *reader) ([]byte, error) {
 		out = append(out, locals...)
 		return append(out, code...), nil
 	}
-	out = appendULEB(out, uint64(n)+1)
-	out = append(out, locals[(&reader{b: locals}).lebLen():]...)
+	out = wasmbin.AppendULEB(out, uint64(n)+1)
+	out = append(out, locals[(&reader{wasmbin.Reader{B: locals}}).lebLen():]...)
 	out = append(out, 1, typeI32)
 	return append(out, code...), nil
 }
@@ -168,7 +169,7 @@ func (in *instrumenter) body(out []byte, fn uint32, r *reader) ([]byte, error) {
 // so well formed).
 func (r *reader) lebLen() int {
 	n := 0
-	for r.off+n < len(r.b) && r.b[r.off+n]&0x80 != 0 {
+	for r.Off+n < len(r.B) && r.B[r.Off+n]&0x80 != 0 {
 		n++
 	}
 	return n + 1
@@ -182,11 +183,11 @@ func (r *reader) lebLen() int {
 //	global.get $budget; local.get $scratch; i32.const log2(BytesPerStep); i32.shr_u; i32.sub
 //	i32.const 1; i32.sub; global.set $budget; ... then as checkCode
 func (in *instrumenter) byteCharge(code []byte, scratch uint32) []byte {
-	code = appendULEB(append(code, 0x22), uint64(scratch))
-	code = appendULEB(append(code, 0x23), uint64(in.budget))
-	code = appendULEB(append(code, 0x20), uint64(scratch))
+	code = wasmbin.AppendULEB(append(code, 0x22), uint64(scratch))
+	code = wasmbin.AppendULEB(append(code, 0x23), uint64(in.budget))
+	code = wasmbin.AppendULEB(append(code, 0x20), uint64(scratch))
 	code = append(code, 0x41, bytesPerStepLog2, 0x76, 0x6b)
-	return append(code, in.check[len(appendULEB([]byte{0x23}, uint64(in.budget))):]...)
+	return append(code, in.check[len(wasmbin.AppendULEB([]byte{0x23}, uint64(in.budget))):]...)
 }
 
 // reachesLoop reports whether every run of a body reaches a loop, and so its check, before it
@@ -195,8 +196,8 @@ func (in *instrumenter) byteCharge(code []byte, scratch uint32) []byte {
 // starts every function with a loop reached this way. Such a body needs no entry check:
 // recursion through it is charged by the loop's check.
 func reachesLoop(r *reader) bool {
-	for !r.done() {
-		op, _ := r.byte()
+	for !r.Done() {
+		op, _ := r.Byte()
 		switch {
 		case op == opLoop:
 			return true
@@ -217,15 +218,15 @@ func reachesLoop(r *reader) bool {
 // blockType reads the block type of block, loop or if: empty (0x40), one value type, or a
 // type index as a non-negative 33-bit signed number (multi-value).
 func blockType(r *reader) error {
-	c, err := r.peek()
+	c, err := r.Peek()
 	if err != nil {
 		return err
 	}
 	if c == 0x40 || isValueType(c) {
-		r.off++
+		r.Off++
 		return nil
 	}
-	v, err := r.sleb(33)
+	v, err := r.SLEB(33)
 	if err != nil {
 		return err
 	}
@@ -237,21 +238,21 @@ func blockType(r *reader) error {
 
 // memarg reads a memory instruction's alignment and offset.
 func memarg(r *reader) error {
-	align, err := r.u32()
+	align, err := r.U32()
 	if err != nil {
 		return err
 	}
 	if align&0x40 != 0 { // a memory index follows
 		return fmt.Errorf("memory argument with a memory index (multiple memories): %w", errUnsupported)
 	}
-	_, err = r.u32()
+	_, err = r.U32()
 	return err
 }
 
 // u32s reads n unsigned 32-bit immediates.
 func u32s(r *reader, n int) error {
 	for range n {
-		if _, err := r.u32(); err != nil {
+		if _, err := r.U32(); err != nil {
 			return err
 		}
 	}
@@ -282,7 +283,7 @@ func immediates(r *reader, op byte) error {
 	case op == 0x0c, op == 0x0d: // br, br_if
 		return u32s(r, 1)
 	case op == 0x0e: // br_table
-		n, err := r.count(1)
+		n, err := r.Count(1)
 		if err != nil {
 			return err
 		}
@@ -290,17 +291,17 @@ func immediates(r *reader, op byte) error {
 	case op == 0x11, op == 0x13: // call_indirect, return_call_indirect: type, table
 		return u32s(r, 2)
 	case op == 0x1c: // select with types
-		n, err := r.count(1)
+		n, err := r.Count(1)
 		if err != nil {
 			return err
 		}
 		for range n {
-			t, err := r.byte()
+			t, err := r.Byte()
 			if err != nil {
 				return err
 			}
 			if !isValueType(t) {
-				return r.fail("select of type %#x", t)
+				return r.Fail("select of type %#x", t)
 			}
 		}
 		return nil
@@ -311,21 +312,21 @@ func immediates(r *reader, op byte) error {
 	case op == 0x3f, op == 0x40: // memory.size, memory.grow: memory index
 		return memIdx(r)
 	case op == 0x41:
-		_, err := r.sleb(32)
+		_, err := r.SLEB(32)
 		return err
 	case op == 0x42:
-		_, err := r.sleb(64)
+		_, err := r.SLEB(64)
 		return err
 	case op == 0x43:
-		_, err := r.bytes(4)
+		_, err := r.Bytes(4)
 		return err
 	case op == 0x44:
-		_, err := r.bytes(8)
+		_, err := r.Bytes(8)
 		return err
 	case op >= 0x45 && op <= 0xc4: // numeric instructions, sign extension included
 		return nil
 	case op == 0xd0: // ref.null
-		t, err := r.byte()
+		t, err := r.Byte()
 		if err != nil {
 			return err
 		}
@@ -336,21 +337,21 @@ func immediates(r *reader, op byte) error {
 	case op == 0xd1: // ref.is_null
 		return nil
 	case op == opPrefixFD:
-		sub, err := r.u32()
+		sub, err := r.U32()
 		if err != nil {
 			return err
 		}
 		return prefixFD(r, sub)
 	}
 	if name, ok := unsupportedOps[op]; ok {
-		return fmt.Errorf("at byte %d: opcode %#x, %s: %w", r.off-1, op, name, errUnsupported)
+		return fmt.Errorf("at byte %d: opcode %#x, %s: %w", r.Off-1, op, name, errUnsupported)
 	}
-	return r.fail("unknown opcode %#x", op)
+	return r.Fail("unknown opcode %#x", op)
 }
 
 // memIdx reads a memory index; only memory 0 exists without multiple memories.
 func memIdx(r *reader) error {
-	idx, err := r.u32()
+	idx, err := r.U32()
 	if err != nil {
 		return err
 	}
@@ -394,7 +395,7 @@ func prefixFC(r *reader, sub uint32) (charge int, err error) {
 	case 15, 17: // table.grow table, table.fill table
 		return chargeBulk, u32s(r, 1)
 	}
-	return 0, fmt.Errorf("at byte %d: opcode 0xfc %d: %w", r.off, sub, errUnsupported)
+	return 0, fmt.Errorf("at byte %d: opcode 0xfc %d: %w", r.Off, sub, errUnsupported)
 }
 
 // simdGaps are the SIMD opcodes below 256 that WebAssembly 2.0 leaves unassigned.
@@ -410,21 +411,21 @@ func prefixFD(r *reader, sub uint32) error {
 	case sub <= 11: // v128.load*, v128.store
 		return memarg(r)
 	case sub == 12, sub == 13: // v128.const, i8x16.shuffle
-		_, err := r.bytes(16)
+		_, err := r.Bytes(16)
 		return err
 	case sub >= 21 && sub <= 34: // extract_lane, replace_lane
-		_, err := r.byte()
+		_, err := r.Byte()
 		return err
 	case sub >= 84 && sub <= 91: // v128.load*_lane, v128.store*_lane
 		if err := memarg(r); err != nil {
 			return err
 		}
-		_, err := r.byte()
+		_, err := r.Byte()
 		return err
 	case sub == 92, sub == 93: // v128.load32_zero, v128.load64_zero
 		return memarg(r)
 	case sub <= 255 && !simdGaps[sub]:
 		return nil
 	}
-	return fmt.Errorf("at byte %d: opcode 0xfd %d (relaxed SIMD or unassigned): %w", r.off, sub, errUnsupported)
+	return fmt.Errorf("at byte %d: opcode 0xfd %d (relaxed SIMD or unassigned): %w", r.Off, sub, errUnsupported)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/loadout-dev/loadout/host/engine"
 	"github.com/loadout-dev/loadout/host/engine/internal/meter"
+	"github.com/loadout-dev/loadout/host/engine/internal/wasmbin"
 )
 
 var header = []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
@@ -182,13 +183,13 @@ func TestGrowthBound(t *testing.T) {
 		code := append([]byte{}, locals...)
 		code = append(code, bytes.Repeat(instr, n)...)
 		code = append(code, 0x0b)
-		size := appendULEB(nil, uint64(len(code)))
+		size := wasmbin.AppendULEB(nil, uint64(len(code)))
 		sect := append([]byte{1}, size...)
 		sect = append(sect, code...)
 		return module(
 			sec(1, 1, 0x60, 0, 0),
 			sec(3, 1, 0),
-			append(append([]byte{10}, appendULEB(nil, uint64(len(sect)))...), sect...),
+			append(append([]byte{10}, wasmbin.AppendULEB(nil, uint64(len(sect)))...), sect...),
 		)
 	}
 	manyLocals := []byte{1, 0xff, 0xff, 0xff, 0xff, 0x07, 0x7f} // 2^31-1 locals: a 5-byte scratch index
@@ -209,16 +210,5 @@ func TestGrowthBound(t *testing.T) {
 				"%s at Interval %d: %d bytes from %d", tc.name, interval, len(out), len(tc.wasm))
 			t.Logf("%s at Interval %d: %.1fx", tc.name, interval, float64(len(out))/float64(len(tc.wasm)))
 		}
-	}
-}
-
-func appendULEB(b []byte, v uint64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
 	}
 }

@@ -81,6 +81,7 @@ import (
 	"math"
 
 	"github.com/loadout-dev/loadout/host/engine"
+	"github.com/loadout-dev/loadout/host/engine/internal/wasmbin"
 )
 
 // The import Instrument adds: module ImportModule, name ImportName, type () -> ().
@@ -124,29 +125,14 @@ const bytesPerStepLog2 = 6
 // every 8 iterations.
 func BulkCost(interval int32) int32 { return max(1, interval/8) }
 
-// Section ids of the WebAssembly core binary format.
-const (
-	secCustom    = 0
-	secType      = 1
-	secImport    = 2
-	secFunction  = 3
-	secTable     = 4
-	secMemory    = 5
-	secGlobal    = 6
-	secExport    = 7
-	secStart     = 8
-	secElement   = 9
-	secCode      = 10
-	secData      = 11
-	secDataCount = 12
-	secTag       = 13
-)
+// secTag is the section id of the exception-handling proposal's tags, which Instrument refuses.
+const secTag = 13
 
 // sectionRank is the position a non-custom section must keep in a module (the data count
 // section sits between the element and code sections).
 var sectionRank = [...]int{
-	secType: 1, secImport: 2, secFunction: 3, secTable: 4, secMemory: 5, secGlobal: 6,
-	secExport: 7, secStart: 8, secElement: 9, secDataCount: 10, secCode: 11, secData: 12,
+	wasmbin.SecType: 1, wasmbin.SecImport: 2, wasmbin.SecFunction: 3, wasmbin.SecTable: 4, wasmbin.SecMemory: 5, wasmbin.SecGlobal: 6,
+	wasmbin.SecExport: 7, wasmbin.SecStart: 8, wasmbin.SecElement: 9, wasmbin.SecDataCount: 10, wasmbin.SecCode: 11, wasmbin.SecData: 12,
 }
 
 // Value types.
@@ -230,7 +216,7 @@ func Instrument(wasm []byte, opts Options) ([]byte, error) {
 	}
 	in.budget = in.globalImports + in.globals
 	if in.globals >= math.MaxUint32-in.globalImports || in.funcImports == math.MaxUint32 || in.types == math.MaxUint32 {
-		return nil, fmt.Errorf("index space full: %w", errMalformed)
+		return nil, fmt.Errorf("index space full: %w", wasmbin.ErrMalformed)
 	}
 	in.check = checkCode(in.budget, in.funcImports, 1, interval)
 	in.bulk = checkCode(in.budget, in.funcImports, BulkCost(interval), interval)
@@ -244,14 +230,14 @@ func Instrument(wasm []byte, opts Options) ([]byte, error) {
 //	global.get $budget; i32.const 0; i32.le_s
 //	if; i32.const interval; global.set $budget; call $yield; end
 func checkCode(budget, yield uint32, cost, interval int32) []byte {
-	b := appendULEB([]byte{0x23}, uint64(budget))
-	b = appendSLEB(append(b, 0x41), int64(cost))
-	b = appendULEB(append(b, 0x6b, 0x24), uint64(budget))
-	b = appendULEB(append(b, 0x23), uint64(budget))
+	b := wasmbin.AppendULEB([]byte{0x23}, uint64(budget))
+	b = wasmbin.AppendSLEB(append(b, 0x41), int64(cost))
+	b = wasmbin.AppendULEB(append(b, 0x6b, 0x24), uint64(budget))
+	b = wasmbin.AppendULEB(append(b, 0x23), uint64(budget))
 	b = append(b, 0x41, 0x00, 0x4c, 0x04, 0x40)
-	b = appendSLEB(append(b, 0x41), int64(interval))
-	b = appendULEB(append(b, 0x24), uint64(budget))
-	b = appendULEB(append(b, 0x10), uint64(yield))
+	b = wasmbin.AppendSLEB(append(b, 0x41), int64(interval))
+	b = wasmbin.AppendULEB(append(b, 0x24), uint64(budget))
+	b = wasmbin.AppendULEB(append(b, 0x10), uint64(yield))
 	return append(b, 0x0b)
 }
 
@@ -259,44 +245,44 @@ func checkCode(budget, yield uint32, cost, interval int32) []byte {
 // to know before it starts: the function types, the imports and the number of globals.
 func (in *instrumenter) read(wasm []byte) error {
 	if len(wasm) < len(magic) || !bytes.Equal(wasm[:len(magic)], magic) {
-		return fmt.Errorf("not a WebAssembly 1.0 binary: %w", errMalformed)
+		return fmt.Errorf("not a WebAssembly 1.0 binary: %w", wasmbin.ErrMalformed)
 	}
 	in.wasm, in.lastRanked = wasm, -1
-	r := &reader{b: wasm, off: len(magic)}
+	r := &reader{wasmbin.Reader{B: wasm, Off: len(magic)}}
 	last := 0
-	for i := 0; !r.done(); i++ {
+	for i := 0; !r.Done(); i++ {
 		s, err := nextSection(r)
 		if err != nil {
 			return err
 		}
 		id, body := s.id, s.body
-		if id != secCustom {
+		if id != wasmbin.SecCustom {
 			in.lastRanked = i
 			if id == secTag {
 				return fmt.Errorf("tag section (exception handling): %w", errUnsupported)
 			}
 			if int(id) >= len(sectionRank) {
-				return r.fail("unknown section id %d", id)
+				return r.Fail("unknown section id %d", id)
 			}
 			rank := sectionRank[id]
 			if rank <= last {
-				return r.fail("section id %d out of order or repeated", id)
+				return r.Fail("section id %d out of order or repeated", id)
 			}
 			last = rank
 		}
-		sr := &reader{b: body}
+		sr := &reader{wasmbin.Reader{B: body}}
 		switch id {
-		case secType:
+		case wasmbin.SecType:
 			in.hasType = true
 			err = in.readTypes(sr)
-		case secImport:
+		case wasmbin.SecImport:
 			in.hasImport = true
 			err = in.readImports(sr)
-		case secFunction:
+		case wasmbin.SecFunction:
 			err = in.readFunctions(sr)
-		case secGlobal:
+		case wasmbin.SecGlobal:
 			in.hasGlobal = true
-			in.globals, err = sr.u32()
+			in.globals, err = sr.U32()
 		}
 		if err != nil {
 			return fmt.Errorf("section %d: %w", id, err)
@@ -310,21 +296,21 @@ func (in *instrumenter) read(wasm []byte) error {
 
 // nextSection reads one section's id and body.
 func nextSection(r *reader) (section, error) {
-	id, err := r.byte()
+	id, err := r.Byte()
 	if err != nil {
 		return section{}, err
 	}
-	size, err := r.u32()
+	size, err := r.U32()
 	if err != nil {
 		return section{}, err
 	}
-	body, err := r.bytes(size)
+	body, err := r.Bytes(size)
 	return section{id: id, body: body}, err
 }
 
 // readTypes counts the function types and finds the first () -> () one.
 func (in *instrumenter) readTypes(r *reader) error {
-	n, err := r.count(3)
+	n, err := r.Count(3)
 	if err != nil {
 		return err
 	}
@@ -332,7 +318,7 @@ func (in *instrumenter) readTypes(r *reader) error {
 	in.addType = true
 	in.params = make([]uint32, 0, n)
 	for i := range n {
-		form, err := r.byte()
+		form, err := r.Byte()
 		if err != nil {
 			return err
 		}
@@ -341,16 +327,16 @@ func (in *instrumenter) readTypes(r *reader) error {
 		}
 		var lens [2]uint32
 		for j := range lens { // parameters, then results
-			if lens[j], err = r.count(1); err != nil {
+			if lens[j], err = r.Count(1); err != nil {
 				return err
 			}
 			for range lens[j] {
-				t, err := r.byte()
+				t, err := r.Byte()
 				if err != nil {
 					return err
 				}
 				if !isValueType(t) {
-					return r.fail("value type %#x", t)
+					return r.Fail("value type %#x", t)
 				}
 			}
 		}
@@ -360,8 +346,8 @@ func (in *instrumenter) readTypes(r *reader) error {
 			in.yieldType = i
 		}
 	}
-	if !r.done() {
-		return r.fail("%d trailing bytes", r.rest())
+	if !r.Done() {
+		return r.Fail("%d trailing bytes", r.Rest())
 	}
 	if in.addType {
 		in.yieldType = n
@@ -371,36 +357,36 @@ func (in *instrumenter) readTypes(r *reader) error {
 
 // readFunctions reads the type index of every defined function.
 func (in *instrumenter) readFunctions(r *reader) error {
-	n, err := r.count(1)
+	n, err := r.Count(1)
 	if err != nil {
 		return err
 	}
 	in.funcTypes = make([]uint32, 0, n)
 	for range n {
-		t, err := r.u32()
+		t, err := r.U32()
 		if err != nil {
 			return err
 		}
 		in.funcTypes = append(in.funcTypes, t)
 	}
-	if !r.done() {
-		return r.fail("%d trailing bytes", r.rest())
+	if !r.Done() {
+		return r.Fail("%d trailing bytes", r.Rest())
 	}
 	return nil
 }
 
 // readImports counts the imported functions and globals and refuses ImportModule.
 func (in *instrumenter) readImports(r *reader) error {
-	n, err := r.count(4)
+	n, err := r.Count(4)
 	if err != nil {
 		return err
 	}
 	for range n {
-		mod, err := r.name()
+		mod, err := r.Name()
 		if err != nil {
 			return err
 		}
-		name, err := r.name()
+		name, err := r.Name()
 		if err != nil {
 			return err
 		}
@@ -411,51 +397,51 @@ func (in *instrumenter) readImports(r *reader) error {
 			return err
 		}
 	}
-	if !r.done() {
-		return r.fail("%d trailing bytes", r.rest())
+	if !r.Done() {
+		return r.Fail("%d trailing bytes", r.Rest())
 	}
 	return nil
 }
 
 func (in *instrumenter) importDesc(r *reader, mod, name []byte) error {
-	kind, err := r.byte()
+	kind, err := r.Byte()
 	if err != nil {
 		return err
 	}
 	switch kind {
 	case kindFunc:
-		if _, err := r.u32(); err != nil {
+		if _, err := r.U32(); err != nil {
 			return err
 		}
 		in.funcImports++
 		if in.funcImports == 0 {
-			return r.fail("function index space full")
+			return r.Fail("function index space full")
 		}
 	case kindTable:
 		return tableType(r)
 	case kindMemory:
 		return memoryType(r)
 	case kindGlobal:
-		t, err := r.byte()
+		t, err := r.Byte()
 		if err != nil {
 			return err
 		}
 		if !isValueType(t) {
-			return r.fail("global of value type %#x", t)
+			return r.Fail("global of value type %#x", t)
 		}
-		if mut, err := r.byte(); err != nil {
+		if mut, err := r.Byte(); err != nil {
 			return err
 		} else if mut > 1 {
-			return r.fail("global mutability %d", mut)
+			return r.Fail("global mutability %d", mut)
 		}
 		in.globalImports++
 		if in.globalImports == 0 {
-			return r.fail("global index space full")
+			return r.Fail("global index space full")
 		}
 	case kindTag:
 		return fmt.Errorf("import %s.%s of a tag (exception handling): %w", mod, name, errUnsupported)
 	default:
-		return r.fail("import %s.%s of unknown kind %d", mod, name, kind)
+		return r.Fail("import %s.%s of unknown kind %d", mod, name, kind)
 	}
 	return nil
 }
@@ -463,25 +449,25 @@ func (in *instrumenter) importDesc(r *reader, mod, name []byte) error {
 // limits reads table or memory limits whose flags were already read: the minimum and, when
 // flags has bit 0, the maximum.
 func limits(r *reader, flags byte) error {
-	if _, err := r.u32(); err != nil {
+	if _, err := r.U32(); err != nil {
 		return err
 	}
 	if flags&1 != 0 {
-		_, err := r.u32()
+		_, err := r.U32()
 		return err
 	}
 	return nil
 }
 
 func tableType(r *reader) error {
-	t, err := r.byte()
+	t, err := r.Byte()
 	if err != nil {
 		return err
 	}
 	if !isRefType(t) {
-		return r.fail("table of type %#x", t)
+		return r.Fail("table of type %#x", t)
 	}
-	flags, err := r.byte()
+	flags, err := r.Byte()
 	if err != nil {
 		return err
 	}
@@ -492,7 +478,7 @@ func tableType(r *reader) error {
 }
 
 func memoryType(r *reader) error {
-	flags, err := r.byte()
+	flags, err := r.Byte()
 	if err != nil {
 		return err
 	}
@@ -514,14 +500,14 @@ func (in *instrumenter) shift(idx uint32) uint32 {
 
 // funcIdx reads a function index and appends it, shifted, to out.
 func (in *instrumenter) funcIdx(r *reader, out []byte) ([]byte, error) {
-	idx, err := r.u32()
+	idx, err := r.U32()
 	if err != nil {
 		return nil, err
 	}
 	if idx == math.MaxUint32 {
-		return nil, r.fail("function index %d", idx)
+		return nil, r.Fail("function index %d", idx)
 	}
-	return appendULEB(out, uint64(in.shift(idx))), nil
+	return wasmbin.AppendULEB(out, uint64(in.shift(idx))), nil
 }
 
 // write emits the instrumented module. Sections the input lacks (type, import, global) are
@@ -530,10 +516,10 @@ func (in *instrumenter) funcIdx(r *reader, out []byte) ([]byte, error) {
 func (in *instrumenter) write(size int) ([]byte, error) {
 	out := make([]byte, 0, size+size/4+256)
 	out = append(out, magic...)
-	pending := map[byte]bool{secType: !in.hasType, secImport: !in.hasImport, secGlobal: !in.hasGlobal}
+	pending := map[byte]bool{wasmbin.SecType: !in.hasType, wasmbin.SecImport: !in.hasImport, wasmbin.SecGlobal: !in.hasGlobal}
 	var err error
 	flush := func(before int) {
-		for _, id := range []byte{secType, secImport, secGlobal} {
+		for _, id := range []byte{wasmbin.SecType, wasmbin.SecImport, wasmbin.SecGlobal} {
 			if pending[id] && sectionRank[id] < before && err == nil {
 				pending[id] = false
 				out, err = in.section(out, section{id: id})
@@ -545,13 +531,13 @@ func (in *instrumenter) write(size int) ([]byte, error) {
 	}
 	// The sections are read again: read checked them, and keeping them would cost memory
 	// proportional to their number.
-	r := &reader{b: in.wasm, off: len(magic)}
-	for i := 0; !r.done(); i++ {
+	r := &reader{wasmbin.Reader{B: in.wasm, Off: len(magic)}}
+	for i := 0; !r.Done(); i++ {
 		var s section
 		if s, err = nextSection(r); err != nil {
 			return nil, err
 		}
-		if s.id != secCustom {
+		if s.id != wasmbin.SecCustom {
 			flush(sectionRank[s.id])
 		}
 		if err == nil {
@@ -565,7 +551,7 @@ func (in *instrumenter) write(size int) ([]byte, error) {
 		}
 	}
 	if len(out) > MaxGrowth*size+256 {
-		return nil, fmt.Errorf("instrumented module of %d bytes from %d: %w", len(out), size, errMalformed)
+		return nil, fmt.Errorf("instrumented module of %d bytes from %d: %w", len(out), size, wasmbin.ErrMalformed)
 	}
 	return out, nil
 }
@@ -573,59 +559,59 @@ func (in *instrumenter) write(size int) ([]byte, error) {
 // section appends the rewritten section s (an empty body stands for a section the input
 // lacks) to out.
 func (in *instrumenter) section(out []byte, s section) ([]byte, error) {
-	r := &reader{b: s.body}
+	r := &reader{wasmbin.Reader{B: s.body}}
 	var body []byte
 	var err error
 	switch s.id {
-	case secCustom:
+	case wasmbin.SecCustom:
 		return in.custom(out, s)
-	case secType:
+	case wasmbin.SecType:
 		body, err = in.rewriteTypes(r)
-	case secImport:
+	case wasmbin.SecImport:
 		body, err = in.rewriteImports(r)
-	case secTable:
+	case wasmbin.SecTable:
 		body, err = in.rewriteTables(r)
-	case secGlobal:
+	case wasmbin.SecGlobal:
 		body, err = in.rewriteGlobals(r)
-	case secExport:
+	case wasmbin.SecExport:
 		body, err = in.rewriteExports(r)
-	case secStart:
+	case wasmbin.SecStart:
 		body, err = in.funcIdx(r, nil)
-	case secElement:
+	case wasmbin.SecElement:
 		body, err = in.rewriteElements(r)
-	case secCode:
+	case wasmbin.SecCode:
 		return in.rewriteCode(out, r)
-	case secMemory:
+	case wasmbin.SecMemory:
 		body, err = in.checkMemories(r)
 	default: // function, data count, data: no function or global index to move
-		body, r.off = s.body, len(s.body)
+		body, r.Off = s.body, len(s.body)
 	}
-	if err == nil && !r.done() {
-		err = r.fail("%d trailing bytes", r.rest())
+	if err == nil && !r.Done() {
+		err = r.Fail("%d trailing bytes", r.Rest())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("section %d: %w", s.id, err)
 	}
 	out = append(out, s.id)
-	out = appendULEB(out, uint64(len(body)))
+	out = wasmbin.AppendULEB(out, uint64(len(body)))
 	return append(out, body...), nil
 }
 
 func (in *instrumenter) rewriteTypes(r *reader) ([]byte, error) {
 	if !in.addType {
-		r.off = len(r.b)
-		return r.b, nil
+		r.Off = len(r.B)
+		return r.B, nil
 	}
 	var n uint32
 	if in.hasType {
 		var err error
-		if n, err = r.u32(); err != nil {
+		if n, err = r.U32(); err != nil {
 			return nil, err
 		}
 	}
-	body := appendULEB(make([]byte, 0, len(r.b)+8), uint64(n)+1)
-	body = append(body, r.b[r.off:]...)
-	r.off = len(r.b)
+	body := wasmbin.AppendULEB(make([]byte, 0, len(r.B)+8), uint64(n)+1)
+	body = append(body, r.B[r.Off:]...)
+	r.Off = len(r.B)
 	return append(body, 0x60, 0x00, 0x00), nil
 }
 
@@ -633,21 +619,21 @@ func (in *instrumenter) rewriteImports(r *reader) ([]byte, error) {
 	var n uint32
 	if in.hasImport {
 		var err error
-		if n, err = r.u32(); err != nil {
+		if n, err = r.U32(); err != nil {
 			return nil, err
 		}
 	}
-	body := appendULEB(make([]byte, 0, len(r.b)+32), uint64(n)+1)
-	body = append(body, r.b[r.off:]...)
-	r.off = len(r.b)
-	body = appendName(body, ImportModule)
-	body = appendName(body, ImportName)
+	body := wasmbin.AppendULEB(make([]byte, 0, len(r.B)+32), uint64(n)+1)
+	body = append(body, r.B[r.Off:]...)
+	r.Off = len(r.B)
+	body = wasmbin.AppendName(body, ImportModule)
+	body = wasmbin.AppendName(body, ImportName)
 	body = append(body, kindFunc)
-	return appendULEB(body, uint64(in.yieldType)), nil
+	return wasmbin.AppendULEB(body, uint64(in.yieldType)), nil
 }
 
 func (in *instrumenter) checkMemories(r *reader) ([]byte, error) {
-	n, err := r.count(2)
+	n, err := r.Count(2)
 	if err != nil {
 		return nil, err
 	}
@@ -656,34 +642,34 @@ func (in *instrumenter) checkMemories(r *reader) ([]byte, error) {
 			return nil, err
 		}
 	}
-	return r.b, nil
+	return r.B, nil
 }
 
 // rewriteTables moves the function indices of the initializer expressions of tables declared
 // with one (0x40 0x00 prefix).
 func (in *instrumenter) rewriteTables(r *reader) ([]byte, error) {
-	n, err := r.count(3)
+	n, err := r.Count(3)
 	if err != nil {
 		return nil, err
 	}
-	body := appendULEB(make([]byte, 0, len(r.b)+8), uint64(n))
+	body := wasmbin.AppendULEB(make([]byte, 0, len(r.B)+8), uint64(n))
 	for range n {
-		start := r.off
-		c, err := r.peek()
+		start := r.Off
+		c, err := r.Peek()
 		if err != nil {
 			return nil, err
 		}
 		if c == 0x40 {
-			r.off++
-			if z, err := r.byte(); err != nil {
+			r.Off++
+			if z, err := r.Byte(); err != nil {
 				return nil, err
 			} else if z != 0 {
-				return nil, r.fail("table with initializer, reserved byte %#x", z)
+				return nil, r.Fail("table with initializer, reserved byte %#x", z)
 			}
 			if err := tableType(r); err != nil {
 				return nil, err
 			}
-			body = append(body, r.b[start:r.off]...)
+			body = append(body, r.B[start:r.Off]...)
 			if body, err = in.constExpr(r, body); err != nil {
 				return nil, err
 			}
@@ -692,7 +678,7 @@ func (in *instrumenter) rewriteTables(r *reader) ([]byte, error) {
 		if err := tableType(r); err != nil {
 			return nil, err
 		}
-		body = append(body, r.b[start:r.off]...)
+		body = append(body, r.B[start:r.Off]...)
 	}
 	return body, nil
 }
@@ -702,25 +688,25 @@ func (in *instrumenter) rewriteGlobals(r *reader) ([]byte, error) {
 	var n uint32
 	if in.hasGlobal {
 		var err error
-		if n, err = r.count(3); err != nil {
+		if n, err = r.Count(3); err != nil {
 			return nil, err
 		}
 	}
-	body := appendULEB(make([]byte, 0, len(r.b)+16), uint64(n)+1)
+	body := wasmbin.AppendULEB(make([]byte, 0, len(r.B)+16), uint64(n)+1)
 	for range n {
-		t, err := r.byte()
+		t, err := r.Byte()
 		if err != nil {
 			return nil, err
 		}
 		if !isValueType(t) {
-			return nil, r.fail("global of value type %#x", t)
+			return nil, r.Fail("global of value type %#x", t)
 		}
-		mut, err := r.byte()
+		mut, err := r.Byte()
 		if err != nil {
 			return nil, err
 		}
 		if mut > 1 {
-			return nil, r.fail("global mutability %d", mut)
+			return nil, r.Fail("global mutability %d", mut)
 		}
 		body = append(body, t, mut)
 		if body, err = in.constExpr(r, body); err != nil {
@@ -728,7 +714,7 @@ func (in *instrumenter) rewriteGlobals(r *reader) ([]byte, error) {
 		}
 	}
 	body = append(body, typeI32, 0x01, 0x41)
-	body = appendSLEB(body, int64(in.interval))
+	body = wasmbin.AppendSLEB(body, int64(in.interval))
 	return append(body, 0x0b), nil
 }
 
@@ -736,8 +722,8 @@ func (in *instrumenter) rewriteGlobals(r *reader) ([]byte, error) {
 // with its ref.func indices moved.
 func (in *instrumenter) constExpr(r *reader, out []byte) ([]byte, error) {
 	for {
-		start := r.off
-		op, err := r.byte()
+		start := r.Off
+		op, err := r.Byte()
 		if err != nil {
 			return nil, err
 		}
@@ -750,67 +736,67 @@ func (in *instrumenter) constExpr(r *reader, out []byte) ([]byte, error) {
 			}
 			continue
 		case 0x41: // i32.const
-			_, err = r.sleb(32)
+			_, err = r.SLEB(32)
 		case 0x42: // i64.const
-			_, err = r.sleb(64)
+			_, err = r.SLEB(64)
 		case 0x43: // f32.const
-			_, err = r.bytes(4)
+			_, err = r.Bytes(4)
 		case 0x44: // f64.const
-			_, err = r.bytes(8)
+			_, err = r.Bytes(8)
 		case 0x23: // global.get
-			_, err = r.u32()
+			_, err = r.U32()
 		case 0xd0: // ref.null
 			var t byte
-			if t, err = r.byte(); err == nil && !isRefType(t) {
-				err = r.fail("ref.null of type %#x", t)
+			if t, err = r.Byte(); err == nil && !isRefType(t) {
+				err = r.Fail("ref.null of type %#x", t)
 			}
 		case 0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e: // extended constants: i32/i64 add, sub, mul
 		case 0xfd: // v128.const
 			var sub uint32
-			if sub, err = r.u32(); err == nil {
+			if sub, err = r.U32(); err == nil {
 				if sub != 12 {
-					return nil, r.fail("SIMD opcode %d in a constant expression", sub)
+					return nil, r.Fail("SIMD opcode %d in a constant expression", sub)
 				}
-				_, err = r.bytes(16)
+				_, err = r.Bytes(16)
 			}
 		default:
-			return nil, r.fail("opcode %#x in a constant expression", op)
+			return nil, r.Fail("opcode %#x in a constant expression", op)
 		}
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, r.b[start:r.off]...)
+		out = append(out, r.B[start:r.Off]...)
 	}
 }
 
 func (in *instrumenter) rewriteExports(r *reader) ([]byte, error) {
-	n, err := r.count(3)
+	n, err := r.Count(3)
 	if err != nil {
 		return nil, err
 	}
-	body := appendULEB(make([]byte, 0, len(r.b)+8), uint64(n))
+	body := wasmbin.AppendULEB(make([]byte, 0, len(r.B)+8), uint64(n))
 	for range n {
-		start := r.off
-		if _, err := r.name(); err != nil {
+		start := r.Off
+		if _, err := r.Name(); err != nil {
 			return nil, err
 		}
-		kind, err := r.byte()
+		kind, err := r.Byte()
 		if err != nil {
 			return nil, err
 		}
-		body = append(body, r.b[start:r.off]...)
+		body = append(body, r.B[start:r.Off]...)
 		switch kind {
 		case kindFunc:
 			body, err = in.funcIdx(r, body)
 		case kindTable, kindMemory, kindGlobal:
-			start = r.off
-			if _, err = r.u32(); err == nil {
-				body = append(body, r.b[start:r.off]...)
+			start = r.Off
+			if _, err = r.U32(); err == nil {
+				body = append(body, r.B[start:r.Off]...)
 			}
 		case kindTag:
 			err = fmt.Errorf("export of a tag (exception handling): %w", errUnsupported)
 		default:
-			err = r.fail("export of unknown kind %d", kind)
+			err = r.Fail("export of unknown kind %d", kind)
 		}
 		if err != nil {
 			return nil, err
@@ -823,51 +809,51 @@ func (in *instrumenter) rewriteExports(r *reader) ([]byte, error) {
 // constant expressions. Flags: bit 0 passive or declarative, bit 1 explicit table index (when
 // active) or declarative (when not), bit 2 expressions instead of indices.
 func (in *instrumenter) rewriteElements(r *reader) ([]byte, error) {
-	n, err := r.count(3)
+	n, err := r.Count(3)
 	if err != nil {
 		return nil, err
 	}
-	body := appendULEB(make([]byte, 0, len(r.b)+len(r.b)/8+8), uint64(n))
+	body := wasmbin.AppendULEB(make([]byte, 0, len(r.B)+len(r.B)/8+8), uint64(n))
 	for range n {
-		flags, err := r.u32()
+		flags, err := r.U32()
 		if err != nil {
 			return nil, err
 		}
 		if flags > 7 {
-			return nil, r.fail("element segment flags %d", flags)
+			return nil, r.Fail("element segment flags %d", flags)
 		}
 		body = append(body, byte(flags))
 		if flags&1 == 0 { // active
 			if flags&2 != 0 {
-				start := r.off
-				if _, err := r.u32(); err != nil { // table index
+				start := r.Off
+				if _, err := r.U32(); err != nil { // table index
 					return nil, err
 				}
-				body = append(body, r.b[start:r.off]...)
+				body = append(body, r.B[start:r.Off]...)
 			}
 			if body, err = in.constExpr(r, body); err != nil {
 				return nil, err
 			}
 		}
 		if flags&3 != 0 { // element kind (0x00, funcref) or reference type
-			k, err := r.byte()
+			k, err := r.Byte()
 			if err != nil {
 				return nil, err
 			}
 			if flags&4 == 0 && k != 0x00 {
-				return nil, r.fail("element kind %#x", k)
+				return nil, r.Fail("element kind %#x", k)
 			}
 			if flags&4 != 0 && !isRefType(k) {
-				return nil, r.fail("element reference type %#x", k)
+				return nil, r.Fail("element reference type %#x", k)
 			}
 			body = append(body, k)
 		}
 		if flags&4 != 0 {
-			k, err := r.count(2)
+			k, err := r.Count(2)
 			if err != nil {
 				return nil, err
 			}
-			body = appendULEB(body, uint64(k))
+			body = wasmbin.AppendULEB(body, uint64(k))
 			for range k {
 				if body, err = in.constExpr(r, body); err != nil {
 					return nil, err
@@ -875,11 +861,11 @@ func (in *instrumenter) rewriteElements(r *reader) ([]byte, error) {
 			}
 			continue
 		}
-		k, err := r.count(1)
+		k, err := r.Count(1)
 		if err != nil {
 			return nil, err
 		}
-		body = appendULEB(body, uint64(k))
+		body = wasmbin.AppendULEB(body, uint64(k))
 		for range k {
 			if body, err = in.funcIdx(r, body); err != nil {
 				return nil, err
@@ -898,8 +884,8 @@ func droppedCustom(name []byte) bool {
 // custom appends a custom section: the "name" section with its function indices moved, a
 // section describing code offsets not at all, any other as it is.
 func (in *instrumenter) custom(out []byte, s section) ([]byte, error) {
-	r := &reader{b: s.body}
-	name, err := r.name()
+	r := &reader{wasmbin.Reader{B: s.body}}
+	name, err := r.Name()
 	if err != nil {
 		return nil, fmt.Errorf("custom section: %w", err)
 	}
@@ -907,17 +893,17 @@ func (in *instrumenter) custom(out []byte, s section) ([]byte, error) {
 	case droppedCustom(name):
 		return out, nil
 	case string(name) != "name":
-		out = append(out, secCustom)
-		out = appendULEB(out, uint64(len(s.body)))
+		out = append(out, wasmbin.SecCustom)
+		out = wasmbin.AppendULEB(out, uint64(len(s.body)))
 		return append(out, s.body...), nil
 	}
 	body := make([]byte, 0, len(s.body)+32)
-	body = append(body, s.body[:r.off]...)
+	body = append(body, s.body[:r.Off]...)
 	if body, err = in.rewriteNames(r, body); err != nil {
 		return nil, fmt.Errorf("name section: %w", err)
 	}
-	out = append(out, secCustom)
-	out = appendULEB(out, uint64(len(body)))
+	out = append(out, wasmbin.SecCustom)
+	out = wasmbin.AppendULEB(out, uint64(len(body)))
 	return append(out, body...), nil
 }
 
@@ -928,36 +914,36 @@ const yieldName = ImportModule + "." + ImportName
 // function names (1), local names (2) and label names (3). Others are kept as they are.
 func (in *instrumenter) rewriteNames(r *reader, out []byte) ([]byte, error) {
 	var sub []byte
-	for !r.done() {
-		id, err := r.byte()
+	for !r.Done() {
+		id, err := r.Byte()
 		if err != nil {
 			return nil, err
 		}
-		size, err := r.u32()
+		size, err := r.U32()
 		if err != nil {
 			return nil, err
 		}
-		payload, err := r.bytes(size)
+		payload, err := r.Bytes(size)
 		if err != nil {
 			return nil, err
 		}
-		sr := &reader{b: payload}
+		sr := &reader{wasmbin.Reader{B: payload}}
 		switch id {
 		case 1:
 			sub, err = in.rewriteFuncNames(sr, sub[:0])
 		case 2, 3:
 			sub, err = in.rewriteIndirectNames(sr, sub[:0])
 		default:
-			sub, sr.off = payload, len(payload)
+			sub, sr.Off = payload, len(payload)
 		}
-		if err == nil && !sr.done() {
-			err = sr.fail("%d trailing bytes", sr.rest())
+		if err == nil && !sr.Done() {
+			err = sr.Fail("%d trailing bytes", sr.Rest())
 		}
 		if err != nil {
 			return nil, fmt.Errorf("subsection %d: %w", id, err)
 		}
 		out = append(out, id)
-		out = appendULEB(out, uint64(len(sub)))
+		out = wasmbin.AppendULEB(out, uint64(len(sub)))
 		out = append(out, sub...)
 	}
 	return out, nil
@@ -966,36 +952,36 @@ func (in *instrumenter) rewriteNames(r *reader, out []byte) ([]byte, error) {
 // rewriteFuncNames moves the indices of a function name map and inserts the yield import's
 // name in index order.
 func (in *instrumenter) rewriteFuncNames(r *reader, out []byte) ([]byte, error) {
-	n, err := r.count(2)
+	n, err := r.Count(2)
 	if err != nil {
 		return nil, err
 	}
-	out = appendULEB(out, uint64(n)+1)
+	out = wasmbin.AppendULEB(out, uint64(n)+1)
 	inserted := false
 	for range n {
-		start := r.off
-		idx, err := r.u32()
+		start := r.Off
+		idx, err := r.U32()
 		if err != nil {
 			return nil, err
 		}
 		if idx >= in.funcImports && !inserted {
 			inserted = true
-			out = appendULEB(out, uint64(in.funcImports))
-			out = appendName(out, yieldName)
+			out = wasmbin.AppendULEB(out, uint64(in.funcImports))
+			out = wasmbin.AppendName(out, yieldName)
 		}
-		r.off = start
+		r.Off = start
 		if out, err = in.funcIdx(r, out); err != nil {
 			return nil, err
 		}
-		start = r.off
-		if _, err := r.name(); err != nil {
+		start = r.Off
+		if _, err := r.Name(); err != nil {
 			return nil, err
 		}
-		out = append(out, r.b[start:r.off]...)
+		out = append(out, r.B[start:r.Off]...)
 	}
 	if !inserted {
-		out = appendULEB(out, uint64(in.funcImports))
-		out = appendName(out, yieldName)
+		out = wasmbin.AppendULEB(out, uint64(in.funcImports))
+		out = wasmbin.AppendName(out, yieldName)
 	}
 	return out, nil
 }
@@ -1003,29 +989,29 @@ func (in *instrumenter) rewriteFuncNames(r *reader, out []byte) ([]byte, error) 
 // rewriteIndirectNames moves the function indices of an indirect name map (local or label
 // names), keeping each inner name map as it is.
 func (in *instrumenter) rewriteIndirectNames(r *reader, out []byte) ([]byte, error) {
-	n, err := r.count(2)
+	n, err := r.Count(2)
 	if err != nil {
 		return nil, err
 	}
-	out = appendULEB(out, uint64(n))
+	out = wasmbin.AppendULEB(out, uint64(n))
 	for range n {
 		if out, err = in.funcIdx(r, out); err != nil {
 			return nil, err
 		}
-		start := r.off
-		k, err := r.count(2)
+		start := r.Off
+		k, err := r.Count(2)
 		if err != nil {
 			return nil, err
 		}
 		for range k {
-			if _, err := r.u32(); err != nil {
+			if _, err := r.U32(); err != nil {
 				return nil, err
 			}
-			if _, err := r.name(); err != nil {
+			if _, err := r.Name(); err != nil {
 				return nil, err
 			}
 		}
-		out = append(out, r.b[start:r.off]...)
+		out = append(out, r.B[start:r.Off]...)
 	}
 	return out, nil
 }

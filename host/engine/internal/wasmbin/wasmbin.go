@@ -1,0 +1,191 @@
+// Package wasmbin holds the pieces of the WebAssembly binary format that host/engine/preinit
+// and host/engine/internal/meter both read and write: a bounds-checked Reader for untrusted
+// bytes, the LEB128 encoders and the section ids. It keeps no state; a Reader belongs to one
+// goroutine.
+package wasmbin
+
+import (
+	"fmt"
+
+	"github.com/loadout-dev/loadout/host/engine"
+)
+
+// ErrMalformed is wrapped by every error of a Reader; it matches engine.ErrABI, as an engine's
+// compile error does.
+var ErrMalformed = fmt.Errorf("malformed module: %w", engine.ErrABI)
+
+// Section ids of the WebAssembly core binary format.
+const (
+	SecCustom    = 0
+	SecType      = 1
+	SecImport    = 2
+	SecFunction  = 3
+	SecTable     = 4
+	SecMemory    = 5
+	SecGlobal    = 6
+	SecExport    = 7
+	SecStart     = 8
+	SecElement   = 9
+	SecCode      = 10
+	SecData      = 11
+	SecDataCount = 12
+)
+
+// Reader is a bounds-checked cursor over B from offset Off. Every method fails, with an error
+// wrapping ErrMalformed, instead of reading past the end.
+type Reader struct {
+	B   []byte
+	Off int
+}
+
+// Fail returns an error at the current offset.
+func (r *Reader) Fail(format string, args ...any) error {
+	return fmt.Errorf("at byte %d: %s: %w", r.Off, fmt.Sprintf(format, args...), ErrMalformed)
+}
+
+// Done reports whether every byte has been read.
+func (r *Reader) Done() bool { return r.Off >= len(r.B) }
+
+// Rest is the number of bytes left.
+func (r *Reader) Rest() int { return len(r.B) - r.Off }
+
+// Byte reads one byte.
+func (r *Reader) Byte() (byte, error) {
+	if r.Off >= len(r.B) {
+		return 0, r.Fail("unexpected end")
+	}
+	c := r.B[r.Off]
+	r.Off++
+	return c, nil
+}
+
+// Peek returns the next byte without consuming it.
+func (r *Reader) Peek() (byte, error) {
+	if r.Off >= len(r.B) {
+		return 0, r.Fail("unexpected end")
+	}
+	return r.B[r.Off], nil
+}
+
+// Bytes reads n bytes, returned as a subslice of B.
+func (r *Reader) Bytes(n uint32) ([]byte, error) {
+	if uint64(n) > uint64(r.Rest()) {
+		return nil, r.Fail("%d bytes wanted, %d left", n, r.Rest())
+	}
+	s := r.B[r.Off : r.Off+int(n)]
+	r.Off += int(n)
+	return s, nil
+}
+
+// ULEB reads an unsigned LEB128 number of at most bits bits, refusing overlong encodings whose
+// unused bits are set.
+func (r *Reader) ULEB(bits uint) (uint64, error) {
+	var v uint64
+	var shift uint
+	for i := 0; ; i++ {
+		c, err := r.Byte()
+		if err != nil {
+			return 0, err
+		}
+		if i == int((bits+6)/7)-1 && c>>(bits-shift) != 0 {
+			return 0, r.Fail("LEB128 number over %d bits", bits)
+		}
+		v |= uint64(c&0x7f) << shift
+		if c&0x80 == 0 {
+			return v, nil
+		}
+		shift += 7
+	}
+}
+
+// SLEB reads a signed LEB128 number of at most bits bits.
+func (r *Reader) SLEB(bits uint) (int64, error) {
+	var v int64
+	var shift uint
+	for i := 0; ; i++ {
+		c, err := r.Byte()
+		if err != nil {
+			return 0, err
+		}
+		if i == int((bits+6)/7)-1 {
+			// The unused bits must all repeat the sign bit, and the number must end here.
+			rest := bits - shift // bits still to fill, 1..7
+			if c&0x80 != 0 {
+				return 0, r.Fail("LEB128 number over %d bits", bits)
+			}
+			if rest < 7 {
+				sign := c >> (rest - 1) & 0x7f // sign bit and the unused bits above it
+				if sign != 0 && sign != 0x7f>>(rest-1) {
+					return 0, r.Fail("LEB128 number over %d bits", bits)
+				}
+			}
+		}
+		v |= int64(c&0x7f) << shift
+		shift += 7
+		if c&0x80 == 0 {
+			if shift < 64 && c&0x40 != 0 {
+				v |= -1 << shift
+			}
+			return v, nil
+		}
+	}
+}
+
+// U32 reads an unsigned 32-bit LEB128 number.
+func (r *Reader) U32() (uint32, error) {
+	v, err := r.ULEB(32)
+	return uint32(v), err
+}
+
+// Count reads a vector length and checks that the rest of the input could hold that many
+// entries of at least min bytes each, so that a hostile count can make the caller neither
+// allocate nor loop for long.
+func (r *Reader) Count(min int) (uint32, error) {
+	n, err := r.U32()
+	if err != nil {
+		return 0, err
+	}
+	if uint64(n)*uint64(min) > uint64(r.Rest()) {
+		return 0, r.Fail("vector of %d entries in %d bytes", n, r.Rest())
+	}
+	return n, nil
+}
+
+// Name reads a length-prefixed name, as bytes: whether it must be UTF-8 is the caller's rule.
+func (r *Reader) Name() ([]byte, error) {
+	n, err := r.U32()
+	if err != nil {
+		return nil, err
+	}
+	return r.Bytes(n)
+}
+
+// AppendULEB appends v in unsigned LEB128.
+func AppendULEB(b []byte, v uint64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
+// AppendSLEB appends v in signed LEB128.
+func AppendSLEB(b []byte, v int64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
+// AppendName appends s as a length-prefixed name.
+func AppendName(b []byte, s string) []byte {
+	b = AppendULEB(b, uint64(len(s)))
+	return append(b, s...)
+}
