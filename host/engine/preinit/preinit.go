@@ -113,7 +113,7 @@ func Snapshot(ctx context.Context, wasm []byte, opts Options) ([]byte, error) {
 		if strings.HasPrefix(e.name, GlobalExportPrefix) {
 			return nil, fmt.Errorf("preinit: export %q uses the reserved prefix %q: %w", e.name, GlobalExportPrefix, ErrUnsupported)
 		}
-		if e.name == abi.ExportInitialize && e.kind == kindFunc {
+		if e.name == abi.ExportInitialize && e.kind == wasmbin.KindFunc {
 			initIdx = i
 		}
 	}
@@ -129,9 +129,9 @@ func Snapshot(ctx context.Context, wasm []byte, opts Options) ([]byte, error) {
 	var carried []int
 	for i, g := range m.globals {
 		switch g.typ {
-		case typeI32, typeI64, typeF32, typeF64:
+		case wasmbin.TypeI32, wasmbin.TypeI64, wasmbin.TypeF32, wasmbin.TypeF64:
 			carried = append(carried, i)
-			probe = append(probe, export{name: GlobalExportPrefix + strconv.Itoa(i), kind: kindGlobal, idx: uint32(i)})
+			probe = append(probe, export{name: GlobalExportPrefix + strconv.Itoa(i), kind: wasmbin.KindGlobal, idx: uint32(i)})
 		}
 	}
 	warmups := opts.Warmups
@@ -221,7 +221,7 @@ func (m *module) check(limits engine.Limits) error {
 		return fmt.Errorf("module has passive data segments: %w", ErrUnsupported)
 	}
 	for i, g := range m.globals {
-		if g.mut && (g.typ == typeV128 || g.typ == typeFuncref || g.typ == typeExternref) {
+		if g.mut && (g.typ == wasmbin.TypeV128 || g.typ == wasmbin.TypeFuncref || g.typ == wasmbin.TypeExternref) {
 			return fmt.Errorf("global %d is a mutable %#x: %w", i, g.typ, ErrUnsupported)
 		}
 	}

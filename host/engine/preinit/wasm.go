@@ -17,25 +17,6 @@ var sectionRank = map[byte]int{
 	wasmbin.SecExport: 7, wasmbin.SecStart: 8, wasmbin.SecElement: 9, wasmbin.SecDataCount: 10, wasmbin.SecCode: 11, wasmbin.SecData: 12,
 }
 
-// Value types a global may have.
-const (
-	typeI32       = 0x7f
-	typeI64       = 0x7e
-	typeF32       = 0x7d
-	typeF64       = 0x7c
-	typeV128      = 0x7b
-	typeFuncref   = 0x70
-	typeExternref = 0x6f
-)
-
-// External kinds of imports and exports.
-const (
-	kindFunc   = 0x00
-	kindTable  = 0x01
-	kindMemory = 0x02
-	kindGlobal = 0x03
-)
-
 // reader is wasmbin's bounds-checked cursor, with preinit's own helpers (a UTF-8 name,
 // constant expressions, limits, name maps). Every error of the binary reader wraps
 // wasmbin.ErrMalformed, which matches engine.ErrABI, as an engine's compile error does.
@@ -199,7 +180,7 @@ func (m *module) parseImports(r *reader) error {
 		if err != nil {
 			return err
 		}
-		if kind != kindFunc {
+		if kind != wasmbin.KindFunc {
 			return fmt.Errorf("import %s.%s: only functions may be imported (kind %d): %w", mod, name, kind, engine.ErrLink)
 		}
 		if _, err := r.U32(); err != nil {
@@ -255,7 +236,7 @@ func (m *module) parseGlobals(r *reader) error {
 			return err
 		}
 		switch g.typ {
-		case typeI32, typeI64, typeF32, typeF64, typeV128, typeFuncref, typeExternref:
+		case wasmbin.TypeI32, wasmbin.TypeI64, wasmbin.TypeF32, wasmbin.TypeF64, wasmbin.TypeV128, wasmbin.TypeFuncref, wasmbin.TypeExternref:
 		default:
 			return r.Fail("global of unknown type %#x", g.typ)
 		}
@@ -279,39 +260,17 @@ func (m *module) parseGlobals(r *reader) error {
 func (r *reader) constExpr() ([]byte, error) {
 	start := r.Off
 	for {
-		op, err := r.Byte()
+		op, err := r.ConstInstr()
 		if err != nil {
 			return nil, err
 		}
 		switch op {
 		case 0x0b: // end
 			return r.B[start:r.Off], nil
-		case 0x41: // i32.const
-			_, err = r.SLEB(32)
-		case 0x42: // i64.const
-			_, err = r.SLEB(64)
-		case 0x43: // f32.const
-			_, err = r.Bytes(4)
-		case 0x44: // f64.const
-			_, err = r.Bytes(8)
-		case 0x23, 0xd2: // global.get, ref.func
-			_, err = r.U32()
-		case 0xd0: // ref.null
-			_, err = r.Byte()
-		case 0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e: // extended constants: i32/i64 add, sub, mul
-		case 0xfd: // v128.const
-			var sub uint32
-			if sub, err = r.U32(); err == nil {
-				if sub != 12 {
-					return nil, r.Fail("SIMD opcode %d in a constant expression", sub)
-				}
-				_, err = r.Bytes(16)
+		case 0xd2: // ref.func
+			if _, err := r.U32(); err != nil {
+				return nil, err
 			}
-		default:
-			return nil, r.Fail("opcode %#x in a constant expression", op)
-		}
-		if err != nil {
-			return nil, err
 		}
 	}
 }
@@ -335,7 +294,7 @@ func (m *module) parseExports(r *reader) error {
 		if e.kind, err = r.Byte(); err != nil {
 			return err
 		}
-		if e.kind > kindGlobal {
+		if e.kind > wasmbin.KindGlobal {
 			return r.Fail("export %q of unknown kind %d", e.name, e.kind)
 		}
 		if e.idx, err = r.U32(); err != nil {
@@ -418,21 +377,13 @@ func checkTypes(r *reader) error {
 				if err != nil {
 					return err
 				}
-				if !isValueType(t) {
+				if !wasmbin.IsValueType(t) {
 					return r.Fail("value type %#x", t)
 				}
 			}
 		}
 	}
 	return nil
-}
-
-func isValueType(t byte) bool {
-	switch t {
-	case typeI32, typeI64, typeF32, typeF64, typeV128, typeFuncref, typeExternref:
-		return true
-	}
-	return false
 }
 
 func (r *reader) limits() error {
@@ -462,7 +413,7 @@ func checkTables(r *reader) error {
 		if err != nil {
 			return err
 		}
-		if t != typeFuncref && t != typeExternref {
+		if t != wasmbin.TypeFuncref && t != wasmbin.TypeExternref {
 			return r.Fail("table of type %#x", t)
 		}
 		if err := r.limits(); err != nil {
@@ -559,7 +510,7 @@ func checkCode(r *reader) error {
 			if err != nil {
 				return err
 			}
-			if !isValueType(t) {
+			if !wasmbin.IsValueType(t) {
 				return br.Fail("local of type %#x", t)
 			}
 		}
@@ -636,14 +587,14 @@ func (r *reader) nameMap() error {
 // bits of the value, zero-extended to 64 bits), for a global of type typ.
 func constFor(typ byte, raw uint64) []byte {
 	switch typ {
-	case typeI32:
+	case wasmbin.TypeI32:
 		return append(wasmbin.AppendSLEB([]byte{0x41}, int64(int32(uint32(raw)))), 0x0b)
-	case typeI64:
+	case wasmbin.TypeI64:
 		return append(wasmbin.AppendSLEB([]byte{0x42}, int64(raw)), 0x0b)
-	case typeF32:
+	case wasmbin.TypeF32:
 		b := binary.LittleEndian.AppendUint32([]byte{0x43}, uint32(raw))
 		return append(b, 0x0b)
-	case typeF64:
+	case wasmbin.TypeF64:
 		b := binary.LittleEndian.AppendUint64([]byte{0x44}, raw)
 		return append(b, 0x0b)
 	}

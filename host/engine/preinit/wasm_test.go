@@ -58,7 +58,7 @@ func TestEncodeInsertsMissingSections(t *testing.T) {
 	require.NoError(t, err, "parse the hand-written module")
 	out := encode(m.sections, map[byte][]byte{
 		wasmbin.SecData:   encodeData([]segment{{8, []byte("data")}}),
-		wasmbin.SecGlobal: encodeGlobals([]global{{typ: typeI32, mut: true, init: constFor(typeI32, 5)}}),
+		wasmbin.SecGlobal: encodeGlobals([]global{{typ: wasmbin.TypeI32, mut: true, init: constFor(wasmbin.TypeI32, 5)}}),
 		wasmbin.SecExport: nil,
 	})
 	got, err := parse(out)

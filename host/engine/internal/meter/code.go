@@ -89,7 +89,7 @@ func (in *instrumenter) body(out []byte, fn uint32, r *reader) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !isValueType(t) {
+		if !wasmbin.IsValueType(t) {
 			return nil, r.Fail("local of type %#x", t)
 		}
 	}
@@ -161,7 +161,7 @@ func (in *instrumenter) body(out []byte, fn uint32, r *reader) ([]byte, error) {
 	}
 	out = wasmbin.AppendULEB(out, uint64(n)+1)
 	out = append(out, locals[(&reader{wasmbin.Reader{B: locals}}).lebLen():]...)
-	out = append(out, 1, typeI32)
+	out = append(out, 1, wasmbin.TypeI32)
 	return append(out, code...), nil
 }
 
@@ -222,7 +222,7 @@ func blockType(r *reader) error {
 	if err != nil {
 		return err
 	}
-	if c == 0x40 || isValueType(c) {
+	if c == 0x40 || wasmbin.IsValueType(c) {
 		r.Off++
 		return nil
 	}
@@ -300,7 +300,7 @@ func immediates(r *reader, op byte) error {
 			if err != nil {
 				return err
 			}
-			if !isValueType(t) {
+			if !wasmbin.IsValueType(t) {
 				return r.Fail("select of type %#x", t)
 			}
 		}
@@ -330,7 +330,7 @@ func immediates(r *reader, op byte) error {
 		if err != nil {
 			return err
 		}
-		if !isRefType(t) {
+		if !wasmbin.IsRefType(t) {
 			return fmt.Errorf("ref.null of heap type %#x (typed function references or GC): %w", t, errUnsupported)
 		}
 		return nil

@@ -125,8 +125,12 @@ const bytesPerStepLog2 = 6
 // every 8 iterations.
 func BulkCost(interval int32) int32 { return max(1, interval/8) }
 
-// secTag is the section id of the exception-handling proposal's tags, which Instrument refuses.
-const secTag = 13
+// secTag and kindTag are the section id and the import/export kind of the exception-handling
+// proposal's tags, which Instrument refuses.
+const (
+	secTag  = 13
+	kindTag = 0x04
+)
 
 // sectionRank is the position a non-custom section must keep in a module (the data count
 // section sits between the element and code sections).
@@ -134,36 +138,6 @@ var sectionRank = [...]int{
 	wasmbin.SecType: 1, wasmbin.SecImport: 2, wasmbin.SecFunction: 3, wasmbin.SecTable: 4, wasmbin.SecMemory: 5, wasmbin.SecGlobal: 6,
 	wasmbin.SecExport: 7, wasmbin.SecStart: 8, wasmbin.SecElement: 9, wasmbin.SecDataCount: 10, wasmbin.SecCode: 11, wasmbin.SecData: 12,
 }
-
-// Value types.
-const (
-	typeI32       = 0x7f
-	typeI64       = 0x7e
-	typeF32       = 0x7d
-	typeF64       = 0x7c
-	typeV128      = 0x7b
-	typeFuncref   = 0x70
-	typeExternref = 0x6f
-)
-
-func isValueType(t byte) bool {
-	switch t {
-	case typeI32, typeI64, typeF32, typeF64, typeV128, typeFuncref, typeExternref:
-		return true
-	}
-	return false
-}
-
-func isRefType(t byte) bool { return t == typeFuncref || t == typeExternref }
-
-// External kinds of imports and exports.
-const (
-	kindFunc   = 0x00
-	kindTable  = 0x01
-	kindMemory = 0x02
-	kindGlobal = 0x03
-	kindTag    = 0x04
-)
 
 var magic = []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
 
@@ -335,7 +309,7 @@ func (in *instrumenter) readTypes(r *reader) error {
 				if err != nil {
 					return err
 				}
-				if !isValueType(t) {
+				if !wasmbin.IsValueType(t) {
 					return r.Fail("value type %#x", t)
 				}
 			}
@@ -409,7 +383,7 @@ func (in *instrumenter) importDesc(r *reader, mod, name []byte) error {
 		return err
 	}
 	switch kind {
-	case kindFunc:
+	case wasmbin.KindFunc:
 		if _, err := r.U32(); err != nil {
 			return err
 		}
@@ -417,16 +391,16 @@ func (in *instrumenter) importDesc(r *reader, mod, name []byte) error {
 		if in.funcImports == 0 {
 			return r.Fail("function index space full")
 		}
-	case kindTable:
+	case wasmbin.KindTable:
 		return tableType(r)
-	case kindMemory:
+	case wasmbin.KindMemory:
 		return memoryType(r)
-	case kindGlobal:
+	case wasmbin.KindGlobal:
 		t, err := r.Byte()
 		if err != nil {
 			return err
 		}
-		if !isValueType(t) {
+		if !wasmbin.IsValueType(t) {
 			return r.Fail("global of value type %#x", t)
 		}
 		if mut, err := r.Byte(); err != nil {
@@ -464,7 +438,7 @@ func tableType(r *reader) error {
 	if err != nil {
 		return err
 	}
-	if !isRefType(t) {
+	if !wasmbin.IsRefType(t) {
 		return r.Fail("table of type %#x", t)
 	}
 	flags, err := r.Byte()
@@ -628,7 +602,7 @@ func (in *instrumenter) rewriteImports(r *reader) ([]byte, error) {
 	r.Off = len(r.B)
 	body = wasmbin.AppendName(body, ImportModule)
 	body = wasmbin.AppendName(body, ImportName)
-	body = append(body, kindFunc)
+	body = append(body, wasmbin.KindFunc)
 	return wasmbin.AppendULEB(body, uint64(in.yieldType)), nil
 }
 
@@ -698,7 +672,7 @@ func (in *instrumenter) rewriteGlobals(r *reader) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !isValueType(t) {
+		if !wasmbin.IsValueType(t) {
 			return nil, r.Fail("global of value type %#x", t)
 		}
 		mut, err := r.Byte()
@@ -713,7 +687,7 @@ func (in *instrumenter) rewriteGlobals(r *reader) ([]byte, error) {
 			return nil, err
 		}
 	}
-	body = append(body, typeI32, 0x01, 0x41)
+	body = append(body, wasmbin.TypeI32, 0x01, 0x41)
 	body = wasmbin.AppendSLEB(body, int64(in.interval))
 	return append(body, 0x0b), nil
 }
@@ -723,7 +697,7 @@ func (in *instrumenter) rewriteGlobals(r *reader) ([]byte, error) {
 func (in *instrumenter) constExpr(r *reader, out []byte) ([]byte, error) {
 	for {
 		start := r.Off
-		op, err := r.Byte()
+		op, err := r.ConstInstr()
 		if err != nil {
 			return nil, err
 		}
@@ -734,38 +708,9 @@ func (in *instrumenter) constExpr(r *reader, out []byte) ([]byte, error) {
 			if out, err = in.funcIdx(r, append(out, op)); err != nil {
 				return nil, err
 			}
-			continue
-		case 0x41: // i32.const
-			_, err = r.SLEB(32)
-		case 0x42: // i64.const
-			_, err = r.SLEB(64)
-		case 0x43: // f32.const
-			_, err = r.Bytes(4)
-		case 0x44: // f64.const
-			_, err = r.Bytes(8)
-		case 0x23: // global.get
-			_, err = r.U32()
-		case 0xd0: // ref.null
-			var t byte
-			if t, err = r.Byte(); err == nil && !isRefType(t) {
-				err = r.Fail("ref.null of type %#x", t)
-			}
-		case 0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e: // extended constants: i32/i64 add, sub, mul
-		case 0xfd: // v128.const
-			var sub uint32
-			if sub, err = r.U32(); err == nil {
-				if sub != 12 {
-					return nil, r.Fail("SIMD opcode %d in a constant expression", sub)
-				}
-				_, err = r.Bytes(16)
-			}
 		default:
-			return nil, r.Fail("opcode %#x in a constant expression", op)
+			out = append(out, r.B[start:r.Off]...)
 		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r.B[start:r.Off]...)
 	}
 }
 
@@ -786,9 +731,9 @@ func (in *instrumenter) rewriteExports(r *reader) ([]byte, error) {
 		}
 		body = append(body, r.B[start:r.Off]...)
 		switch kind {
-		case kindFunc:
+		case wasmbin.KindFunc:
 			body, err = in.funcIdx(r, body)
-		case kindTable, kindMemory, kindGlobal:
+		case wasmbin.KindTable, wasmbin.KindMemory, wasmbin.KindGlobal:
 			start = r.Off
 			if _, err = r.U32(); err == nil {
 				body = append(body, r.B[start:r.Off]...)
@@ -843,7 +788,7 @@ func (in *instrumenter) rewriteElements(r *reader) ([]byte, error) {
 			if flags&4 == 0 && k != 0x00 {
 				return nil, r.Fail("element kind %#x", k)
 			}
-			if flags&4 != 0 && !isRefType(k) {
+			if flags&4 != 0 && !wasmbin.IsRefType(k) {
 				return nil, r.Fail("element reference type %#x", k)
 			}
 			body = append(body, k)

@@ -189,3 +189,75 @@ func AppendName(b []byte, s string) []byte {
 	b = AppendULEB(b, uint64(len(s)))
 	return append(b, s...)
 }
+
+// Value types.
+const (
+	TypeI32       = 0x7f
+	TypeI64       = 0x7e
+	TypeF32       = 0x7d
+	TypeF64       = 0x7c
+	TypeV128      = 0x7b
+	TypeFuncref   = 0x70
+	TypeExternref = 0x6f
+)
+
+// IsValueType reports whether t is a value type of WebAssembly 2.0.
+func IsValueType(t byte) bool {
+	switch t {
+	case TypeI32, TypeI64, TypeF32, TypeF64, TypeV128, TypeFuncref, TypeExternref:
+		return true
+	}
+	return false
+}
+
+// IsRefType reports whether t is a reference type.
+func IsRefType(t byte) bool { return t == TypeFuncref || t == TypeExternref }
+
+// External kinds of imports and exports.
+const (
+	KindFunc   = 0x00
+	KindTable  = 0x01
+	KindMemory = 0x02
+	KindGlobal = 0x03
+)
+
+// ConstInstr reads one instruction of a constant expression and returns its opcode: 0x0b for
+// the expression's end; for ref.func (0xd2) it stops before the function index, which the
+// caller reads (and may rewrite); for every other constant instruction it reads the
+// immediates too. Anything that may not appear in a constant expression is an error.
+func (r *Reader) ConstInstr() (byte, error) {
+	op, err := r.Byte()
+	if err != nil {
+		return 0, err
+	}
+	switch op {
+	case 0x0b, 0xd2: // end, ref.func
+	case 0x41: // i32.const
+		_, err = r.SLEB(32)
+	case 0x42: // i64.const
+		_, err = r.SLEB(64)
+	case 0x43: // f32.const
+		_, err = r.Bytes(4)
+	case 0x44: // f64.const
+		_, err = r.Bytes(8)
+	case 0x23: // global.get
+		_, err = r.U32()
+	case 0xd0: // ref.null
+		var t byte
+		if t, err = r.Byte(); err == nil && !IsRefType(t) {
+			err = r.Fail("ref.null of type %#x", t)
+		}
+	case 0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e: // extended constants: i32/i64 add, sub, mul
+	case 0xfd: // v128.const
+		var sub uint32
+		if sub, err = r.U32(); err == nil {
+			if sub != 12 {
+				return 0, r.Fail("SIMD opcode %d in a constant expression", sub)
+			}
+			_, err = r.Bytes(16)
+		}
+	default:
+		return 0, r.Fail("opcode %#x in a constant expression", op)
+	}
+	return op, err
+}

@@ -92,3 +92,42 @@ func TestNameAndBytesStayInBounds(t *testing.T) {
 	_, err = (&Reader{}).Peek()
 	assert.ErrorIs(t, err, ErrMalformed, "Peek at the end")
 }
+
+func TestConstInstr(t *testing.T) {
+	cases := []struct {
+		name string
+		in   []byte
+		op   byte
+		used int // bytes consumed
+		ok   bool
+	}{
+		{"end", []byte{0x0b}, 0x0b, 1, true},
+		{"i32.const", []byte{0x41, 0x7f}, 0x41, 2, true},
+		{"i64.const", []byte{0x42, 0x80, 0x01}, 0x42, 3, true},
+		{"f32.const", []byte{0x43, 1, 2, 3, 4}, 0x43, 5, true},
+		{"f64.const", []byte{0x44, 1, 2, 3, 4, 5, 6, 7, 8}, 0x44, 9, true},
+		{"global.get", []byte{0x23, 3}, 0x23, 2, true},
+		{"ref.null funcref", []byte{0xd0, TypeFuncref}, 0xd0, 2, true},
+		{"ref.func stops before its index", []byte{0xd2, 5}, 0xd2, 1, true},
+		{"i32.add (extended constants)", []byte{0x6a}, 0x6a, 1, true},
+		{"v128.const", append([]byte{0xfd, 12}, make([]byte, 16)...), 0xfd, 18, true},
+		{"ref.null of a value type", []byte{0xd0, TypeI32}, 0, 0, false},
+		{"other SIMD opcode", []byte{0xfd, 13}, 0, 0, false},
+		{"local.get is not constant", []byte{0x20, 0}, 0, 0, false},
+		{"f64.const cut short", []byte{0x44, 1, 2}, 0, 0, false},
+		{"nothing", nil, 0, 0, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Reader{B: tc.in}
+			op, err := r.ConstInstr()
+			if !tc.ok {
+				assert.ErrorIs(t, err, ErrMalformed, "ConstInstr(% x)", tc.in)
+				return
+			}
+			require.NoError(t, err, "ConstInstr(% x)", tc.in)
+			assert.Equal(t, tc.op, op, "ConstInstr(% x) opcode", tc.in)
+			assert.Equal(t, tc.used, r.Off, "ConstInstr(% x) consumed bytes", tc.in)
+		})
+	}
+}
