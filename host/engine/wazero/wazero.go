@@ -8,11 +8,11 @@
 // Isolation: no instance serves two calls. Every Module.Call runs in an instance that was
 // instantiated and initialized (_initialize) for it alone and is closed afterwards, so nothing a
 // call leaves in memory or globals reaches the next one. Two ways to get that instance were
-// measured (host/engine/bench, Go test plugin, 15 KB request, termination checks on):
-//   - (a) instantiate on the request path: instantiation plus _initialize is about 11 ms of a
-//     23 ms call; _initialize runs the Go runtime's start-up, loops included.
+// measured (claude plugin, rich request, pre-initialized with Config.Preinit, metered):
+//   - (a) instantiate on the request path: instantiation is about 1.2 ms (the memory allocated
+//     and the snapshot copied in) of a 1.8-2.2 ms call;
 //   - (b) a pool of pre-initialized single-use instances filled off the request path: the call
-//     then costs the render alone, about 12 ms, when requests arrive slower than the pool
+//     then costs the render alone, 0.5-0.8 ms, when requests arrive slower than the pool
 //     refills; under saturation it costs the same CPU as (a), on another core.
 //
 // Both keep the single-use guarantee, so the choice is latency against parked memory: (b) is
@@ -25,8 +25,8 @@
 // calls the host function loadout:meter.yield, which stops the guest when its context has ended
 // (instantiation with _initialize gets one deadline, the call another). wazero's own mechanism,
 // WithCloseOnContextDone(true), exits native code to Go at every loop header
-// (tetratelabs/wazero#2466): a Go plugin, with a loop in every function, rendered about 5x
-// slower with it. A yield is also where the Go scheduler can stop the goroutine running the
+// (tetratelabs/wazero#2466): a Go plugin, with a loop in every function, rendered about 3x
+// slower with it (docs/PERFORMANCE.md). A yield is also where the Go scheduler can stop the goroutine running the
 // guest, so a garbage collection never waits for a spinning guest longer than one interval.
 //
 // Memory: the page cap is enforced by a per-instance memory allocator; a memory.grow past the
