@@ -55,10 +55,24 @@ const (
 	opCallIndirect       = 0x11
 	opReturnCallIndirect = 0x13
 	opRefFunc            = 0xd2
+	opGlobalGet          = 0x23
+	opGlobalSet          = 0x24
 	opMemoryGrow         = 0x40
 	opPrefixFC           = 0xfc
 	opPrefixFD           = 0xfd
 )
+
+// globalIdx reads a global index and refuses one past the input's globals (the budget's).
+func (in *instrumenter) globalIdx(r *reader) error {
+	idx, err := r.U32()
+	if err != nil {
+		return err
+	}
+	if idx >= in.budget {
+		return r.Fail("global %d of a module with %d", idx, in.budget)
+	}
+	return nil
+}
 
 // body appends one instrumented function body (locals, then instructions) to out; fn is the
 // function's index among the defined functions.
@@ -118,6 +132,15 @@ func (in *instrumenter) body(out []byte, fn uint32, r *reader) ([]byte, error) {
 			continue
 		case opCallIndirect, opReturnCallIndirect:
 			calls = true
+		case opGlobalGet, opGlobalSet:
+			// The budget takes the first global index past the module's own: an access to it
+			// is invalid in the input and would be valid in the output, letting a guest refill
+			// its budget and never yield. Refuse every index past the input's globals.
+			if err := in.globalIdx(r); err != nil {
+				return nil, err
+			}
+			code = append(code, r.B[start:r.Off]...)
+			continue
 		case opLoop:
 			if err := blockType(r); err != nil {
 				return nil, err

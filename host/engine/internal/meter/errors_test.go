@@ -76,6 +76,10 @@ func TestRefuses(t *testing.T) {
 		{"trailing section bytes", module(sec(8, 0, 0)), engine.ErrABI, "trailing"},
 		{"element flags", module(sec(9, 1, 8, 0, 0)), engine.ErrABI, "element segment flags"},
 		{"name section", module(sec(0, 4, 'n', 'a', 'm', 'e', 1, 5, 0xff)), engine.ErrABI, "name section"},
+		// A module without globals: index 0 is the budget once instrumented.
+		{"global.set of the budget's index", fn(0, 0x41, 0, 0x24, 0, 0x0b), engine.ErrABI, "global 0 of a module with 0"},
+		{"global.get of the budget's index", fn(0, 0x23, 0, 0x1a, 0x0b), engine.ErrABI, "global 0 of a module with 0"},
+		{"constant global.get of the budget's index", module(sec(6, 1, 0x7f, 0, 0x23, 1, 0x0b)), engine.ErrABI, "global 1 of a module with 1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

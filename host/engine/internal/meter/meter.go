@@ -708,6 +708,12 @@ func (in *instrumenter) constExpr(r *reader, out []byte) ([]byte, error) {
 			if out, err = in.funcIdx(r, append(out, op)); err != nil {
 				return nil, err
 			}
+		case 0x23: // global.get: never the budget (see body)
+			ir := &reader{wasmbin.Reader{B: r.B[:r.Off], Off: start + 1}}
+			if err := in.globalIdx(ir); err != nil {
+				return nil, err
+			}
+			out = append(out, r.B[start:r.Off]...)
 		default:
 			out = append(out, r.B[start:r.Off]...)
 		}
