@@ -576,30 +576,35 @@ func (in *instrumenter) rewriteTypes(r *reader) ([]byte, error) {
 		r.Off = len(r.B)
 		return r.B, nil
 	}
-	var n uint32
-	if in.hasType {
-		var err error
-		if n, err = r.U32(); err != nil {
-			return nil, err
-		}
+	body, err := growVector(r, in.hasType, 8)
+	if err != nil {
+		return nil, err
 	}
-	body := wasmbin.AppendULEB(make([]byte, 0, len(r.B)+8), uint64(n)+1)
-	body = append(body, r.B[r.Off:]...)
-	r.Off = len(r.B)
 	return append(body, 0x60, 0x00, 0x00), nil
 }
 
-func (in *instrumenter) rewriteImports(r *reader) ([]byte, error) {
+// growVector returns a section body whose vector (read from r when the section exists) counts
+// one more entry, with the existing entries copied and room for extra bytes: the caller
+// appends the new entry.
+func growVector(r *reader, exists bool, extra int) ([]byte, error) {
 	var n uint32
-	if in.hasImport {
+	if exists {
 		var err error
 		if n, err = r.U32(); err != nil {
 			return nil, err
 		}
 	}
-	body := wasmbin.AppendULEB(make([]byte, 0, len(r.B)+32), uint64(n)+1)
+	body := wasmbin.AppendULEB(make([]byte, 0, len(r.B)+extra), uint64(n)+1)
 	body = append(body, r.B[r.Off:]...)
 	r.Off = len(r.B)
+	return body, nil
+}
+
+func (in *instrumenter) rewriteImports(r *reader) ([]byte, error) {
+	body, err := growVector(r, in.hasImport, 32)
+	if err != nil {
+		return nil, err
+	}
 	body = wasmbin.AppendName(body, ImportModule)
 	body = wasmbin.AppendName(body, ImportName)
 	body = append(body, wasmbin.KindFunc)
