@@ -123,7 +123,16 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	for _, name := range slices.Sorted(maps.Keys(modules)) {
 		opts = append(opts, rego.ParsedModule(modules[name]))
 	}
-	pq, err := rego.New(opts...).PrepareForEval(ctx)
+	// The query is partially evaluated once here, with the input unknown: the rules it
+	// reaches are inlined into one query and every reference to data (the tunables, constant
+	// tables) is resolved now, so an evaluation runs only the expressions that read the
+	// input. Nothing about a request is known at this point; each Decide evaluates in full.
+	pq, err := rego.New(opts...).PrepareForEval(ctx, rego.WithPartialEval())
+	if rego.IsPartialEvaluationNotEffectiveErr(err) {
+		// A policy partial evaluation cannot flatten (e.g. recursive references into the
+		// rules it generates) is evaluated as written.
+		pq, err = rego.New(opts...).PrepareForEval(ctx)
+	}
 	if err != nil {
 		return nil, compileError(err)
 	}
