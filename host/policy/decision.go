@@ -167,11 +167,10 @@ func decodeDecision(v ast.Value, req *spec.Request) (*Decision, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.Warnings = make([]Warning, warnings.Len())
-	warned := make([]int, warnings.Len()) // server index of each warning, or -1
-	for i := range d.Warnings {
-		if warned[i], err = decodeWarning(warnings.Elem(i).Value, &d.Warnings[i], req); err != nil {
-			return nil, under(err, indexPath("warnings", i))
+	var warned []int // server index of each warning, or -1
+	for n := range warnings.Len() {
+		if d.Warnings, warned, err = decodeWarnings(warnings.Elem(n).Value, d.Warnings, warned, req); err != nil {
+			return nil, under(err, indexPath("warnings", n))
 		}
 	}
 	for i := range d.Servers {
@@ -179,6 +178,9 @@ func decodeDecision(v ast.Value, req *spec.Request) (*Decision, error) {
 		d.Servers[i].Allow = len(d.Servers[i].Reasons) == 0
 	}
 	// A warning about a refused server is left out: that server does not run.
+	if d.Warnings == nil {
+		d.Warnings = []Warning{}
+	}
 	kept := d.Warnings[:0]
 	for i, w := range d.Warnings {
 		if warned[i] < 0 || d.Servers[warned[i]].Allow {
@@ -443,32 +445,57 @@ func pairNames(ps []spec.Pair) iter.Seq[string] {
 	}
 }
 
-// decodeWarning decodes one warning into w, and returns the index of the request server it
-// is about (its "server"), or -1; error paths are relative to it.
-func decodeWarning(v ast.Value, w *Warning, req *spec.Request) (int, error) {
+// decodeWarnings appends to out the warnings of one part v, {code, message, servers?,
+// skills?}: one per server index of servers, then one per skill index of skills, or one about
+// neither when the part has no such set; warned gets the server index of each (or -1). Error
+// paths are relative to the part.
+func decodeWarnings(v ast.Value, out []Warning, warned []int, req *spec.Request) ([]Warning, []int, error) {
 	o, err := object(v, "")
 	if err != nil {
-		return -1, err
+		return nil, nil, err
 	}
+	var w Warning
 	if w.Code, err = nonEmptyString(o, "code", ""); err != nil {
-		return -1, err
+		return nil, nil, err
 	}
 	if w.Message, err = stringField(o, "message", ""); err != nil {
-		return -1, err
+		return nil, nil, err
 	}
-	if w.Skill, err = optionalString(o, "skill", ""); err != nil {
-		return -1, err
+	servers, skills := get(o, "servers"), get(o, "skills")
+	if servers == nil && skills == nil {
+		return append(out, w), append(warned, -1), nil
 	}
-	t := o.Get(docKeys["server"])
-	if t == nil {
-		return -1, nil
+	if servers != nil {
+		ts, ok := elems(servers)
+		if !ok {
+			return nil, nil, &MalformedError{Path: ".servers", Msg: fmt.Sprintf("is %s, want a set", kind(servers))}
+		}
+		for _, t := range ts {
+			i, ok := index(t, len(req.Servers))
+			if !ok {
+				return nil, nil, &MalformedError{Path: ".servers", Msg: fmt.Sprintf("holds %s, want a request server index", t)}
+			}
+			ws := w
+			ws.Server = req.Servers[i].ID
+			out, warned = append(out, ws), append(warned, i)
+		}
 	}
-	i, ok := index(t, len(req.Servers))
-	if !ok {
-		return -1, &MalformedError{Path: ".server", Msg: fmt.Sprintf("is %s, want a request server index", t)}
+	if skills != nil {
+		ts, ok := elems(skills)
+		if !ok {
+			return nil, nil, &MalformedError{Path: ".skills", Msg: fmt.Sprintf("is %s, want a set", kind(skills))}
+		}
+		for _, t := range ts {
+			k, ok := index(t, len(req.Skills))
+			if !ok {
+				return nil, nil, &MalformedError{Path: ".skills", Msg: fmt.Sprintf("holds %s, want a request skill index", t)}
+			}
+			ws := w
+			ws.Skill = req.Skills[k].Name
+			out, warned = append(out, ws), append(warned, -1)
+		}
 	}
-	w.Server = req.Servers[i].ID
-	return i, nil
+	return out, warned, nil
 }
 
 // under prefixes the path of a *MalformedError with prefix.
@@ -490,7 +517,7 @@ var docKeys = map[string]*ast.Term{}
 
 func init() {
 	for _, k := range []string{"servers", "skills", "drop", "secrets", "spawnEnv", "warnings", "env", "headers",
-		"allowedTools", "token", "keys", "prefixes", "code", "message", "server", "skill"} {
+		"allowedTools", "token", "keys", "prefixes", "code", "message", "servers", "skills"} {
 		docKeys[k] = ast.StringTerm(k)
 	}
 }
@@ -581,13 +608,6 @@ func nonEmptyString(o ast.Object, key, path string) (string, error) {
 		err = &MalformedError{Path: path + "." + key, Msg: "is empty, want a code"}
 	}
 	return s, err
-}
-
-func optionalString(o ast.Object, key, path string) (string, error) {
-	if get(o, key) == nil {
-		return "", nil
-	}
-	return stringField(o, key, path)
 }
 
 func stringList(o ast.Object, key, path string) ([]string, error) {

@@ -15,38 +15,44 @@
 // # Input
 //
 // The policy sees {"request": ..., "facts": ...} (type Input), built directly as an ast.Value.
-// "request" is what of the request the rules read (PolicyRequest: harness, run user, each
-// server's credential settings); everything else they need is a fact, and a server is named
-// by its index. Go computes
-// every predicate once per request, so the Rego only maps facts to codes and never parses,
-// matches patterns or scans lists. The tunables (data.tunables: refused env keys, prefixes and
-// suffixes, reserved ids, the tool-name pattern, user-credential and always-secret names, URL
-// schemes, denied skill names) stay in the policy's data files; New reads them once and a
-// malformed one stops it. Only spawnEnv (data.tunables.allow.host_env) is read by the Rego
-// itself.
+// "request" is what of the request the rules read (PolicyRequest: harness, run user);
+// everything else they need is a fact, and a server is named by its index. Go computes every
+// predicate once per request, so the Rego only maps facts to codes and never parses, matches
+// patterns or scans lists. The tunables (data.tunables: refused env keys, prefixes and
+// suffixes, reserved ids, the tool-name pattern, credential modes, user-credential and
+// always-secret names, URL schemes, denied skill names) stay in the policy's data files; New
+// reads them once and a malformed one stops it. Only spawnEnv (data.tunables.allow.host_env)
+// is read by the Rego itself.
 //
 // Facts are sets (FactSets), every one always present: a server fact (facts.flags.*,
-// facts.url.*, http, credentialed, restricted, token, sharedAuthorityOK) is the set of server
-// indices it holds for; an entry fact (facts.env.*, facts.headers.*, facts.tools.*) the set of
-// [server index, key] pairs of the env, headers or allowedTools entries it holds for; a skill
-// fact (facts.skills.nameDenied) the set of skill indices. facts.tools.all lists every
-// allowedTools entry of the restricted servers. facts.hostEnv names the host's variables
-// (never their values).
+// facts.url.*, http, token, sharedAuthorityOK, hasUsers, userListed, tools.noneValid) is the
+// set of server indices it holds for; an entry fact (facts.env.*, facts.headers.*,
+// facts.tools.nameInvalid) the set of [server index, key] pairs of the env, headers or
+// allowedTools entries it holds for; a skill fact (facts.skills.nameDenied) the set of skill
+// indices. A grouped fact is an object from a server setting to such a set, with a key for
+// each setting some server has: facts.credentials (servers by credentials, "" left out),
+// facts.env.userCredential and facts.headers.userCredential (entries by their server's
+// credentials, "" included) and facts.headers.tokenHeader (the Authorization headers of the
+// servers with a stored token, by transport). Grouping lets a rule about "the entries of the
+// per-user servers" read one set instead of joining entries with servers; which group means
+// what is the Rego's. facts.hostEnv names the host's variables (never their values).
 //
 // # Cost
 //
 // BenchmarkDecideVet5 and BenchmarkDecideVet50 measure Decide+Vet (cpu-ns/op is the
 // benchmark thread's CPU time, the honest figure on a shared machine). OPA's topdown costs per
-// rule evaluated, per rule reference and per term of a rule's head or body (each builtin
-// call, comprehension, ref and composite literal plugged), far more than per element of a set
-// operation, which runs in Go. Hence the shape: facts are sets, each policy area is one rule
-// (its verdict) whose fields are set expressions over the facts or comprehensions over the few
-// elements that can matter (credentialed servers, user-credential entries of per-user
-// servers), the decision lists the three verdicts without merging them, and the host turns
-// the sets into per-server verdicts. The number of rule evaluations does not grow with the
-// request, and a clean server adds no Rego work at all. What is left is mostly a fixed cost:
-// the four rules' heads (about forty terms); then building the input as AST objects and sets
-// (one term per entry, the empty set shared), Vet, and decoding the evaluated AST.
+// expression evaluated: each builtin call, reference and composite value plugged costs about
+// a microsecond, each comprehension several (a child evaluation with its own bindings, even
+// over nothing), far more than per element of a set operation, which runs in Go. Hence the
+// shape: facts are sets, each policy area is one rule (its verdict) whose fields are set
+// expressions over the facts, with no comprehension, the decision lists the three verdicts
+// without merging them, and the host turns the sets into per-server verdicts. New partially
+// evaluates the decision once (the input unknown): the rules are inlined into one query and
+// the tunables they read (spawnEnv) are constants in it, so a Decide evaluates only the
+// expressions that read the input. Their number does not grow with the request, and a clean
+// server adds no Rego work at all. What is left is mostly a fixed cost: about forty
+// expressions; then building the input as AST objects and sets (one term per entry, the empty
+// set shared), Vet, and decoding the evaluated AST.
 //
 // # Decision document
 //
@@ -60,7 +66,8 @@
 //	 "secrets":  [{"env": {[server index, key]...}, "headers": {[server index, key]...},
 //	               "token": {server index...}}...],
 //	 "spawnEnv": [{"keys": [name...], "prefixes": [prefix...]}...],
-//	 "warnings": [{"code": code, "server": server index, "skill": name, "message": text}...]}
+//	 "warnings": [{"code": code, "message": text, "servers": {server index...},
+//	               "skills": {skill index...}}...]}
 //
 // A server (skill) is refused by every code of every servers (skills) part that names it; one
 // no code names is allowed. A drop part lists, per field and in priority order, the entries
@@ -69,7 +76,9 @@
 // servers whose stored token is one (a stored token is a secret whatever the policy says). A
 // drop or secrets part may leave out a field it says nothing about. spawnEnv names the host
 // variables that reach a stdio server (exact, case-sensitive keys and prefixes, the union of
-// the parts). Sets may also be arrays. An index out of range, a code that is not a non-empty
+// the parts). A warnings part warns once per server and per skill its sets name (servers
+// first, each in index order), or once about neither when it has no such set. Sets may also
+// be arrays. An index out of range, a code that is not a non-empty
 // string or any other shape is a *MalformedError, an undefined decision ErrNoDecision: both
 // refuse the request (IsRejected, exit 3).
 //

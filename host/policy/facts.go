@@ -20,10 +20,8 @@ import (
 type Facts struct {
 	Servers []ServerFacts `json:"servers"`
 	Skills  []SkillFacts  `json:"skills"`
-	// HTTP lists the indices of the http servers, Credentialed those with credentials or
-	// users set, so rules about them need not visit every server.
-	HTTP         []int `json:"http,omitempty"`
-	Credentialed []int `json:"credentialed,omitempty"`
+	// HTTP lists the indices of the http servers.
+	HTTP []int `json:"http,omitempty"`
 	// HostEnv are the names of the host environment variables, in order (never their values).
 	HostEnv []string `json:"hostEnv,omitempty"`
 }
@@ -39,6 +37,9 @@ const (
 	// FlagCommandInvalid: a stdio command is blank, has surrounding whitespace, holds NUL, CR
 	// or LF, or starts with '-' (R12).
 	FlagCommandInvalid = "commandInvalid"
+	// FlagCredentialsUnknown: credentials is neither "" (none) nor one of
+	// allow.credentials.modes.
+	FlagCredentialsUnknown = "credentialsUnknown"
 	// URL flags, for http servers only (base rule and R1).
 	FlagURLMissing       = "urlMissing"       // the url is empty
 	FlagURLBadBytes      = "urlBadBytes"      // a byte <= 0x20 or >= 0x7f, or '\'
@@ -61,6 +62,11 @@ type ServerFacts struct {
 	SharedAuthorityOK bool `json:"sharedAuthorityOK,omitempty"`
 	// Token: the request carries a non-empty stored token for this server's id.
 	Token bool `json:"token,omitempty"`
+	// UserListed: the run has a user and the server's users list holds it (exactly).
+	UserListed bool `json:"userListed,omitempty"`
+	// NoValidTool: the server declares allowedTools and none of its entries matches
+	// allow.tools.pattern (an empty list has none).
+	NoValidTool bool `json:"noValidTool,omitempty"`
 }
 
 // URLFacts describe an http server's URL (base rule and R1); the failures are server flags.
@@ -145,9 +151,6 @@ func computeFacts(req *spec.Request, hostEnv []spec.Pair, t *tunables) Facts {
 		if s.Transport == "http" {
 			f.HTTP = append(f.HTTP, i)
 		}
-		if s.Credentials != "" || s.HasUsers {
-			f.Credentialed = append(f.Credentialed, i)
-		}
 	}
 	for k := range req.Skills {
 		f.Skills[k].NameDenied = len(t.deniedSkills) > 0 && t.deniedSkills.has(strings.ToLower(req.Skills[k].Name))
@@ -158,6 +161,7 @@ func computeFacts(req *spec.Request, hostEnv []spec.Pair, t *tunables) Facts {
 func serverFacts(sf *ServerFacts, req *spec.Request, s *spec.Server, t *tunables) {
 	sf.SharedAuthorityOK = strings.TrimSpace(s.SharedAuthority) != "" && !strings.ContainsAny(s.SharedAuthority, "\r\n")
 	sf.Token = tokenFor(req, s.ID) != ""
+	sf.UserListed = req.Run.HasUser && slices.Contains(s.Users, req.Run.User)
 	flag := func(ok bool, name string) {
 		if ok {
 			sf.Flags = append(sf.Flags, name)
@@ -171,6 +175,7 @@ func serverFacts(sf *ServerFacts, req *spec.Request, s *spec.Server, t *tunables
 	if s.Transport == "stdio" {
 		flag(invalidCommand(s.Command), FlagCommandInvalid)
 	}
+	flag(s.Credentials != "" && !t.credentialModes.has(s.Credentials), FlagCredentialsUnknown)
 	if s.Transport == "http" {
 		u := urlFacts(s.URL)
 		u.SchemeAnywhere = t.schemesAnywhere.has(u.Scheme)
@@ -219,6 +224,7 @@ func serverFacts(sf *ServerFacts, req *spec.Request, s *spec.Server, t *tunables
 			sf.Tools = append(sf.Tools, EntryFacts{Key: name, NameInvalid: true})
 		}
 	}
+	sf.NoValidTool = s.ToolsDeclared && len(sf.Tools) == len(s.AllowedTools)
 }
 
 // tokenFor is the first stored token for server id, or "".

@@ -117,6 +117,10 @@ func TestServerFlags(t *testing.T) {
 		{name: "newline command", srv: spec.Server{ID: "a", Transport: "stdio", Command: "npx\nrm"}, want: []string{FlagCommandInvalid}},
 		{name: "option command", srv: spec.Server{ID: "a", Transport: "stdio", Command: "-e"}, want: []string{FlagCommandInvalid}},
 		{name: "http has no command rule", srv: spec.Server{ID: "a", Transport: "http", URL: "https://h/"}, want: nil},
+		{name: "credentials user", srv: spec.Server{ID: "a", Transport: "stdio", Command: "npx", Credentials: "user"}, want: nil},
+		{name: "credentials shared", srv: spec.Server{ID: "a", Transport: "stdio", Command: "npx", Credentials: "shared"}, want: nil},
+		{name: "unknown credentials", srv: spec.Server{ID: "a", Transport: "stdio", Command: "npx", Credentials: "admin"}, want: []string{FlagCredentialsUnknown}},
+		{name: "credentials compared exactly", srv: spec.Server{ID: "a", Transport: "stdio", Command: "npx", Credentials: "User"}, want: []string{FlagCredentialsUnknown}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -235,6 +239,8 @@ func TestNoTunablesFailClosed(t *testing.T) {
 	f := computeFacts(req, nil, tun)
 	assert.Equal(t, []EntryFacts{{Key: "read", NameInvalid: true}}, f.Servers[0].Tools, "no tool pattern: every tool name is invalid")
 	assert.False(t, f.Servers[1].URL.SchemeAnywhere, "no schemes: none allowed anywhere")
+	creds := computeFacts(&spec.Request{Servers: []spec.Server{{ID: "a", Transport: "stdio", Command: "npx", Credentials: "user"}}}, nil, tun)
+	assert.Equal(t, []string{FlagCredentialsUnknown}, creds.Servers[0].Flags, "no credential modes: every credentials value but \"\" is unknown")
 }
 
 func TestRequestFacts(t *testing.T) {
@@ -249,10 +255,49 @@ func TestRequestFacts(t *testing.T) {
 	}
 	f := defaultFacts(t, req, []spec.Pair{{Name: "PATH", Value: "/secret/value"}, {Name: "LC_ALL", Value: "C"}})
 	assert.Equal(t, []int{1}, f.HTTP, "defaultFacts(t, ).HTTP")
-	assert.Equal(t, []int{1, 2}, f.Credentialed, "defaultFacts(t, ).Credentialed")
 	assert.Equal(t, []string{"PATH", "LC_ALL"}, f.HostEnv, "defaultFacts(t, ).HostEnv holds names only")
 	assert.True(t, f.Servers[0].Token, "server a has a stored token")
 	assert.False(t, f.Servers[2].Token, "an empty stored token is no token")
 	assert.True(t, f.Servers[1].SharedAuthorityOK, "one-line sharedAuthority")
 	assert.False(t, f.Servers[2].SharedAuthorityOK, "two-line sharedAuthority")
+}
+
+func TestUserListedAndToolFacts(t *testing.T) {
+	t.Parallel()
+	servers := []spec.Server{
+		{ID: "a", Transport: "stdio", Command: "npx", Credentials: "shared", HasUsers: true, Users: []string{"bob", "alice"}},
+		{ID: "b", Transport: "stdio", Command: "npx", Credentials: "shared", HasUsers: true, Users: []string{"Alice"}},
+		{ID: "c", Transport: "stdio", Command: "npx", HasUsers: true, Users: []string{}},
+		{ID: "d", Transport: "stdio", Command: "npx", ToolsDeclared: true, AllowedTools: []string{"x,Bash", "*"}},
+		{ID: "e", Transport: "stdio", Command: "npx", ToolsDeclared: true, AllowedTools: []string{"*", "read"}},
+		{ID: "f", Transport: "stdio", Command: "npx", ToolsDeclared: true},
+		{ID: "g", Transport: "stdio", Command: "npx", AllowedTools: []string{"*"}},
+	}
+	tests := []struct {
+		name            string
+		run             spec.Run
+		wantListed      []bool
+		wantNoValidTool []bool
+	}{
+		{
+			name: "run user alice", run: spec.Run{User: "alice", HasUser: true},
+			wantListed:      []bool{true, false, false, false, false, false, false},
+			wantNoValidTool: []bool{false, false, false, true, false, true, false},
+		},
+		{
+			name: "no run user lists nobody", run: spec.Run{User: "alice"},
+			wantListed:      []bool{false, false, false, false, false, false, false},
+			wantNoValidTool: []bool{false, false, false, true, false, true, false},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := defaultFacts(t, &spec.Request{Run: tc.run, Servers: servers}, nil)
+			for i, sf := range f.Servers {
+				assert.Equal(t, tc.wantListed[i], sf.UserListed, "defaultFacts(%s): servers[%d].UserListed", tc.name, i)
+				assert.Equal(t, tc.wantNoValidTool[i], sf.NoValidTool, "defaultFacts(%s): servers[%d].NoValidTool", tc.name, i)
+			}
+		})
+	}
 }

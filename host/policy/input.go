@@ -19,13 +19,11 @@ type Input struct {
 	Facts   FactSets      `json:"facts"`
 }
 
-// PolicyRequest is what of the request the policy reads: the harness, the run's user and, per
-// server (aligned by index with the request's servers), the credential settings. Everything
-// else the rules need is a fact; a server is named by its index.
+// PolicyRequest is what of the request the policy reads: the harness and the run's user.
+// Everything else the rules need is a fact; a server is named by its index.
 type PolicyRequest struct {
-	Harness    string         `json:"harness"`
-	Run        PolicyRun      `json:"run"`
-	MCPServers []PolicyServer `json:"mcpServers"`
+	Harness string    `json:"harness"`
+	Run     PolicyRun `json:"run"`
 }
 
 // PolicyRun is the run's user.
@@ -34,33 +32,32 @@ type PolicyRun struct {
 	HasUser bool   `json:"hasUser"`
 }
 
-// PolicyServer is one request server as the policy reads it.
-type PolicyServer struct {
-	Credentials string   `json:"credentials"`
-	HasUsers    bool     `json:"hasUsers"`
-	Users       []string `json:"users"`
-}
-
 // FactSets are the facts as the policy reads them: each server fact is the set of server
 // indices (request order) it holds for, each entry fact the set of [server index, key] pairs
-// it holds for (EntryRef), each skill fact the set of skill indices. Every field is present,
-// empty or not, so a rule reads a fact without a default. Rules combine them with set
-// operations: the number of rule evaluations does not grow with the request.
+// it holds for (EntryRef), each skill fact the set of skill indices. A grouped fact is an
+// object from a server's setting (its credentials, its transport) to such a set, with a key
+// only for the settings some server has. Every field is present, empty or not, so a rule
+// reads a fact without a default. Rules combine them with set operations: the number of
+// expressions evaluated does not grow with the request.
 type FactSets struct {
 	Flags ServerFlags `json:"flags"`
 	URL   URLSets     `json:"url"`
-	// HTTP: http servers. Credentialed: servers with credentials or users set. Restricted:
-	// servers that declare allowedTools. Token: servers with a stored token.
-	// SharedAuthorityOK: servers whose sharedAuthority is a non-blank single line.
-	HTTP              []int      `json:"http"`
-	Credentialed      []int      `json:"credentialed"`
-	Restricted        []int      `json:"restricted"`
-	Token             []int      `json:"token"`
-	SharedAuthorityOK []int      `json:"sharedAuthorityOK"`
-	Env               EnvSets    `json:"env"`
-	Headers           HeaderSets `json:"headers"`
-	Tools             ToolSets   `json:"tools"`
-	Skills            SkillSets  `json:"skills"`
+	// HTTP: http servers. Token: servers with a stored token. SharedAuthorityOK: servers
+	// whose sharedAuthority is a non-blank single line.
+	HTTP              []int `json:"http"`
+	Token             []int `json:"token"`
+	SharedAuthorityOK []int `json:"sharedAuthorityOK"`
+	// Credentials: per credentials value other than "" that some server has, the servers
+	// that have it.
+	Credentials map[string][]int `json:"credentials"`
+	// HasUsers: servers whose users list is set. UserListed: servers whose users list holds
+	// the run's user (ServerFacts.UserListed).
+	HasUsers   []int      `json:"hasUsers"`
+	UserListed []int      `json:"userListed"`
+	Env        EnvSets    `json:"env"`
+	Headers    HeaderSets `json:"headers"`
+	Tools      ToolSets   `json:"tools"`
+	Skills     SkillSets  `json:"skills"`
 	// HostEnv are the names of the host environment variables, in order (never their values).
 	HostEnv []string `json:"hostEnv"`
 }
@@ -73,6 +70,7 @@ type ServerFlags struct {
 	IDReserved           []int `json:"idReserved"`
 	TransportInvalid     []int `json:"transportInvalid"`
 	CommandInvalid       []int `json:"commandInvalid"`
+	CredentialsUnknown   []int `json:"credentialsUnknown"`
 	URLMissing           []int `json:"urlMissing"`
 	URLBadBytes          []int `json:"urlBadBytes"`
 	URLUserinfo          []int `json:"urlUserinfo"`
@@ -99,32 +97,35 @@ type EntryRef struct {
 // MarshalJSON encodes r as [server, key].
 func (r EntryRef) MarshalJSON() ([]byte, error) { return json.Marshal([]any{r.Server, r.Key}) }
 
-// EnvSets are the env entry facts (EntryFacts), each as a set of entries.
+// EnvSets are the env entry facts (EntryFacts), each as a set of entries. UserCredential is
+// grouped by the credentials of the entry's server ("" for none).
 type EnvSets struct {
-	KeyInvalid     []EntryRef `json:"keyInvalid"`
-	KeyRefused     []EntryRef `json:"keyRefused"`
-	ValueInvalid   []EntryRef `json:"valueInvalid"`
-	UserCredential []EntryRef `json:"userCredential"`
-	SecretNamed    []EntryRef `json:"secretNamed"`
-	ValueEmpty     []EntryRef `json:"valueEmpty"`
+	KeyInvalid     []EntryRef            `json:"keyInvalid"`
+	KeyRefused     []EntryRef            `json:"keyRefused"`
+	ValueInvalid   []EntryRef            `json:"valueInvalid"`
+	UserCredential map[string][]EntryRef `json:"userCredential"`
+	SecretNamed    []EntryRef            `json:"secretNamed"`
+	ValueEmpty     []EntryRef            `json:"valueEmpty"`
 }
 
 // HeaderSets are the header entry facts (EntryFacts), each as a set of entries.
+// UserCredential is grouped by the credentials of the entry's server ("" for none);
+// TokenHeader lists only the servers with a stored token, grouped by their transport.
 type HeaderSets struct {
-	NameInvalid    []EntryRef `json:"nameInvalid"`
-	ValueInvalid   []EntryRef `json:"valueInvalid"`
-	UserCredential []EntryRef `json:"userCredential"`
-	TokenHeader    []EntryRef `json:"tokenHeader"`
-	SecretNamed    []EntryRef `json:"secretNamed"`
-	AlwaysSecret   []EntryRef `json:"alwaysSecret"`
-	ValueEmpty     []EntryRef `json:"valueEmpty"`
+	NameInvalid    []EntryRef            `json:"nameInvalid"`
+	ValueInvalid   []EntryRef            `json:"valueInvalid"`
+	UserCredential map[string][]EntryRef `json:"userCredential"`
+	TokenHeader    map[string][]EntryRef `json:"tokenHeader"`
+	SecretNamed    []EntryRef            `json:"secretNamed"`
+	AlwaysSecret   []EntryRef            `json:"alwaysSecret"`
+	ValueEmpty     []EntryRef            `json:"valueEmpty"`
 }
 
-// ToolSets are the allowedTools facts: the entries whose name is invalid, and every entry of
-// the restricted servers (so that a rule can tell which servers keep a tool).
+// ToolSets are the allowedTools facts: the entries whose name is invalid, and the servers
+// that declare allowedTools with no valid name in it (ServerFacts.NoValidTool).
 type ToolSets struct {
 	NameInvalid []EntryRef `json:"nameInvalid"`
-	All         []EntryRef `json:"all"`
+	NoneValid   []int      `json:"noneValid"`
 }
 
 // SkillSets are the skill facts, each as a set of skill indices.
@@ -136,14 +137,16 @@ type SkillSets struct {
 // reference form of what inputValue builds as AST (TestInputMatchesJSON holds them equal).
 func policyInput(req *spec.Request, f *Facts) Input {
 	in := Input{Request: PolicyRequest{
-		Harness:    req.Harness,
-		Run:        PolicyRun{User: req.Run.User, HasUser: req.Run.HasUser},
-		MCPServers: make([]PolicyServer, len(req.Servers)),
+		Harness: req.Harness,
+		Run:     PolicyRun{User: req.Run.User, HasUser: req.Run.HasUser},
 	}}
 	fs := &in.Facts
+	fs.Credentials = map[string][]int{}
+	fs.Env.UserCredential = map[string][]EntryRef{}
+	fs.Headers.UserCredential = map[string][]EntryRef{}
+	fs.Headers.TokenHeader = map[string][]EntryRef{}
 	for i := range req.Servers {
 		s := &req.Servers[i]
-		in.Request.MCPServers[i] = PolicyServer{Credentials: s.Credentials, HasUsers: s.HasUsers, Users: s.Users}
 		sf := &f.Servers[i]
 		for _, flag := range sf.Flags {
 			if p := fs.Flags.set(flag); p != nil {
@@ -158,13 +161,19 @@ func policyInput(req *spec.Request, f *Facts) Input {
 		}
 		addIf(&fs.SharedAuthorityOK, sf.SharedAuthorityOK, i)
 		addIf(&fs.Token, sf.Token, i)
-		addIf(&fs.Restricted, s.ToolsDeclared, i)
+		if s.Credentials != "" {
+			fs.Credentials[s.Credentials] = append(fs.Credentials[s.Credentials], i)
+		}
+		addIf(&fs.HasUsers, s.HasUsers, i)
+		addIf(&fs.UserListed, sf.UserListed, i)
 		for _, e := range sf.Env {
 			r := EntryRef{Server: i, Key: e.Key}
 			addIf(&fs.Env.KeyInvalid, e.KeyInvalid, r)
 			addIf(&fs.Env.KeyRefused, e.KeyRefused, r)
 			addIf(&fs.Env.ValueInvalid, e.ValueInvalid, r)
-			addIf(&fs.Env.UserCredential, e.UserCredential, r)
+			if e.UserCredential {
+				fs.Env.UserCredential[s.Credentials] = append(fs.Env.UserCredential[s.Credentials], r)
+			}
 			addIf(&fs.Env.SecretNamed, e.SecretNamed, r)
 			addIf(&fs.Env.ValueEmpty, e.ValueEmpty, r)
 		}
@@ -172,8 +181,12 @@ func policyInput(req *spec.Request, f *Facts) Input {
 			r := EntryRef{Server: i, Key: e.Key}
 			addIf(&fs.Headers.NameInvalid, e.NameInvalid, r)
 			addIf(&fs.Headers.ValueInvalid, e.ValueInvalid, r)
-			addIf(&fs.Headers.UserCredential, e.UserCredential, r)
-			addIf(&fs.Headers.TokenHeader, e.TokenHeader, r)
+			if e.UserCredential {
+				fs.Headers.UserCredential[s.Credentials] = append(fs.Headers.UserCredential[s.Credentials], r)
+			}
+			if e.TokenHeader && sf.Token {
+				fs.Headers.TokenHeader[s.Transport] = append(fs.Headers.TokenHeader[s.Transport], r)
+			}
 			addIf(&fs.Headers.SecretNamed, e.SecretNamed, r)
 			addIf(&fs.Headers.AlwaysSecret, e.AlwaysSecret, r)
 			addIf(&fs.Headers.ValueEmpty, e.ValueEmpty, r)
@@ -181,14 +194,9 @@ func policyInput(req *spec.Request, f *Facts) Input {
 		for _, e := range sf.Tools {
 			addIf(&fs.Tools.NameInvalid, e.NameInvalid, EntryRef{Server: i, Key: e.Key})
 		}
-		if s.ToolsDeclared {
-			for _, name := range s.AllowedTools {
-				fs.Tools.All = append(fs.Tools.All, EntryRef{Server: i, Key: name})
-			}
-		}
+		addIf(&fs.Tools.NoneValid, sf.NoValidTool, i)
 	}
 	fs.HTTP = f.HTTP
-	fs.Credentialed = f.Credentialed
 	for k, sk := range f.Skills {
 		addIf(&fs.Skills.NameDenied, sk.NameDenied, k)
 	}
@@ -217,6 +225,8 @@ func (f *ServerFlags) set(name string) *[]int {
 		return &f.TransportInvalid
 	case FlagCommandInvalid:
 		return &f.CommandInvalid
+	case FlagCredentialsUnknown:
+		return &f.CredentialsUnknown
 	case FlagURLMissing:
 		return &f.URLMissing
 	case FlagURLBadBytes:
@@ -234,33 +244,27 @@ func (f *ServerFlags) set(name string) *[]int {
 }
 
 // inputValue is the policy input of req with its facts f: policyInput(req, f) as AST, with
-// every list of FactSets a set, built straight from the facts (TestInputMatchesJSON holds the two equal). Each entry's
-// [server, key] term is built once, whatever the number of sets it is in.
+// every list of FactSets a set, built straight from the facts (TestInputMatchesJSON holds the
+// two equal). Each entry's [server, key] term is built once, whatever the number of sets it
+// is in, and each distinct key once.
 func inputValue(req *spec.Request, f *Facts) ast.Value {
 	var ts termSets
-	// Entry keys repeat across servers (the same env key, header or tool): one term each.
-	keys := make(map[string]*ast.Term, 16)
+	var keys map[string]*ast.Term
 	key := func(k string) *ast.Term {
 		t, ok := keys[k]
 		if !ok {
+			if keys == nil {
+				keys = make(map[string]*ast.Term, 8)
+			}
 			t = str(k)
 			keys[k] = t
 		}
 		return t
 	}
-	servers := make([]*ast.Term, len(req.Servers))
 	for i := range req.Servers {
 		s := &req.Servers[i]
 		sf := &f.Servers[i]
 		it := num(i)
-		servers[i] = plainServer
-		if s.Credentials != "" || s.HasUsers || len(s.Users) > 0 {
-			servers[i] = ast.ObjectTerm(
-				item("credentials", str(s.Credentials)),
-				item("hasUsers", boolean(s.HasUsers)),
-				item("users", strs(s.Users)),
-			)
-		}
 		for _, flag := range sf.Flags {
 			if k := flagIndex(flag); k >= 0 {
 				ts.flags[k] = append(ts.flags[k], it)
@@ -274,51 +278,48 @@ func inputValue(req *spec.Request, f *Facts) ast.Value {
 		}
 		addIf(&ts.sharedAuthorityOK, sf.SharedAuthorityOK, it)
 		addIf(&ts.token, sf.Token, it)
-		addIf(&ts.restricted, s.ToolsDeclared, it)
+		if s.Credentials != "" {
+			ts.credentials.add(s.Credentials, it)
+		}
+		addIf(&ts.hasUsers, s.HasUsers, it)
+		addIf(&ts.userListed, sf.UserListed, it)
+		addIf(&ts.toolsNoneValid, sf.NoValidTool, it)
 		for j := range sf.Env {
 			e := &sf.Env[j]
 			t := ast.ArrayTerm(it, key(e.Key))
 			addIf(&ts.env[0], e.KeyInvalid, t)
 			addIf(&ts.env[1], e.KeyRefused, t)
 			addIf(&ts.env[2], e.ValueInvalid, t)
-			addIf(&ts.env[3], e.UserCredential, t)
-			addIf(&ts.env[4], e.SecretNamed, t)
-			addIf(&ts.env[5], e.ValueEmpty, t)
+			addIf(&ts.env[3], e.SecretNamed, t)
+			addIf(&ts.env[4], e.ValueEmpty, t)
+			if e.UserCredential {
+				ts.envUserCredential.add(s.Credentials, t)
+			}
 		}
 		for j := range sf.Headers {
 			e := &sf.Headers[j]
 			t := ast.ArrayTerm(it, key(e.Key))
 			addIf(&ts.headers[0], e.NameInvalid, t)
 			addIf(&ts.headers[1], e.ValueInvalid, t)
-			addIf(&ts.headers[2], e.UserCredential, t)
-			addIf(&ts.headers[3], e.TokenHeader, t)
-			addIf(&ts.headers[4], e.SecretNamed, t)
-			addIf(&ts.headers[5], e.AlwaysSecret, t)
-			addIf(&ts.headers[6], e.ValueEmpty, t)
+			addIf(&ts.headers[2], e.SecretNamed, t)
+			addIf(&ts.headers[3], e.AlwaysSecret, t)
+			addIf(&ts.headers[4], e.ValueEmpty, t)
+			if e.UserCredential {
+				ts.headerUserCredential.add(s.Credentials, t)
+			}
+			if e.TokenHeader && sf.Token {
+				ts.tokenHeader.add(s.Transport, t)
+			}
 		}
-		// sf.Tools lists, in request order, the allowedTools entries with a fact: walk both
-		// lists once so that an entry in tools.all and tools.nameInvalid is one term.
-		next := 0
-		for _, name := range s.AllowedTools {
-			var t *ast.Term
-			if next < len(sf.Tools) && sf.Tools[next].Key == name {
-				t = ast.ArrayTerm(it, key(name))
-				addIf(&ts.toolsInvalid, sf.Tools[next].NameInvalid, t)
-				next++
-			}
-			if s.ToolsDeclared {
-				if t == nil {
-					t = ast.ArrayTerm(it, key(name))
-				}
-				ts.toolsAll = append(ts.toolsAll, t)
-			}
+		for j := range sf.Tools {
+			addIf(&ts.toolsInvalid, sf.Tools[j].NameInvalid, ast.ArrayTerm(it, key(sf.Tools[j].Key)))
 		}
 	}
 	var skillsDenied []*ast.Term
 	for k, sk := range f.Skills {
 		addIf(&skillsDenied, sk.NameDenied, num(k))
 	}
-	flags := make([][2]*ast.Term, len(flagNames))
+	var flags [len(flagNames)][2]*ast.Term
 	for k, name := range flagNames {
 		flags[k] = item(name, termSet(ts.flags[k]))
 	}
@@ -329,10 +330,9 @@ func inputValue(req *spec.Request, f *Facts) ast.Value {
 				item("user", str(req.Run.User)),
 				item("hasUser", boolean(req.Run.HasUser)),
 			)),
-			item("mcpServers", ast.ArrayTerm(servers...)),
 		)),
 		item("facts", ast.ObjectTerm(
-			item("flags", ast.ObjectTerm(flags...)),
+			item("flags", ast.ObjectTerm(flags[:]...)),
 			item("url", ast.ObjectTerm(
 				item("baseMatch", termSet(ts.url[0])),
 				item("schemeAnywhere", termSet(ts.url[1])),
@@ -340,30 +340,31 @@ func inputValue(req *spec.Request, f *Facts) ast.Value {
 				item("loopback", termSet(ts.url[3])),
 			)),
 			item("http", intSet(f.HTTP)),
-			item("credentialed", intSet(f.Credentialed)),
-			item("restricted", termSet(ts.restricted)),
 			item("token", termSet(ts.token)),
 			item("sharedAuthorityOK", termSet(ts.sharedAuthorityOK)),
+			item("credentials", ts.credentials.term()),
+			item("hasUsers", termSet(ts.hasUsers)),
+			item("userListed", termSet(ts.userListed)),
 			item("env", ast.ObjectTerm(
 				item("keyInvalid", termSet(ts.env[0])),
 				item("keyRefused", termSet(ts.env[1])),
 				item("valueInvalid", termSet(ts.env[2])),
-				item("userCredential", termSet(ts.env[3])),
-				item("secretNamed", termSet(ts.env[4])),
-				item("valueEmpty", termSet(ts.env[5])),
+				item("userCredential", ts.envUserCredential.term()),
+				item("secretNamed", termSet(ts.env[3])),
+				item("valueEmpty", termSet(ts.env[4])),
 			)),
 			item("headers", ast.ObjectTerm(
 				item("nameInvalid", termSet(ts.headers[0])),
 				item("valueInvalid", termSet(ts.headers[1])),
-				item("userCredential", termSet(ts.headers[2])),
-				item("tokenHeader", termSet(ts.headers[3])),
-				item("secretNamed", termSet(ts.headers[4])),
-				item("alwaysSecret", termSet(ts.headers[5])),
-				item("valueEmpty", termSet(ts.headers[6])),
+				item("userCredential", ts.headerUserCredential.term()),
+				item("tokenHeader", ts.tokenHeader.term()),
+				item("secretNamed", termSet(ts.headers[2])),
+				item("alwaysSecret", termSet(ts.headers[3])),
+				item("valueEmpty", termSet(ts.headers[4])),
 			)),
 			item("tools", ast.ObjectTerm(
 				item("nameInvalid", termSet(ts.toolsInvalid)),
-				item("all", termSet(ts.toolsAll)),
+				item("noneValid", termSet(ts.toolsNoneValid)),
 			)),
 			item("skills", ast.ObjectTerm(item("nameDenied", termSet(skillsDenied)))),
 			item("hostEnv", strs(f.HostEnv)),
@@ -371,31 +372,57 @@ func inputValue(req *spec.Request, f *Facts) ast.Value {
 	)
 }
 
-// plainServer is the request server of every server without credentials or users: one
-// term, shared (terms are never modified by evaluation).
-var plainServer = ast.ObjectTerm(
-	item("credentials", str("")),
-	item("hasUsers", boolean(false)),
-	item("users", ast.InternedEmptyArray),
-)
-
 // termSets collects the elements of the input's sets while inputValue reads the facts: flags
-// in flagNames order, url (baseMatch, schemeAnywhere, schemeLoopback, loopback), env and
-// headers in the order of EnvSets and HeaderSets.
+// in flagNames order, url (baseMatch, schemeAnywhere, schemeLoopback, loopback), env
+// (keyInvalid, keyRefused, valueInvalid, secretNamed, valueEmpty) and headers (nameInvalid,
+// valueInvalid, secretNamed, alwaysSecret, valueEmpty); the grouped facts apart.
 type termSets struct {
-	flags                                [len(flagNames)][]*ast.Term
-	url                                  [4][]*ast.Term
-	env                                  [6][]*ast.Term
-	headers                              [7][]*ast.Term
-	restricted, token, sharedAuthorityOK []*ast.Term
-	toolsInvalid, toolsAll               []*ast.Term
+	flags                                          [len(flagNames)][]*ast.Term
+	url                                            [4][]*ast.Term
+	env                                            [5][]*ast.Term
+	headers                                        [5][]*ast.Term
+	token, sharedAuthorityOK, hasUsers, userListed []*ast.Term
+	toolsInvalid, toolsNoneValid                   []*ast.Term
+	credentials, envUserCredential                 termGroups
+	headerUserCredential, tokenHeader              termGroups
+}
+
+// termGroups are the elements of a grouped fact, per group key in the order first seen (a
+// request has few distinct credentials values and transports: a list beats a map).
+type termGroups []termGroup
+
+type termGroup struct {
+	key   string
+	elems []*ast.Term
+}
+
+func (g *termGroups) add(key string, t *ast.Term) {
+	for k := range *g {
+		if (*g)[k].key == key {
+			(*g)[k].elems = append((*g)[k].elems, t)
+			return
+		}
+	}
+	*g = append(*g, termGroup{key: key, elems: []*ast.Term{t}})
+}
+
+// term is the object of the groups' sets; the empty object is shared.
+func (g termGroups) term() *ast.Term {
+	if len(g) == 0 {
+		return ast.InternedEmptyObject
+	}
+	items := make([][2]*ast.Term, len(g))
+	for k, grp := range g {
+		items[k] = [2]*ast.Term{str(grp.key), ast.SetTerm(grp.elems...)}
+	}
+	return ast.ObjectTerm(items...)
 }
 
 // flagNames are the server flags, in the order of ServerFlags.
 var flagNames = [...]string{
 	FlagIDInvalid, FlagIDDoubleUnderscore, FlagIDTrailingUnderscore, FlagIDReserved, FlagTransportInvalid,
-	FlagCommandInvalid, FlagURLMissing, FlagURLBadBytes, FlagURLUserinfo, FlagURLHostsDisagree, FlagURLBadPort,
-	FlagURLEmptyHost,
+	FlagCommandInvalid, FlagCredentialsUnknown, FlagURLMissing, FlagURLBadBytes, FlagURLUserinfo,
+	FlagURLHostsDisagree, FlagURLBadPort, FlagURLEmptyHost,
 }
 
 // flagIndex is the index of flag name in flagNames, or -1.
@@ -421,15 +448,15 @@ func termSet(ts []*ast.Term) *ast.Term {
 var keyTerms = func() map[string]*ast.Term {
 	m := map[string]*ast.Term{}
 	for _, k := range []string{
-		"request", "facts", "harness", "run", "user", "hasUser", "mcpServers", "id", "credentials",
-		"hasUsers", "users", "flags", "url", "http", "credentialed", "restricted", "token",
-		"sharedAuthorityOK", "env", "headers", "tools", "skills", "hostEnv",
-		FlagIDInvalid, FlagIDDoubleUnderscore, FlagIDTrailingUnderscore, FlagIDReserved, FlagTransportInvalid,
-		FlagCommandInvalid, FlagURLMissing, FlagURLBadBytes, FlagURLUserinfo, FlagURLHostsDisagree,
-		FlagURLBadPort, FlagURLEmptyHost, "baseMatch", "schemeAnywhere", "schemeLoopback", "loopback",
+		"request", "facts", "harness", "run", "user", "hasUser", "flags", "url", "http", "token",
+		"sharedAuthorityOK", "credentials", "hasUsers", "userListed", "env", "headers", "tools", "skills", "hostEnv",
+		"baseMatch", "schemeAnywhere", "schemeLoopback", "loopback",
 		"keyInvalid", "keyRefused", "valueInvalid", "userCredential", "secretNamed", "valueEmpty",
-		"nameInvalid", "tokenHeader", "alwaysSecret", "all", "nameDenied",
+		"nameInvalid", "tokenHeader", "alwaysSecret", "noneValid", "nameDenied",
 	} {
+		m[k] = ast.StringTerm(k)
+	}
+	for _, k := range flagNames {
 		m[k] = ast.StringTerm(k)
 	}
 	return m

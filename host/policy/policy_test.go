@@ -119,7 +119,10 @@ func TestDecideRefusesBadDecisions(t *testing.T) {
 		{name: "spawn keys missing", body: with(`"spawnEnv": [{"prefixes": []}]`, 4), wantPath: "spawnEnv[0].keys"},
 		{name: "empty spawn prefix", body: with(`"spawnEnv": [{"keys": [], "prefixes": ["LC_"]}, {"keys": [], "prefixes": [""]}]`, 4), wantPath: "spawnEnv[1].prefixes[0]"},
 		{name: "warning without code", body: with(`"warnings": [{"message": "m"}]`, 5), wantPath: "warnings[0].code"},
-		{name: "warning server out of range", body: with(`"warnings": [{"code": "c", "message": "m", "server": 1}]`, 5), wantPath: "warnings[0].server"},
+		{name: "warning server out of range", body: with(`"warnings": [{"code": "c", "message": "m", "servers": {1}}]`, 5), wantPath: "warnings[0].servers"},
+		{name: "warning servers not a set", body: with(`"warnings": [{"code": "c", "message": "m", "servers": 0}]`, 5), wantPath: "warnings[0].servers"},
+		{name: "warning skill out of range", body: with(`"warnings": [{"code": "c", "message": "m", "skills": {0}}]`, 5), wantPath: "warnings[0].skills"},
+		{name: "warning not an object", body: with(`"warnings": [{"code": "c", "message": "m"}, "w"]`, 5), wantPath: "warnings[1]"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -140,6 +143,32 @@ func TestDecideRefusesBadDecisions(t *testing.T) {
 	}
 }
 
+// TestDecideWarnings holds the decoded warnings to the parts that name them: one per server,
+// then one per skill, of each part in order, or one about neither; a refused server's left out.
+func TestDecideWarnings(t *testing.T) {
+	t.Parallel()
+	body := `decision := {"servers": [{"id_invalid": {2}}], "skills": [], "drop": [], "secrets": [], ` +
+		`"spawnEnv": [], "warnings": [` +
+		`{"code": "a", "message": "m", "servers": {2, 1, 0}, "skills": {0}}, ` +
+		`{"code": "b", "message": "n", "servers": [1]}, {"code": "c", "message": "o"}, ` +
+		`{"code": "d", "message": "p", "servers": set()}]}`
+	e, err := New(context.Background(), Config{FS: withDecision(body)})
+	require.NoError(t, err, "New(warnings decision)")
+	req := &spec.Request{
+		Servers: []spec.Server{{ID: "zero"}, {ID: "one", Index: 1}, {ID: "two", Index: 2}},
+		Skills:  []spec.Skill{{Name: "review"}},
+	}
+	d, err := e.Decide(context.Background(), req, nil)
+	require.NoError(t, err, "Decide(warnings decision)")
+	assert.Equal(t, []Warning{
+		{Code: "a", Server: "zero", Message: "m"},
+		{Code: "a", Server: "one", Message: "m"},
+		{Code: "a", Skill: "review", Message: "m"},
+		{Code: "b", Server: "one", Message: "n"},
+		{Code: "c", Message: "o"},
+	}, d.Warnings, "Decide(warnings decision): warnings (server two is refused, an empty set warns about nobody)")
+}
+
 // TestInputMatchesJSON holds the hand-built ast input equal to the JSON encoding of Input, the
 // form policy authors write their test inputs in (each set a sorted JSON array).
 func TestInputMatchesJSON(t *testing.T) {
@@ -151,7 +180,9 @@ func TestInputMatchesJSON(t *testing.T) {
 	req.Servers[2].SecretKeys = append(req.Servers[2].SecretKeys, "EMPTY")
 	req.Servers[3].Env = []spec.Pair{{Name: "A=B", Value: "\x00"}}
 	req.Servers[3].URL = `http://u@x\y:0/`
-	req.Servers[4].AllowedTools = []string{"zeta", "alpha", "*"}
+	req.Servers[4].AllowedTools = []string{"x,Bash", "*"}
+	req.Servers[5].Credentials = "user"
+	req.Tokens = append(req.Tokens, spec.Pair{Name: "srv-3", Value: "t"})
 	req.Skills = append(req.Skills, spec.Skill{Index: 1, Name: "deploy"})
 	hostEnv := []spec.Pair{{Name: "PATH", Value: "/bin"}}
 	facts := defaultFacts(t, req, hostEnv)
@@ -170,8 +201,16 @@ func TestInputMatchesJSON(t *testing.T) {
 	assert.JSONEq(t, string(wantJSON), string(gotJSON), "inputValue differs from the JSON encoding of Input")
 	assert.Contains(t, string(gotJSON), `"keyRefused":[[0,"LD_PRELOAD"],[2,"LD_PRELOAD"],[4,"LD_PRELOAD"]]`,
 		"inputValue: want every refused env key as a [server, key] pair")
-	assert.Contains(t, string(gotJSON), `"all":[[0,"read"],[0,"write"],[0,"x,Bash"],[2,"read"],[2,"write"],[2,"x,Bash"],[4,"*"],[4,"alpha"],[4,"zeta"]]`,
-		"inputValue: want every allowedTools entry of the restricted servers")
+	assert.Contains(t, string(gotJSON), `"noneValid":[4]`,
+		"inputValue: want the restricted server left without a valid tool")
+	assert.Contains(t, string(gotJSON), `"credentials":{"shared":[1],"user":[5]}`,
+		"inputValue: want the servers grouped by their credentials")
+	assert.Contains(t, string(gotJSON), `"userCredential":{"":[[3,"Authorization"]],"shared":[[1,"Authorization"]],"user":[[5,"Authorization"]]}`,
+		"inputValue: want the user-credential headers grouped by their server's credentials")
+	assert.Contains(t, string(gotJSON), `"tokenHeader":{"http":[[3,"Authorization"]]}`,
+		"inputValue: want the Authorization header of the http server with a stored token")
+	assert.Contains(t, string(gotJSON), `"hasUsers":[1]`, "inputValue: the server with a users list")
+	assert.Contains(t, string(gotJSON), `"userListed":[1]`, "inputValue: the server listing the run's user")
 }
 
 func TestDecideConcurrently(t *testing.T) {
@@ -348,6 +387,26 @@ func TestDecideTurnsSetsIntoVerdicts(t *testing.T) {
 			wantWarnedOn: []string{"local"},
 		},
 		{
+			name: "a stored token replaces Authorization, a per-user server loses it first",
+			servers: []spec.Server{
+				{ID: "tok", Transport: "http", URL: "https://a.example/", Headers: []spec.Pair{{Name: "authorization", Value: "Bearer x"}, {Name: "X-Key", Value: "k"}}, SecretKeys: []string{"X-Key"}},
+				{ID: "own", Transport: "http", URL: "https://b.example/", Credentials: "user", Headers: []spec.Pair{{Name: "Authorization", Value: "Bearer y"}}},
+				{ID: "plain", Transport: "http", URL: "https://c.example/", Headers: []spec.Pair{{Name: "Authorization", Value: "Bearer z"}}},
+			},
+			tokens:      []spec.Pair{{Name: "tok", Value: "t1"}, {Name: "own", Value: "t2"}},
+			wantAllow:   []bool{true, true, true},
+			wantReasons: [][]string{{}, {}, {}},
+			wantDrops: [][]Drop{
+				{{Field: "headers", Key: "authorization", Reason: "replaced_by_token"}},
+				{{Field: "headers", Key: "Authorization", Reason: "credentials_user"}},
+				{},
+			},
+			wantSecrets: []SecretRef{
+				{Server: 0, Field: "headers", Key: "X-Key"}, {Server: 0, Field: "token", Key: "Authorization"},
+				{Server: 1, Field: "token", Key: "Authorization"},
+			},
+		},
+		{
 			name:        "several codes, sorted",
 			servers:     []spec.Server{{ID: "Bad_", Transport: "stdio", Command: "-e"}},
 			wantAllow:   []bool{false},
@@ -384,6 +443,50 @@ func TestDecideTurnsSetsIntoVerdicts(t *testing.T) {
 	}
 }
 
+// TestDecideCredentialRules runs the credential rules of the default policy end to end: the
+// facts Go groups and the codes the Rego gives them.
+func TestDecideCredentialRules(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, err := New(ctx, Config{})
+	require.NoError(t, err, "New with the embedded policies")
+	srv := func(creds, authority string, users ...string) spec.Server {
+		return spec.Server{ID: "a", Transport: "stdio", Command: "npx", Credentials: creds, SharedAuthority: authority,
+			HasUsers: users != nil, Users: users}
+	}
+	alice := spec.Run{User: "alice", HasUser: true}
+	tests := []struct {
+		name string
+		srv  spec.Server
+		run  spec.Run
+		want []string
+	}{
+		{name: "no credentials", srv: srv("", ""), run: alice, want: []string{}},
+		{name: "per-user", srv: srv("user", ""), run: spec.Run{}, want: []string{}},
+		{name: "unknown mode", srv: srv("admin", ""), run: alice, want: []string{"credentials_invalid"}},
+		{name: "shared without authority", srv: srv("shared", " "), run: alice, want: []string{"shared_authority_invalid"}},
+		{name: "shared", srv: srv("shared", "team"), run: alice, want: []string{}},
+		{name: "users on a per-user server", srv: srv("user", "", "alice"), run: alice, want: []string{"users_not_shared"}},
+		{name: "shared, user listed", srv: srv("shared", "team", "bob", "alice"), run: alice, want: []string{}},
+		{name: "shared, user not listed", srv: srv("shared", "team", "bob"), run: alice, want: []string{"user_not_allowed"}},
+		{name: "shared, empty users", srv: srv("shared", "team", []string{}...), run: alice, want: []string{"user_not_allowed"}},
+		{name: "shared, no run user", srv: srv("shared", "team", "alice"), run: spec.Run{}, want: []string{"user_missing"}},
+		{
+			name: "unknown mode with users", srv: srv("admin", "", "alice"), run: alice,
+			want: []string{"credentials_invalid", "users_not_shared"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req := &spec.Request{Run: tc.run, Servers: []spec.Server{tc.srv}, Skills: []spec.Skill{}}
+			d, err := e.Decide(ctx, req, nil)
+			require.NoError(t, err, "Decide(%s)", tc.name)
+			assert.Equal(t, tc.want, d.Servers[0].Reasons, "Decide(%s): servers[0].Reasons", tc.name)
+		})
+	}
+}
+
 // sorted returns in with every set sorted as the policy's sets are (ints ascending, entries by
 // server then key) and nil lists as empty ones: what the policy sees, in JSON.
 func (in Input) sorted() Input {
@@ -403,30 +506,32 @@ func (in Input) sorted() Input {
 	}
 	f := &in.Facts
 	for _, s := range []*[]int{&f.Flags.IDInvalid, &f.Flags.IDDoubleUnderscore, &f.Flags.IDTrailingUnderscore,
-		&f.Flags.IDReserved, &f.Flags.TransportInvalid, &f.Flags.CommandInvalid, &f.Flags.URLMissing,
-		&f.Flags.URLBadBytes, &f.Flags.URLUserinfo, &f.Flags.URLHostsDisagree, &f.Flags.URLBadPort,
-		&f.Flags.URLEmptyHost, &f.URL.BaseMatch, &f.URL.SchemeAnywhere, &f.URL.SchemeLoopback, &f.URL.Loopback,
-		&f.HTTP, &f.Credentialed, &f.Restricted, &f.Token, &f.SharedAuthorityOK, &f.Skills.NameDenied} {
+		&f.Flags.IDReserved, &f.Flags.TransportInvalid, &f.Flags.CommandInvalid, &f.Flags.CredentialsUnknown,
+		&f.Flags.URLMissing, &f.Flags.URLBadBytes, &f.Flags.URLUserinfo, &f.Flags.URLHostsDisagree,
+		&f.Flags.URLBadPort, &f.Flags.URLEmptyHost, &f.URL.BaseMatch, &f.URL.SchemeAnywhere, &f.URL.SchemeLoopback,
+		&f.URL.Loopback, &f.HTTP, &f.Token, &f.SharedAuthorityOK, &f.HasUsers, &f.UserListed, &f.Tools.NoneValid,
+		&f.Skills.NameDenied} {
 		sortInts(s)
 	}
-	for _, s := range []*[]EntryRef{&f.Env.KeyInvalid, &f.Env.KeyRefused, &f.Env.ValueInvalid, &f.Env.UserCredential,
+	for _, s := range []*[]EntryRef{&f.Env.KeyInvalid, &f.Env.KeyRefused, &f.Env.ValueInvalid,
 		&f.Env.SecretNamed, &f.Env.ValueEmpty, &f.Headers.NameInvalid, &f.Headers.ValueInvalid,
-		&f.Headers.UserCredential, &f.Headers.TokenHeader, &f.Headers.SecretNamed, &f.Headers.AlwaysSecret,
-		&f.Headers.ValueEmpty, &f.Tools.NameInvalid, &f.Tools.All} {
+		&f.Headers.SecretNamed, &f.Headers.AlwaysSecret, &f.Headers.ValueEmpty, &f.Tools.NameInvalid} {
 		sortRefs(s)
+	}
+	for _, g := range []map[string][]int{f.Credentials} {
+		for k, s := range g {
+			sortInts(&s)
+			g[k] = s
+		}
+	}
+	for _, g := range []map[string][]EntryRef{f.Env.UserCredential, f.Headers.UserCredential, f.Headers.TokenHeader} {
+		for k, s := range g {
+			sortRefs(&s)
+			g[k] = s
+		}
 	}
 	if f.HostEnv == nil {
 		f.HostEnv = []string{}
 	}
-	servers := slices.Clone(in.Request.MCPServers)
-	for i := range servers {
-		if servers[i].Users == nil {
-			servers[i].Users = []string{}
-		}
-	}
-	if servers == nil {
-		servers = []PolicyServer{}
-	}
-	in.Request.MCPServers = servers
 	return in
 }

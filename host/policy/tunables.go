@@ -40,6 +40,9 @@ type tunablesDoc struct {
 		Skills struct {
 			DeniedNames []string `json:"denied_names"`
 		} `json:"skills"`
+		Credentials struct {
+			Modes []string `json:"modes"`
+		} `json:"credentials"`
 	} `json:"allow"`
 }
 
@@ -55,6 +58,7 @@ type tunables struct {
 	refusedKeys                      set            // uppercased
 	refusedPrefixes, refusedSuffixes []string       // uppercased; end / start with "_"
 	deniedSkills                     set            // lowercased
+	credentialModes                  set            // exact
 }
 
 type set map[string]struct{}
@@ -95,6 +99,7 @@ func readTunables(doc any) (*tunables, error) {
 		reservedPrefixes:    d.Allow.IDs.ReservedPrefixes,
 		refusedKeys:         newSet(d.Allow.EnvRefused.Keys, strings.ToUpper),
 		deniedSkills:        newSet(d.Allow.Skills.DeniedNames, strings.ToLower),
+		credentialModes:     newSet(d.Allow.Credentials.Modes, same),
 	}
 	for i, p := range d.Allow.EnvRefused.Prefixes {
 		if !strings.HasSuffix(p, "_") {

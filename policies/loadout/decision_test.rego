@@ -6,28 +6,20 @@ import data.loadout.facts_test
 # Three servers: fs (stdio: LD_PRELOAD refused, x,Bash an invalid tool, a stored token), web
 # (http to a remote host over plain http: refused) and docs (per-user https server: its
 # Authorization header goes, and its only tool is invalid).
-request := {
-	"run": {"user": "", "hasUser": false},
-	"mcpServers": [
-		{"id": "fs", "credentials": "", "hasUsers": false, "users": []},
-		{"id": "web", "credentials": "", "hasUsers": false, "users": []},
-		{"id": "docs", "credentials": "user", "hasUsers": false, "users": []},
-	],
-}
+request := {"run": {"user": "", "hasUser": false}}
 
 facts := facts_test.facts({
 	"http": {1, 2},
-	"credentialed": {2},
-	"restricted": {0, 2},
+	"credentials": {"user": {2}},
 	"token": {0, 2},
 	"url": {"baseMatch": {1, 2}, "schemeLoopback": {1}, "schemeAnywhere": {2}},
 	"env": {"keyRefused": {[0, "LD_PRELOAD"]}, "secretNamed": {[0, "LD_PRELOAD"], [0, "FS_TOKEN"]}},
 	"headers": {
-		"userCredential": {[1, "Authorization"], [2, "Authorization"]},
-		"tokenHeader": {[1, "Authorization"], [2, "Authorization"]},
+		"userCredential": {"": {[1, "Authorization"]}, "user": {[2, "Authorization"]}},
+		"tokenHeader": {"http": {[2, "Authorization"]}},
 		"secretNamed": {[1, "Authorization"], [2, "X-Key"]},
 	},
-	"tools": {"nameInvalid": {[0, "x,Bash"], [2, "*"]}, "all": {[0, "read"], [0, "x,Bash"], [2, "*"]}},
+	"tools": {"nameInvalid": {[0, "x,Bash"], [2, "*"]}, "noneValid": {2}},
 })
 
 decision := d if {
@@ -78,7 +70,7 @@ test_secrets if {
 
 test_restricted_server_left_without_tools_warns if {
 	decision.warnings == [{
-		"code": "tools_none_left", "server": 2,
+		"code": "tools_none_left", "servers": {2},
 		"message": "allowedTools is declared but no valid tool name is left: the server keeps no tool",
 	}]
 }
@@ -89,19 +81,19 @@ test_skills_and_spawn_env if {
 }
 
 test_empty_request_decides if {
-	d := loadout.decision with input as {"request": {"run": {"user": "", "hasUser": false}, "mcpServers": []}, "facts": facts_test.none}
+	d := loadout.decision with input as {"request": request, "facts": facts_test.none}
 	refused(d) == {}
 	merged(d, "secrets", "env") == set()
-	d.warnings == []
+	[w | some w in d.warnings; count(w.servers) > 0] == []
 }
 
 test_allowlist_reason_comes_before_the_secret_rules if {
 	# MCP_ACCESS_TOKEN is refused by the allowlist and by the per-user rule: the allowlist's
 	# verdict comes first, so its reason is the one reported.
 	f := facts_test.facts({
-		"credentialed": {0},
-		"env": {"keyRefused": {[0, "MCP_ACCESS_TOKEN"]}, "userCredential": {[0, "MCP_ACCESS_TOKEN"]}},
+		"credentials": {"user": {0}},
+		"env": {"keyRefused": {[0, "MCP_ACCESS_TOKEN"]}, "userCredential": {"user": {[0, "MCP_ACCESS_TOKEN"]}}},
 	})
-	d := loadout.decision with input as {"request": {"run": request.run, "mcpServers": [{"id": "a", "credentials": "user"}]}, "facts": f}
+	d := loadout.decision with input as {"request": request, "facts": f}
 	drop_reasons(d, "env", [0, "MCP_ACCESS_TOKEN"]) == ["env_key_refused", "credentials_user"]
 }

@@ -4,20 +4,22 @@ package loadout.facts_test
 none := {
 	"flags": {
 		"idInvalid": set(), "idDoubleUnderscore": set(), "idTrailingUnderscore": set(), "idReserved": set(),
-		"transportInvalid": set(), "commandInvalid": set(), "urlMissing": set(), "urlBadBytes": set(),
-		"urlUserinfo": set(), "urlHostsDisagree": set(), "urlBadPort": set(), "urlEmptyHost": set(),
+		"transportInvalid": set(), "commandInvalid": set(), "credentialsUnknown": set(), "urlMissing": set(),
+		"urlBadBytes": set(), "urlUserinfo": set(), "urlHostsDisagree": set(), "urlBadPort": set(),
+		"urlEmptyHost": set(),
 	},
 	"url": {"baseMatch": set(), "schemeAnywhere": set(), "schemeLoopback": set(), "loopback": set()},
-	"http": set(), "credentialed": set(), "restricted": set(), "token": set(), "sharedAuthorityOK": set(),
+	"http": set(), "token": set(), "sharedAuthorityOK": set(),
+	"credentials": {}, "hasUsers": set(), "userListed": set(),
 	"env": {
-		"keyInvalid": set(), "keyRefused": set(), "valueInvalid": set(), "userCredential": set(),
+		"keyInvalid": set(), "keyRefused": set(), "valueInvalid": set(), "userCredential": {},
 		"secretNamed": set(), "valueEmpty": set(),
 	},
 	"headers": {
-		"nameInvalid": set(), "valueInvalid": set(), "userCredential": set(), "tokenHeader": set(),
+		"nameInvalid": set(), "valueInvalid": set(), "userCredential": {}, "tokenHeader": {},
 		"secretNamed": set(), "alwaysSecret": set(), "valueEmpty": set(),
 	},
-	"tools": {"nameInvalid": set(), "all": set()},
+	"tools": {"nameInvalid": set(), "noneValid": set()},
 	"skills": {"nameDenied": set()},
 	"hostEnv": [],
 }
@@ -28,6 +30,10 @@ facts(f) := object.union(none, f)
 # entry_facts(field, e, names) are facts where each named fact of field holds for entry e.
 entry_facts(field, e, names) := facts({field: {name: {e} | some name in names}})
 
+# grouped_facts(field, e, groups) are facts where each grouped fact of field (a key of groups)
+# holds for entry e in the group its value names.
+grouped_facts(field, e, groups) := facts({field: {name: {group: {e}} | some name, group in groups}})
+
 # reasons(drops, e) are the codes of drops (a list of [code, entries]) that name entry e, in
 # order: the first is why e is removed.
 reasons(drops, e) := [code |
@@ -36,7 +42,7 @@ reasons(drops, e) := [code |
 ]
 
 test_none_has_every_fact if {
-	count(none.flags) == 12
+	count(none.flags) == 13
 	count(none.env) == 6
 	count(none.headers) == 7
 }

@@ -10,23 +10,26 @@
 #
 #   Rules work on sets (host/policy/doc.go): a server fact is the set of server indices it
 #   holds for, an entry fact the set of [server index, key] pairs it holds for. A rule's result
-#   is such a set, so a request costs the same few rule evaluations whatever its size.
+#   is such a set, so a request costs the same few expressions whatever its size.
 package loadout.allow
 
 import data.tunables.allow as conf
 
-credential_modes := {"", "user", "shared"}
+# unlisted_user is the code that refuses a shared server with a users allowlist that does not
+# list the run's user, by input.request.run.hasUser: without a run user the rule fails closed.
+unlisted_user := {false: "user_missing", true: "user_not_allowed"}
 
 # verdict is the allowlist rules' part of the decision (host/policy/doc.go), in one rule
-# (each rule evaluated costs):
+# (each expression evaluated costs):
 #   servers: each deny code with the set of server indices that break it: the server flags
-#     (host/policy facts), then the credential rules over the servers with credentials or
-#     users set (facts.credentialed);
+#     (host/policy facts; credentialsUnknown: credentials neither "" nor one of
+#     data.tunables.allow.credentials.modes), then the credential rules: a shared server
+#     needs a valid sharedAuthority, only a shared server may list users, and a shared server
+#     that lists users admits only a run user it lists;
 #   skills: each deny code with the set of skill indices that break it;
 #   drop: why entries are removed, per field, as [code, entries] in priority order (an entry
 #     in several sets is removed once, for the first): env R4, headers R5, allowedTools R3;
-#   warnings: restricted servers (allowedTools declared, R10) left with no valid tool keep none
-#     (server: its index);
+#   warnings: restricted servers (allowedTools declared, R10) left with no valid tool keep none;
 #   spawnEnv: what of the host environment reaches a stdio server (exact keys, prefixes).
 verdict := {
 	"servers": {
@@ -36,33 +39,10 @@ verdict := {
 		"id_reserved": flags.idReserved,
 		"transport_invalid": flags.transportInvalid,
 		"command_invalid": flags.commandInvalid,
-		"credentials_invalid": {i |
-			some i in creds
-			not credential_modes[srvs[i].credentials]
-		},
-		"shared_authority_invalid": {i |
-			some i in creds
-			srvs[i].credentials == "shared"
-			not input.facts.sharedAuthorityOK[i]
-		},
-		"users_not_shared": {i |
-			some i in creds
-			srvs[i].hasUsers
-			srvs[i].credentials != "shared"
-		},
-		"user_missing": {i |
-			some i in creds
-			srvs[i].credentials == "shared"
-			srvs[i].hasUsers
-			not input.request.run.hasUser
-		},
-		"user_not_allowed": {i |
-			some i in creds
-			srvs[i].credentials == "shared"
-			srvs[i].hasUsers
-			input.request.run.hasUser
-			not input.request.run.user in srvs[i].users
-		},
+		"credentials_invalid": flags.credentialsUnknown,
+		"shared_authority_invalid": shared - input.facts.sharedAuthorityOK,
+		"users_not_shared": input.facts.hasUsers - shared,
+		unlisted_user[input.request.run.hasUser]: (shared & input.facts.hasUsers) - input.facts.userListed,
 	},
 	"skills": {"skill_name_denied": input.facts.skills.nameDenied},
 	"drop": {
@@ -79,15 +59,12 @@ verdict := {
 	},
 	"warnings": [{
 		"code": "tools_none_left",
-		"server": i,
+		"servers": tools.noneValid,
 		"message": "allowedTools is declared but no valid tool name is left: the server keeps no tool",
-	} |
-		some i in (input.facts.restricted - {t[0] | some t in (tools.all - tools.nameInvalid)})
-	],
+	}],
 	"spawnEnv": conf.host_env,
 } if {
 	flags := input.facts.flags
-	creds := input.facts.credentialed
-	srvs := input.request.mcpServers
+	shared := object.get(input.facts.credentials, "shared", set())
 	tools := input.facts.tools
 }

@@ -3,81 +3,68 @@ package loadout.allow_test
 import data.loadout.allow
 import data.loadout.facts_test
 
-# deny_of(srv, f, run) is the set of allowlist codes server 0 of a one-server request breaks.
-deny_of(srv, f, run) := {code |
+# deny_of(f, run) is the set of allowlist codes server 0 of a one-server request breaks, with
+# the facts f (nested as in facts_test.none) and the run's user run.
+deny_of(f, run) := {code |
 	some code, servers in v.servers
 	0 in servers
 } if {
-	full := object.union(base_server, srv)
-	credentialed := {0 | full.credentials != ""} | {0 | full.hasUsers}
-	v := allow.verdict with input as {
-		"request": {"run": run, "mcpServers": [full]},
-		"facts": facts_test.facts(object.union({"credentialed": credentialed}, f)),
-	}
+	v := allow.verdict with input as {"request": {"run": run}, "facts": facts_test.facts(f)}
 }
-
-base_server := {"id": "fs", "credentials": "", "hasUsers": false, "users": []}
 
 no_user := {"user": "", "hasUser": false}
 
 alice := {"user": "alice", "hasUser": true}
 
+shared_ok := {"credentials": {"shared": {0}}, "sharedAuthorityOK": {0}}
+
 server_cases := {
-	"clean server": {"srv": {}, "facts": {}, "run": no_user, "want": set()},
-	"id pattern": {"srv": {"id": "Bad"}, "facts": {"flags": {"idInvalid": {0}}}, "run": no_user, "want": {"id_invalid"}},
-	"id double underscore": {
-		"srv": {"id": "a__b"}, "facts": {"flags": {"idDoubleUnderscore": {0}}}, "run": no_user,
-		"want": {"id_double_underscore"},
-	},
-	"id trailing underscore": {
-		"srv": {"id": "a_"}, "facts": {"flags": {"idTrailingUnderscore": {0}}}, "run": no_user,
-		"want": {"id_trailing_underscore"},
-	},
-	"reserved id": {"srv": {"id": "servers"}, "facts": {"flags": {"idReserved": {0}}}, "run": no_user, "want": {"id_reserved"}},
+	"clean server": {"facts": {}, "run": no_user, "want": set()},
+	"id pattern": {"facts": {"flags": {"idInvalid": {0}}}, "run": no_user, "want": {"id_invalid"}},
+	"id double underscore": {"facts": {"flags": {"idDoubleUnderscore": {0}}}, "run": no_user, "want": {"id_double_underscore"}},
+	"id trailing underscore": {"facts": {"flags": {"idTrailingUnderscore": {0}}}, "run": no_user, "want": {"id_trailing_underscore"}},
+	"reserved id": {"facts": {"flags": {"idReserved": {0}}}, "run": no_user, "want": {"id_reserved"}},
 	"several flags": {
-		"srv": {"id": "u__"},
 		"facts": {"flags": {"idDoubleUnderscore": {0}, "idTrailingUnderscore": {0}, "idReserved": {0}}},
 		"run": no_user, "want": {"id_double_underscore", "id_trailing_underscore", "id_reserved"},
 	},
-	"flags of another server": {"srv": {}, "facts": {"flags": {"idInvalid": {1}}}, "run": no_user, "want": set()},
-	"transport": {"srv": {}, "facts": {"flags": {"transportInvalid": {0}}}, "run": no_user, "want": {"transport_invalid"}},
-	"command": {"srv": {}, "facts": {"flags": {"commandInvalid": {0}}}, "run": no_user, "want": {"command_invalid"}},
-	"url flags are not allowlist rules": {"srv": {}, "facts": {"flags": {"urlUserinfo": {0}}}, "run": no_user, "want": set()},
-	"unknown credentials": {"srv": {"credentials": "admin"}, "facts": {}, "run": alice, "want": {"credentials_invalid"}},
-	"per-user server": {"srv": {"credentials": "user"}, "facts": {}, "run": no_user, "want": set()},
-	"shared without authority": {
-		"srv": {"credentials": "shared"}, "facts": {}, "run": alice,
-		"want": {"shared_authority_invalid"},
-	},
-	"shared with authority": {
-		"srv": {"credentials": "shared"}, "facts": {"sharedAuthorityOK": {0}},
-		"run": no_user, "want": set(),
-	},
-	"users on a non-shared server": {
-		"srv": {"hasUsers": true, "users": ["alice"]}, "facts": {}, "run": alice,
+	"flags of another server": {"facts": {"flags": {"idInvalid": {1}}}, "run": no_user, "want": set()},
+	"transport": {"facts": {"flags": {"transportInvalid": {0}}}, "run": no_user, "want": {"transport_invalid"}},
+	"command": {"facts": {"flags": {"commandInvalid": {0}}}, "run": no_user, "want": {"command_invalid"}},
+	"url flags are not allowlist rules": {"facts": {"flags": {"urlUserinfo": {0}}}, "run": no_user, "want": set()},
+	"unknown credentials": {"facts": {"flags": {"credentialsUnknown": {0}}}, "run": alice, "want": {"credentials_invalid"}},
+	"per-user server": {"facts": {"credentials": {"user": {0}}}, "run": no_user, "want": set()},
+	"shared without authority": {"facts": {"credentials": {"shared": {0}}}, "run": alice, "want": {"shared_authority_invalid"}},
+	"shared with authority": {"facts": shared_ok, "run": no_user, "want": set()},
+	"users on a server without credentials": {"facts": {"hasUsers": {0}}, "run": alice, "want": {"users_not_shared"}},
+	"users on a per-user server": {
+		"facts": {"credentials": {"user": {0}}, "hasUsers": {0}}, "run": alice,
 		"want": {"users_not_shared"},
 	},
 	"users without a run user fail closed": {
-		"srv": {"credentials": "shared", "hasUsers": true, "users": ["alice"]},
-		"facts": {"sharedAuthorityOK": {0}}, "run": no_user, "want": {"user_missing"},
+		"facts": object.union(shared_ok, {"hasUsers": {0}}), "run": no_user,
+		"want": {"user_missing"},
 	},
-	"user not in users": {
-		"srv": {"credentials": "shared", "hasUsers": true, "users": ["bob"]},
-		"facts": {"sharedAuthorityOK": {0}}, "run": alice, "want": {"user_not_allowed"},
-	},
-	"empty users admits nobody": {
-		"srv": {"credentials": "shared", "hasUsers": true, "users": []},
-		"facts": {"sharedAuthorityOK": {0}}, "run": alice, "want": {"user_not_allowed"},
-	},
+	"user not in users": {"facts": object.union(shared_ok, {"hasUsers": {0}}), "run": alice, "want": {"user_not_allowed"}},
 	"user in users": {
-		"srv": {"credentials": "shared", "hasUsers": true, "users": ["bob", "alice"]},
-		"facts": {"sharedAuthorityOK": {0}}, "run": alice, "want": set(),
+		"facts": object.union(shared_ok, {"hasUsers": {0}, "userListed": {0}}), "run": alice,
+		"want": set(),
 	},
+	"another server lists the user": {
+		"facts": object.union(shared_ok, {"hasUsers": {0}, "userListed": {1}}), "run": alice,
+		"want": {"user_not_allowed"},
+	},
+	"shared without users admits every user": {"facts": shared_ok, "run": alice, "want": set()},
 }
 
 test_server_rules[name] if {
 	some name, tc in server_cases
-	deny_of(tc.srv, tc.facts, tc.run) == tc.want
+	deny_of(tc.facts, tc.run) == tc.want
+}
+
+# A run user that is not a boolean decides nothing: the request is refused (no decision).
+test_run_user_not_a_boolean_decides_nothing if {
+	not allow.verdict with input as {"request": {"run": {"user": "alice", "hasUser": "yes"}}, "facts": facts_test.none}
 }
 
 # drop_reasons(field, names) are the allowlist codes, first first, that remove an entry of
@@ -86,7 +73,7 @@ drop_reasons(field, names) := facts_test.reasons(v.drop[field], [0, "K"]) if {
 	v := allow.verdict with input as {"request": no_request, "facts": facts_test.entry_facts(field, [0, "K"], names)}
 }
 
-no_request := {"run": no_user, "mcpServers": []}
+no_request := {"run": no_user}
 
 env_cases := {
 	"plain key": {"facts": {"secretNamed"}, "want": []},
@@ -95,12 +82,17 @@ env_cases := {
 	"key shape wins over value": {"facts": {"keyInvalid", "valueInvalid"}, "want": ["env_key_invalid", "env_value_invalid"]},
 	"value wins over refused": {"facts": {"valueInvalid", "keyRefused"}, "want": ["env_value_invalid", "env_key_refused"]},
 	"refused key": {"facts": {"keyRefused"}, "want": ["env_key_refused"]},
-	"user credential is not an allowlist rule": {"facts": {"userCredential"}, "want": []},
 }
 
 test_env_rules[name] if {
 	some name, tc in env_cases
 	drop_reasons("env", tc.facts) == tc.want
+}
+
+test_user_credential_is_not_an_allowlist_rule if {
+	f := facts_test.grouped_facts("env", [0, "MCP_ACCESS_TOKEN"], {"userCredential": "user"})
+	v := allow.verdict with input as {"request": no_request, "facts": f}
+	facts_test.reasons(v.drop.env, [0, "MCP_ACCESS_TOKEN"]) == []
 }
 
 header_cases := {
@@ -118,7 +110,7 @@ test_header_rules[name] if {
 test_tool_rules if {
 	v := allow.verdict with input as {"request": no_request, "facts": facts_test.entry_facts("tools", [0, "x,Bash"], {"nameInvalid"})}
 	facts_test.reasons(v.drop.allowedTools, [0, "x,Bash"]) == ["tool_name_invalid"]
-	clean := allow.verdict with input as {"request": no_request, "facts": facts_test.facts({"tools": {"all": {[0, "read"]}}})}
+	clean := allow.verdict with input as {"request": no_request, "facts": facts_test.none}
 	facts_test.reasons(clean.drop.allowedTools, [0, "read"]) == []
 }
 
@@ -140,22 +132,24 @@ test_spawn_env_default if {
 	count(v.spawnEnv.keys) == 11
 }
 
-test_restricted_server_left_without_tools_warns if {
-	f := facts_test.facts({"restricted": {0, 1}, "tools": {
-		"nameInvalid": {[0, "*"], [1, "x,Bash"]},
-		"all": {[0, "*"], [1, "x,Bash"], [1, "read"]},
-	}})
-	v := allow.verdict with input as {"request": {"run": no_user, "mcpServers": [{"id": "docs"}, {"id": "fs"}]}, "facts": f}
+test_restricted_servers_left_without_tools_warn if {
+	f := facts_test.facts({"tools": {"nameInvalid": {[0, "*"], [1, "x,Bash"]}, "noneValid": {0, 2}}})
+	v := allow.verdict with input as {"request": no_request, "facts": f}
 	v.warnings == [{
-		"code": "tools_none_left", "server": 0,
+		"code": "tools_none_left", "servers": {0, 2},
 		"message": "allowedTools is declared but no valid tool name is left: the server keeps no tool",
 	}]
 }
 
-test_restricted_server_without_tools_warns if {
-	f := facts_test.facts({"restricted": {0}})
-	v := allow.verdict with input as {"request": {"run": no_user, "mcpServers": [{"id": "none"}]}, "facts": f}
-	[w.server | some w in v.warnings] == [0]
+test_no_warning_names_a_server_that_keeps_tools if {
+	v := allow.verdict with input as {"request": no_request, "facts": facts_test.none}
+	[w | some w in v.warnings; count(w.servers) > 0] == []
+}
+
+# Credential modes other than "" come from the tunables; the rules give user and shared their
+# meaning, so both must stay valid.
+test_credential_modes_tunable if {
+	{"user", "shared"} == {m | some m in data.tunables.allow.credentials.modes}
 }
 
 # Refused prefixes and suffixes are matched at the underscores of a key: every tunable must

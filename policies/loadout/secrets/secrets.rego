@@ -6,18 +6,21 @@
 #   a per-user server (credentials: user) or a server with a stored token may not keep.
 #   Go turns the tunables of data.tunables.secrets into entry facts (alwaysSecret,
 #   userCredential); this package decides what each fact means. Facts and results are sets
-#   of server indices or of [server index, key] pairs (host/policy/doc.go).
+#   of server indices or of [server index, key] pairs, some facts grouped by a server setting
+#   (host/policy/doc.go).
 package loadout.secrets
 
 # verdict is the secret rules' part of the decision (host/policy/doc.go), in one rule (each
-# rule evaluated costs):
+# expression evaluated costs):
 #   secrets: the entries whose values are secrets: env and header values named by secretKeys
 #     (both fields) or by always_secret_headers, when non-empty; and every stored token (by
 #     server index). An entry that a rule drops never reaches a plugin, secret or not.
 #   drop: which entries a server may not keep, per field, as [code, entries] in priority order
 #     (after the allowlist's reasons): a per-user server's (credentials: user) credential env
 #     keys and headers, which the run's own token supplies; then the Authorization header of
-#     an http server whose stored token supplies it.
+#     an http server whose stored token supplies it. The facts group these entries by their
+#     server's credentials (userCredential) and by the transport of the servers with a stored
+#     token (tokenHeader).
 verdict := {
 	"secrets": {
 		"env": env.secretNamed - env.valueEmpty,
@@ -25,30 +28,13 @@ verdict := {
 		"token": input.facts.token,
 	},
 	"drop": {
-		"env": [["credentials_user", {e |
-			count(per_user) > 0
-			some e in env.userCredential
-			per_user[e[0]]
-		}]],
+		"env": [["credentials_user", object.get(env.userCredential, "user", set())]],
 		"headers": [
-			["credentials_user", {h |
-				count(per_user) > 0
-				some h in headers.userCredential
-				per_user[h[0]]
-			}],
-			["replaced_by_token", {h |
-				count(tokened) > 0
-				some h in headers.tokenHeader
-				tokened[h[0]]
-			}],
+			["credentials_user", object.get(headers.userCredential, "user", set())],
+			["replaced_by_token", object.get(headers.tokenHeader, "http", set())],
 		],
 	},
 } if {
 	env := input.facts.env
 	headers := input.facts.headers
-	per_user := {i |
-		some i in input.facts.credentialed
-		input.request.mcpServers[i].credentials == "user"
-	}
-	tokened := input.facts.token & input.facts.http
 }

@@ -3,55 +3,44 @@ package loadout.secrets_test
 import data.loadout.facts_test
 import data.loadout.secrets
 
-# header_reasons(srv, f, names) are the secret rules' codes, first first, that remove header
-# "Authorization" of server 0 (request srv, server facts f) whose entry facts are names.
-header_reasons(srv, f, names) := facts_test.reasons(v.drop.headers, [0, "Authorization"]) if {
-	fs := object.union(facts_test.entry_facts("headers", [0, "Authorization"], names), f)
-	v := secrets.verdict with input as {"request": {"mcpServers": [srv]}, "facts": fs}
+# header_reasons(groups) are the secret rules' codes, first first, that remove header
+# "Authorization" of server 0 whose grouped facts are groups (fact: group).
+header_reasons(groups) := facts_test.reasons(v.drop.headers, [0, "Authorization"]) if {
+	v := secrets.verdict with input as {"facts": facts_test.grouped_facts("headers", [0, "Authorization"], groups)}
 }
 
-user_srv := {"id": "a", "credentials": "user"}
-
-plain_srv := {"id": "a", "credentials": ""}
-
-authorization := {"userCredential", "tokenHeader"}
-
 header_cases := {
-	"per-user server loses Authorization": {
-		"srv": user_srv, "f": {"credentialed": {0}, "http": {0}}, "h": authorization,
-		"want": ["credentials_user"],
-	},
-	"per-user server keeps other headers": {"srv": user_srv, "f": {"credentialed": {0}, "http": {0}}, "h": set(), "want": []},
+	"per-user server loses Authorization": {"groups": {"userCredential": "user"}, "want": ["credentials_user"]},
+	"shared server keeps Authorization": {"groups": {"userCredential": "shared"}, "want": []},
+	"server without credentials keeps Authorization": {"groups": {"userCredential": ""}, "want": []},
 	"per-user rule before the token rule": {
-		"srv": user_srv, "f": {"credentialed": {0}, "http": {0}, "token": {0}}, "h": authorization,
+		"groups": {"userCredential": "user", "tokenHeader": "http"},
 		"want": ["credentials_user", "replaced_by_token"],
 	},
-	"stored token replaces Authorization": {
-		"srv": plain_srv, "f": {"http": {0}, "token": {0}}, "h": authorization,
-		"want": ["replaced_by_token"],
-	},
-	"no token, Authorization kept": {"srv": plain_srv, "f": {"http": {0}}, "h": authorization, "want": []},
-	"stdio token goes to env, not headers": {"srv": plain_srv, "f": {"token": {0}}, "h": authorization, "want": []},
+	"stored token replaces Authorization": {"groups": {"tokenHeader": "http"}, "want": ["replaced_by_token"]},
+	"stdio token goes to env, not headers": {"groups": {"tokenHeader": "stdio"}, "want": []},
+	"no fact, Authorization kept": {"groups": {}, "want": []},
 }
 
 test_header_rules[name] if {
 	some name, tc in header_cases
-	header_reasons(tc.srv, tc.f, tc.h) == tc.want
+	header_reasons(tc.groups) == tc.want
 }
 
-# env_reasons(srv, f) are the secret rules' codes that remove env MCP_ACCESS_TOKEN (a user
-# credential) of server 0.
-env_reasons(srv, f) := facts_test.reasons(v.drop.env, [0, "MCP_ACCESS_TOKEN"]) if {
-	fs := object.union(facts_test.entry_facts("env", [0, "MCP_ACCESS_TOKEN"], {"userCredential"}), f)
-	v := secrets.verdict with input as {"request": {"mcpServers": [srv]}, "facts": fs}
+# env_reasons(credentials) are the secret rules' codes that remove env MCP_ACCESS_TOKEN (a user
+# credential) of server 0, whose credentials are credentials.
+env_reasons(credentials) := facts_test.reasons(v.drop.env, [0, "MCP_ACCESS_TOKEN"]) if {
+	f := facts_test.grouped_facts("env", [0, "MCP_ACCESS_TOKEN"], {"userCredential": credentials})
+	v := secrets.verdict with input as {"facts": f}
 }
 
 test_per_user_server_loses_configured_token_env if {
-	env_reasons(user_srv, {"credentialed": {0}}) == ["credentials_user"]
+	env_reasons("user") == ["credentials_user"]
 }
 
 test_shared_server_keeps_env if {
-	env_reasons({"id": "a", "credentials": "shared"}, {"credentialed": {0}}) == []
+	env_reasons("shared") == []
+	env_reasons("") == []
 }
 
 # The facts of env K=v1, EMPTY="" and header K=h1 of server 3 with secretKeys [K, EMPTY,
@@ -72,7 +61,7 @@ test_stored_token_is_always_secret if {
 }
 
 test_always_secret_headers if {
-	token_header := secrets_of with input as {"facts": facts_test.facts({"headers": {"tokenHeader": {[0, "Authorization"]}}})}
+	token_header := secrets_of with input as {"facts": facts_test.grouped_facts("headers", [0, "Authorization"], {"tokenHeader": "http"})}
 	token_header.headers == set()
 	always := secrets_of with input as {"facts": facts_test.facts({"headers": {"alwaysSecret": {[0, "Authorization"]}}})}
 	always.headers == {[0, "Authorization"]}
