@@ -36,8 +36,9 @@ type PolicyRun struct {
 // indices (request order) it holds for, each entry fact the set of [server index, key] pairs
 // it holds for (EntryRef), each skill fact the set of skill indices. A grouped fact is an
 // object from a server's setting (its credentials, its transport) to such a set, with a key
-// only for the settings some server has. Every field is present, empty or not, so a rule
-// reads a fact without a default. Rules combine them with set operations: the number of
+// for every setting a valid server can have (each credential mode of the tunables, "" for
+// none; stdio and http) and for any other a server has. Every field and key is present,
+// empty or not, so a rule reads a fact without a default. Rules combine them with set operations: the number of
 // expressions evaluated does not grow with the request.
 type FactSets struct {
 	Flags ServerFlags `json:"flags"`
@@ -47,8 +48,7 @@ type FactSets struct {
 	HTTP              []int `json:"http"`
 	Token             []int `json:"token"`
 	SharedAuthorityOK []int `json:"sharedAuthorityOK"`
-	// Credentials: per credentials value other than "" that some server has, the servers
-	// that have it.
+	// Credentials: per credentials value other than "", the servers that have it.
 	Credentials map[string][]int `json:"credentials"`
 	// HasUsers: servers whose users list is set. UserListed: servers whose users list holds
 	// the run's user (ServerFacts.UserListed).
@@ -135,16 +135,21 @@ type SkillSets struct {
 
 // policyInput is the Input of req with its facts f, in the order Go computed them: the
 // reference form of what inputValue builds as AST (TestInputMatchesJSON holds them equal).
-func policyInput(req *spec.Request, f *Facts) Input {
+func policyInput(req *spec.Request, f *Facts, t *tunables) Input {
 	in := Input{Request: PolicyRequest{
 		Harness: req.Harness,
 		Run:     PolicyRun{User: req.Run.User, HasUser: req.Run.HasUser},
 	}}
 	fs := &in.Facts
 	fs.Credentials = map[string][]int{}
-	fs.Env.UserCredential = map[string][]EntryRef{}
-	fs.Headers.UserCredential = map[string][]EntryRef{}
-	fs.Headers.TokenHeader = map[string][]EntryRef{}
+	fs.Env.UserCredential = map[string][]EntryRef{"": nil}
+	fs.Headers.UserCredential = map[string][]EntryRef{"": nil}
+	for _, m := range t.credentialModeList {
+		fs.Credentials[m] = nil
+		fs.Env.UserCredential[m] = nil
+		fs.Headers.UserCredential[m] = nil
+	}
+	fs.Headers.TokenHeader = map[string][]EntryRef{transportStdio: nil, transportHTTP: nil}
 	for i := range req.Servers {
 		s := &req.Servers[i]
 		sf := &f.Servers[i]
@@ -247,8 +252,18 @@ func (f *ServerFlags) set(name string) *[]int {
 // every list of FactSets a set, built straight from the facts (TestInputMatchesJSON holds the
 // two equal). Each entry's [server, key] term is built once, whatever the number of sets it
 // is in, and each distinct key once.
-func inputValue(req *spec.Request, f *Facts) ast.Value {
+func inputValue(req *spec.Request, f *Facts, tun *tunables) ast.Value {
 	var ts termSets
+	ts.credentials = newTermGroups(tun.credentialModeList, false)
+	ts.envUserCredential = newTermGroups(tun.credentialModeList, true)
+	ts.headerUserCredential = newTermGroups(tun.credentialModeList, true)
+	ts.tokenHeader = newTermGroups(transports[:], false)
+	// Terms come from one block: the pairs (and their keys), then the sets and objects.
+	pairs := 0
+	for i := range f.Servers {
+		pairs += len(f.Servers[i].Env) + len(f.Servers[i].Headers) + len(f.Servers[i].Tools)
+	}
+	a := newTermAlloc(2*pairs+len(f.HostEnv)+48, 2*pairs)
 	var keys map[string]*ast.Term
 	key := func(k string) *ast.Term {
 		t, ok := keys[k]
@@ -256,7 +271,7 @@ func inputValue(req *spec.Request, f *Facts) ast.Value {
 			if keys == nil {
 				keys = make(map[string]*ast.Term, 8)
 			}
-			t = str(k)
+			t = a.str(k)
 			keys[k] = t
 		}
 		return t
@@ -286,7 +301,7 @@ func inputValue(req *spec.Request, f *Facts) ast.Value {
 		addIf(&ts.toolsNoneValid, sf.NoValidTool, it)
 		for j := range sf.Env {
 			e := &sf.Env[j]
-			t := ast.ArrayTerm(it, key(e.Key))
+			t := a.pair(it, key(e.Key))
 			addIf(&ts.env[0], e.KeyInvalid, t)
 			addIf(&ts.env[1], e.KeyRefused, t)
 			addIf(&ts.env[2], e.ValueInvalid, t)
@@ -298,7 +313,7 @@ func inputValue(req *spec.Request, f *Facts) ast.Value {
 		}
 		for j := range sf.Headers {
 			e := &sf.Headers[j]
-			t := ast.ArrayTerm(it, key(e.Key))
+			t := a.pair(it, key(e.Key))
 			addIf(&ts.headers[0], e.NameInvalid, t)
 			addIf(&ts.headers[1], e.ValueInvalid, t)
 			addIf(&ts.headers[2], e.SecretNamed, t)
@@ -312,64 +327,150 @@ func inputValue(req *spec.Request, f *Facts) ast.Value {
 			}
 		}
 		for j := range sf.Tools {
-			addIf(&ts.toolsInvalid, sf.Tools[j].NameInvalid, ast.ArrayTerm(it, key(sf.Tools[j].Key)))
+			addIf(&ts.toolsInvalid, sf.Tools[j].NameInvalid, a.pair(it, key(sf.Tools[j].Key)))
 		}
 	}
 	var skillsDenied []*ast.Term
 	for k, sk := range f.Skills {
 		addIf(&skillsDenied, sk.NameDenied, num(k))
 	}
-	var flags [len(flagNames)][2]*ast.Term
-	for k, name := range flagNames {
-		flags[k] = item(name, termSet(ts.flags[k]))
+	var flags [len(flagNames)]*ast.Term
+	for k := range flagNames {
+		flags[k] = a.set(ts.flags[k])
 	}
-	return ast.NewObject(
-		item("request", ast.ObjectTerm(
-			item("harness", str(req.Harness)),
-			item("run", ast.ObjectTerm(
-				item("user", str(req.Run.User)),
-				item("hasUser", boolean(req.Run.HasUser)),
-			)),
-		)),
-		item("facts", ast.ObjectTerm(
-			item("flags", ast.ObjectTerm(flags[:]...)),
-			item("url", ast.ObjectTerm(
-				item("baseMatch", termSet(ts.url[0])),
-				item("schemeAnywhere", termSet(ts.url[1])),
-				item("schemeLoopback", termSet(ts.url[2])),
-				item("loopback", termSet(ts.url[3])),
-			)),
-			item("http", intSet(f.HTTP)),
-			item("token", termSet(ts.token)),
-			item("sharedAuthorityOK", termSet(ts.sharedAuthorityOK)),
-			item("credentials", ts.credentials.term()),
-			item("hasUsers", termSet(ts.hasUsers)),
-			item("userListed", termSet(ts.userListed)),
-			item("env", ast.ObjectTerm(
-				item("keyInvalid", termSet(ts.env[0])),
-				item("keyRefused", termSet(ts.env[1])),
-				item("valueInvalid", termSet(ts.env[2])),
-				item("userCredential", ts.envUserCredential.term()),
-				item("secretNamed", termSet(ts.env[3])),
-				item("valueEmpty", termSet(ts.env[4])),
-			)),
-			item("headers", ast.ObjectTerm(
-				item("nameInvalid", termSet(ts.headers[0])),
-				item("valueInvalid", termSet(ts.headers[1])),
-				item("userCredential", ts.headerUserCredential.term()),
-				item("tokenHeader", ts.tokenHeader.term()),
-				item("secretNamed", termSet(ts.headers[2])),
-				item("alwaysSecret", termSet(ts.headers[3])),
-				item("valueEmpty", termSet(ts.headers[4])),
-			)),
-			item("tools", ast.ObjectTerm(
-				item("nameInvalid", termSet(ts.toolsInvalid)),
-				item("noneValid", termSet(ts.toolsNoneValid)),
-			)),
-			item("skills", ast.ObjectTerm(item("nameDenied", termSet(skillsDenied)))),
-			item("hostEnv", strs(f.HostEnv)),
-		)),
-	)
+	hostEnv := ast.InternedEmptyArray
+	if len(f.HostEnv) > 0 {
+		names := make([]*ast.Term, len(f.HostEnv))
+		for i, n := range f.HostEnv {
+			names[i] = a.str(n)
+		}
+		hostEnv = a.term(ast.NewArray(names...))
+	}
+	return a.object(rootShape,
+		a.object(requestShape,
+			a.str(req.Harness),
+			a.object(runShape, a.str(req.Run.User), boolean(req.Run.HasUser)),
+		),
+		a.object(factsShape,
+			a.object(flagsShape, flags[:]...),
+			a.object(urlShape, a.set(ts.url[0]), a.set(ts.url[1]), a.set(ts.url[2]), a.set(ts.url[3])),
+			intSet(a, f.HTTP),
+			a.set(ts.token),
+			a.set(ts.sharedAuthorityOK),
+			ts.credentials.term(a),
+			a.set(ts.hasUsers),
+			a.set(ts.userListed),
+			a.object(envShape, a.set(ts.env[0]), a.set(ts.env[1]), a.set(ts.env[2]),
+				ts.envUserCredential.term(a), a.set(ts.env[3]), a.set(ts.env[4])),
+			a.object(headersShape, a.set(ts.headers[0]), a.set(ts.headers[1]), ts.headerUserCredential.term(a),
+				ts.tokenHeader.term(a), a.set(ts.headers[2]), a.set(ts.headers[3]), a.set(ts.headers[4])),
+			a.object(toolsShape, a.set(ts.toolsInvalid), a.set(ts.toolsNoneValid)),
+			a.object(skillsShape, a.set(skillsDenied)),
+			hostEnv,
+		),
+	).Value
+}
+
+// Shapes of the input's objects: their keys, in the order inputValue gives the values, each
+// with the object that has every value empty (built once, shared by the inputs it fits).
+var (
+	rootShape    = newShape("request", "facts")
+	requestShape = newShape("harness", "run")
+	runShape     = newShape("user", "hasUser")
+	factsShape   = newShape("flags", "url", "http", "token", "sharedAuthorityOK", "credentials", "hasUsers",
+		"userListed", "env", "headers", "tools", "skills", "hostEnv")
+	flagsShape   = newShape(flagNames[:]...)
+	urlShape     = newShape("baseMatch", "schemeAnywhere", "schemeLoopback", "loopback")
+	envShape     = newShape("keyInvalid", "keyRefused", "valueInvalid", "userCredential", "secretNamed", "valueEmpty")
+	headersShape = newShape("nameInvalid", "valueInvalid", "userCredential", "tokenHeader", "secretNamed",
+		"alwaysSecret", "valueEmpty")
+	toolsShape  = newShape("nameInvalid", "noneValid")
+	skillsShape = newShape("nameDenied")
+)
+
+// shape is the keys of one of the input's objects, as terms built once, and the object with
+// each value the shared empty set.
+type shape struct {
+	keys  []*ast.Term
+	empty *ast.Term
+}
+
+func newShape(keys ...string) shape {
+	s := shape{keys: make([]*ast.Term, len(keys))}
+	items := make([][2]*ast.Term, len(keys))
+	for i, k := range keys {
+		s.keys[i] = ast.StringTerm(k)
+		items[i] = [2]*ast.Term{s.keys[i], ast.InternedEmptySet}
+	}
+	s.empty = ast.ObjectTerm(items...)
+	return s
+}
+
+// termAlloc hands out the terms of one input from blocks allocated once: a request's input
+// is a few hundred small terms, and allocating each alone was most of its cost. Input terms
+// are never modified by evaluation, so terms and element slices may share blocks.
+type termAlloc struct {
+	terms []ast.Term
+	elems []*ast.Term
+}
+
+func newTermAlloc(terms, elems int) *termAlloc {
+	return &termAlloc{terms: make([]ast.Term, 0, terms), elems: make([]*ast.Term, 0, elems)}
+}
+
+// term is a new term of v.
+func (a *termAlloc) term(v ast.Value) *ast.Term {
+	if len(a.terms) == cap(a.terms) {
+		return ast.NewTerm(v)
+	}
+	a.terms = append(a.terms, ast.Term{Value: v})
+	return &a.terms[len(a.terms)-1]
+}
+
+// str is the term of s: interned when OPA interns it, else new.
+func (a *termAlloc) str(s string) *ast.Term {
+	if ast.HasInternedValue(s) {
+		return ast.InternedTerm(s)
+	}
+	return a.term(ast.String(s))
+}
+
+// pair is the term [server, key].
+func (a *termAlloc) pair(server, key *ast.Term) *ast.Term {
+	var e []*ast.Term
+	if len(a.elems)+2 <= cap(a.elems) {
+		n := len(a.elems)
+		a.elems = append(a.elems, server, key)
+		e = a.elems[n : n+2 : n+2]
+	} else {
+		e = []*ast.Term{server, key}
+	}
+	return a.term(ast.NewArray(e...))
+}
+
+// set is the set of ts; the empty set is shared.
+func (a *termAlloc) set(ts []*ast.Term) *ast.Term {
+	if len(ts) == 0 {
+		return ast.InternedEmptySet
+	}
+	return a.term(ast.NewSet(ts...))
+}
+
+// object is the object of sh's keys with values vs, or the shared empty one when every value
+// is the shared empty set.
+func (a *termAlloc) object(sh shape, vs ...*ast.Term) *ast.Term {
+	empty := true
+	for _, v := range vs {
+		empty = empty && v == ast.InternedEmptySet
+	}
+	if empty {
+		return sh.empty
+	}
+	items := make([][2]*ast.Term, len(vs))
+	for i, v := range vs {
+		items[i] = [2]*ast.Term{sh.keys[i], v}
+	}
+	return a.term(ast.NewObject(items...))
 }
 
 // termSets collects the elements of the input's sets while inputValue reads the facts: flags
@@ -387,9 +488,30 @@ type termSets struct {
 	headerUserCredential, tokenHeader              termGroups
 }
 
-// termGroups are the elements of a grouped fact, per group key in the order first seen (a
-// request has few distinct credentials values and transports: a list beats a map).
+// termGroups are the elements of a grouped fact, per group key: the keys every input has
+// first, then any other in the order first seen (a request has few distinct credentials
+// values and transports: a list beats a map).
 type termGroups []termGroup
+
+// transports are the keys of the groups by transport every input has.
+var transports = [...]string{transportStdio, transportHTTP}
+
+const (
+	transportStdio = "stdio"
+	transportHTTP  = "http"
+)
+
+// newTermGroups has an empty group per key of keys, and one for "" first when none is set.
+func newTermGroups(keys []string, none bool) termGroups {
+	g := make(termGroups, 0, len(keys)+2)
+	if none {
+		g = append(g, termGroup{key: ""})
+	}
+	for _, k := range keys {
+		g = append(g, termGroup{key: k})
+	}
+	return g
+}
 
 type termGroup struct {
 	key   string
@@ -406,16 +528,16 @@ func (g *termGroups) add(key string, t *ast.Term) {
 	*g = append(*g, termGroup{key: key, elems: []*ast.Term{t}})
 }
 
-// term is the object of the groups' sets; the empty object is shared.
-func (g termGroups) term() *ast.Term {
+// term is the object of the groups' sets.
+func (g termGroups) term(a *termAlloc) *ast.Term {
 	if len(g) == 0 {
 		return ast.InternedEmptyObject
 	}
 	items := make([][2]*ast.Term, len(g))
 	for k, grp := range g {
-		items[k] = [2]*ast.Term{str(grp.key), ast.SetTerm(grp.elems...)}
+		items[k] = [2]*ast.Term{a.str(grp.key), a.set(grp.elems)}
 	}
-	return ast.ObjectTerm(items...)
+	return a.term(ast.NewObject(items...))
 }
 
 // flagNames are the server flags, in the order of ServerFlags.
@@ -435,60 +557,12 @@ func flagIndex(name string) int {
 	return -1
 }
 
-// termSet is the set of ts; the empty set is shared.
-func termSet(ts []*ast.Term) *ast.Term {
-	if len(ts) == 0 {
-		return ast.InternedEmptySet
-	}
-	return ast.SetTerm(ts...)
-}
-
-// keyTerms holds one term per object key of the input, built once: keys cost no allocation
-// per request. Input terms are never modified by evaluation, so sharing them is safe.
-var keyTerms = func() map[string]*ast.Term {
-	m := map[string]*ast.Term{}
-	for _, k := range []string{
-		"request", "facts", "harness", "run", "user", "hasUser", "flags", "url", "http", "token",
-		"sharedAuthorityOK", "credentials", "hasUsers", "userListed", "env", "headers", "tools", "skills", "hostEnv",
-		"baseMatch", "schemeAnywhere", "schemeLoopback", "loopback",
-		"keyInvalid", "keyRefused", "valueInvalid", "userCredential", "secretNamed", "valueEmpty",
-		"nameInvalid", "tokenHeader", "alwaysSecret", "noneValid", "nameDenied",
-	} {
-		m[k] = ast.StringTerm(k)
-	}
-	for _, k := range flagNames {
-		m[k] = ast.StringTerm(k)
-	}
-	return m
-}()
-
-func item(k string, v *ast.Term) [2]*ast.Term {
-	t, ok := keyTerms[k]
-	if !ok {
-		t = ast.StringTerm(k)
-	}
-	return [2]*ast.Term{t, v}
-}
-
-func str(s string) *ast.Term { return ast.InternedTerm(s) }
-
 func boolean(b bool) *ast.Term { return ast.InternedTerm(b) }
 
 func num(n int) *ast.Term { return ast.InternedTerm(n) }
 
-func strs(ss []string) *ast.Term {
-	if len(ss) == 0 {
-		return ast.InternedEmptyArray
-	}
-	ts := make([]*ast.Term, len(ss))
-	for i, s := range ss {
-		ts[i] = str(s)
-	}
-	return ast.ArrayTerm(ts...)
-}
-
 // intSet is the set of ns; the empty set is shared.
-func intSet(ns []int) *ast.Term {
+func intSet(a *termAlloc, ns []int) *ast.Term {
 	if len(ns) == 0 {
 		return ast.InternedEmptySet
 	}
@@ -496,5 +570,5 @@ func intSet(ns []int) *ast.Term {
 	for i, n := range ns {
 		ts[i] = num(n)
 	}
-	return ast.SetTerm(ts...)
+	return a.term(ast.NewSet(ts...))
 }

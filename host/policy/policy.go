@@ -222,7 +222,7 @@ func (e *Engine) Decide(ctx context.Context, req *spec.Request, hostEnv []spec.P
 		defer stop()
 	}
 	rs, err := e.query.Eval(ctx,
-		rego.EvalParsedInput(inputValue(req, &facts)),
+		rego.EvalParsedInput(inputValue(req, &facts, e.tunables)),
 		rego.EvalTime(evalTime),
 		rego.EvalMetrics(metrics.NoOp()),
 		rego.EvalExternalCancel(cancel),

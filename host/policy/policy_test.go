@@ -186,10 +186,12 @@ func TestInputMatchesJSON(t *testing.T) {
 	req.Skills = append(req.Skills, spec.Skill{Index: 1, Name: "deploy"})
 	hostEnv := []spec.Pair{{Name: "PATH", Value: "/bin"}}
 	facts := defaultFacts(t, req, hostEnv)
-	got, err := ast.JSON(inputValue(req, &facts))
+	e, err := defaultEngine()
+	require.NoError(t, err, "New with the embedded policies")
+	got, err := ast.JSON(inputValue(req, &facts, e.tunables))
 	require.NoError(t, err, "ast.JSON(inputValue)")
 
-	in := policyInput(req, &facts)
+	in := policyInput(req, &facts, e.tunables)
 	b, err := json.Marshal(in.sorted())
 	require.NoError(t, err, "json.Marshal(Input)")
 	var want any
@@ -207,7 +209,7 @@ func TestInputMatchesJSON(t *testing.T) {
 		"inputValue: want the servers grouped by their credentials")
 	assert.Contains(t, string(gotJSON), `"userCredential":{"":[[3,"Authorization"]],"shared":[[1,"Authorization"]],"user":[[5,"Authorization"]]}`,
 		"inputValue: want the user-credential headers grouped by their server's credentials")
-	assert.Contains(t, string(gotJSON), `"tokenHeader":{"http":[[3,"Authorization"]]}`,
+	assert.Contains(t, string(gotJSON), `"tokenHeader":{"http":[[3,"Authorization"]],"stdio":[]}`,
 		"inputValue: want the Authorization header of the http server with a stored token")
 	assert.Contains(t, string(gotJSON), `"hasUsers":[1]`, "inputValue: the server with a users list")
 	assert.Contains(t, string(gotJSON), `"userListed":[1]`, "inputValue: the server listing the run's user")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -59,6 +60,7 @@ type tunables struct {
 	refusedPrefixes, refusedSuffixes []string       // uppercased; end / start with "_"
 	deniedSkills                     set            // lowercased
 	credentialModes                  set            // exact
+	credentialModeList               []string       // in the tunables' order, without repeats
 }
 
 type set map[string]struct{}
@@ -100,6 +102,11 @@ func readTunables(doc any) (*tunables, error) {
 		refusedKeys:         newSet(d.Allow.EnvRefused.Keys, strings.ToUpper),
 		deniedSkills:        newSet(d.Allow.Skills.DeniedNames, strings.ToLower),
 		credentialModes:     newSet(d.Allow.Credentials.Modes, same),
+	}
+	for _, m := range d.Allow.Credentials.Modes {
+		if m != "" && !slices.Contains(t.credentialModeList, m) {
+			t.credentialModeList = append(t.credentialModeList, m)
+		}
 	}
 	for i, p := range d.Allow.EnvRefused.Prefixes {
 		if !strings.HasSuffix(p, "_") {

@@ -65,6 +65,6 @@ verdict := {
 	"spawnEnv": conf.host_env,
 } if {
 	flags := input.facts.flags
-	shared := object.get(input.facts.credentials, "shared", set())
+	shared := input.facts.credentials.shared
 	tools := input.facts.tools
 }

@@ -174,3 +174,10 @@ test_default_tool_pattern if {
 	not regex.match(data.tunables.allow.tools.pattern, "x,Bash")
 	not regex.match(data.tunables.allow.tools.pattern, "*")
 }
+
+# Every credential mode the rules name is a key of facts.credentials (host/policy gives one per
+# mode of the tunables): without it the verdict is undefined and the request refused.
+test_missing_credential_group_decides_nothing if {
+	not allow.verdict with input as {"request": {"run": no_user}, "facts": object.remove(facts_test.none, ["credentials"])}
+	not allow.verdict with input as {"request": {"run": no_user}, "facts": json.patch(facts_test.none, [{"op": "remove", "path": "/credentials/shared"}])}
+}

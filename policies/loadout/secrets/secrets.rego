@@ -28,10 +28,10 @@ verdict := {
 		"token": input.facts.token,
 	},
 	"drop": {
-		"env": [["credentials_user", object.get(env.userCredential, "user", set())]],
+		"env": [["credentials_user", env.userCredential.user]],
 		"headers": [
-			["credentials_user", object.get(headers.userCredential, "user", set())],
-			["replaced_by_token", object.get(headers.tokenHeader, "http", set())],
+			["credentials_user", headers.userCredential.user],
+			["replaced_by_token", headers.tokenHeader.http],
 		],
 	},
 } if {
