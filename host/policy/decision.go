@@ -227,33 +227,47 @@ func decodeDecision(v ast.Value, req *spec.Request) (*Decision, error) {
 	return d, nil
 }
 
-// eachPart calls f for each part of doc[key], a list of objects, with the part's path.
+// eachPart calls f for each part of doc[key], a list of objects. f's error paths are relative
+// to the part ("" is the part itself): the part's path is only spelled for an error.
 func eachPart(doc ast.Object, key string, f func(part ast.Object, path string) error) error {
 	parts, err := array(doc, key, key)
 	if err != nil {
 		return err
 	}
 	for n := range parts.Len() {
-		p := indexPath(key, n)
-		part, err := object(parts.Elem(n).Value, p)
-		if err != nil {
-			return err
+		part, ok := parts.Elem(n).Value.(ast.Object)
+		if !ok {
+			return &MalformedError{Path: indexPath(key, n), Msg: fmt.Sprintf("is %s, want an object", kind(parts.Elem(n).Value))}
 		}
-		if err := f(part, p); err != nil {
-			return err
+		if err := f(part, ""); err != nil {
+			return under(err, indexPath(key, n))
 		}
 	}
 	return nil
 }
 
-// appendNew appends to out the strings of add it does not hold yet.
+// appendNew appends to out the strings of add it does not hold yet (add itself when out is
+// empty and add has no repeats).
 func appendNew(out, add []string) []string {
+	if len(out) == 0 && !hasRepeats(add) {
+		return add
+	}
 	for _, s := range add {
 		if !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}
 	return out
+}
+
+// hasRepeats reports whether a string occurs twice in ss.
+func hasRepeats(ss []string) bool {
+	for i, s := range ss {
+		if slices.Contains(ss[i+1:], s) {
+			return true
+		}
+	}
+	return false
 }
 
 // dropFields are the fields of decision.drop, in the order a server's drops are listed.
