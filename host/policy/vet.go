@@ -94,7 +94,7 @@ func (v *Vetted) Warnings() []Warning { return slices.Clone(v.warnings) }
 // vetter accumulates one Vet call.
 type vetter struct {
 	out     *Vetted
-	byValue map[string]int // secret value -> index in out.secrets
+	byValue map[string]int // secret value -> index in out.secrets, once there are many
 	// hostEnv is the spawn environment's host part, shared by every stdio server of out.req
 	// (never modified; Vetted.Request hands out copies).
 	hostEnv []abi.Pair
@@ -133,15 +133,11 @@ func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (
 			decision:   d,
 			warnings:   slices.Clone(d.Warnings),
 		},
-		byValue: make(map[string]int, len(d.Secrets)),
 	}
-	secretsOf := make(map[SecretRef]bool, len(d.Secrets))
-	for _, s := range d.Secrets {
-		secretsOf[s] = true
-	}
+	secretsOf := newSecretSet(d.Secrets)
 	hostAllowed := filterHostEnv(hostEnv, d.SpawnEnv)
 	vt.hostEnv = abiPairs(hostAllowed)
-	claimed := map[string]bool{}
+	var claimed map[string]bool // ids of the kept servers, once there are many
 	for i := range req.Servers {
 		s := &req.Servers[i]
 		sd := d.Servers[i]
@@ -152,12 +148,20 @@ func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (
 			}
 			continue
 		}
-		if claimed[s.ID] {
+		if vt.claimed(claimed, s.ID) {
 			vt.drop("server", s.ID, serverPath(s)+".id", "duplicate_id", fmt.Sprintf("server id %q is already used by an earlier server (first wins)", s.ID))
 			continue
 		}
-		claimed[s.ID] = true
-		vt.server(req, i, s, sd, secretsOf, hostAllowed)
+		if claimed == nil && len(vt.out.req.Servers) >= manyEntries {
+			claimed = make(map[string]bool, len(req.Servers))
+			for _, kept := range vt.out.req.Servers {
+				claimed[kept.ID] = true
+			}
+		}
+		if claimed != nil {
+			claimed[s.ID] = true
+		}
+		vt.server(req, i, s, sd, secretsOf.of(i), hostAllowed)
 	}
 	for k := range req.Skills {
 		sk := &req.Skills[k]
@@ -173,6 +177,72 @@ func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (
 	return vt.out, nil
 }
 
+// manyEntries is where a lookup by scan gives way to a map.
+const manyEntries = 16
+
+// claimed reports whether a kept server has id: by a scan of the kept servers, or by
+// claimed once there are many.
+func (vt *vetter) claimed(claimed map[string]bool, id string) bool {
+	if claimed != nil {
+		return claimed[id]
+	}
+	return slices.ContainsFunc(vt.out.req.Servers, func(s abi.Server) bool { return s.ID == id })
+}
+
+// secretSet answers which entries of a server are secrets (Decision.Secrets). Decide lists
+// them in request order, so a server's are one run of the list, found as the servers are
+// visited in order; a list in any other order is put in a map.
+type secretSet struct {
+	refs []SecretRef
+	next int
+	m    map[SecretRef]bool
+}
+
+func newSecretSet(refs []SecretRef) *secretSet {
+	ss := &secretSet{refs: refs}
+	if !slices.IsSortedFunc(refs, func(a, b SecretRef) int { return a.Server - b.Server }) {
+		ss.m = make(map[SecretRef]bool, len(refs))
+		for _, r := range refs {
+			ss.m[r] = true
+		}
+	}
+	return ss
+}
+
+// of is the secrets of server i; servers are asked for in increasing order.
+func (ss *secretSet) of(i int) serverSecrets {
+	if ss.m != nil {
+		return serverSecrets{server: i, m: ss.m}
+	}
+	for ss.next < len(ss.refs) && ss.refs[ss.next].Server < i {
+		ss.next++
+	}
+	end := ss.next
+	for end < len(ss.refs) && ss.refs[end].Server == i {
+		end++
+	}
+	return serverSecrets{server: i, refs: ss.refs[ss.next:end]}
+}
+
+// serverSecrets are the secrets of one server.
+type serverSecrets struct {
+	server int
+	refs   []SecretRef
+	m      map[SecretRef]bool
+}
+
+func (s serverSecrets) has(field, key string) bool {
+	if s.m != nil {
+		return s.m[SecretRef{Server: s.server, Field: field, Key: key}]
+	}
+	for _, r := range s.refs {
+		if r.Field == field && r.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
 // serverPath is the JSON path of request server s.
 func serverPath(s *spec.Server) string { return "mcpServers[" + strconv.Itoa(s.Index) + "]" }
 
@@ -181,21 +251,19 @@ func (vt *vetter) drop(kind, name, field, code, msg string) {
 }
 
 // server adds allowed, first-of-its-id server s (request index i) to the plugin request.
-func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDecision, secretsOf map[SecretRef]bool, hostAllowed []spec.Pair) {
-	var dropped map[[2]string]string // nil (no allocation) for a server without drops
-	if len(sd.Drop) > 0 {
-		dropped = make(map[[2]string]string, len(sd.Drop))
+func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDecision, secretsOf serverSecrets, hostAllowed []spec.Pair) {
+	// A server has few drops: they are looked up by a scan of sd.Drop, the first of a key wins.
+	gone := func(field, key string) bool {
+		return slices.ContainsFunc(sd.Drop, func(d Drop) bool { return d.Field == field && d.Key == key })
 	}
 	path := ""
 	if len(sd.Drop) > 0 {
 		path = serverPath(s)
 	}
-	for _, dr := range sd.Drop {
-		k := [2]string{dr.Field, dr.Key}
-		if _, seen := dropped[k]; seen {
+	for n, dr := range sd.Drop {
+		if slices.ContainsFunc(sd.Drop[:n], func(d Drop) bool { return d.Field == dr.Field && d.Key == dr.Key }) {
 			continue
 		}
-		dropped[k] = dr.Reason
 		field := path + "." + dr.Field
 		if dr.Field != "allowedTools" {
 			field += "." + dr.Key
@@ -221,7 +289,7 @@ func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDeci
 	out.Env = make([]abi.Pair, 0, len(s.Env)+1)
 	out.Headers = make([]abi.Pair, 0, len(s.Headers)+1)
 	for _, t := range s.AllowedTools {
-		if _, gone := dropped[[2]string{"allowedTools", t}]; !gone {
+		if !gone("allowedTools", t) {
 			out.AllowedTools = append(out.AllowedTools, t)
 		}
 	}
@@ -231,19 +299,19 @@ func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDeci
 		out.HostEnv = vt.hostEnv
 	}
 	for _, p := range s.Env {
-		if _, gone := dropped[[2]string{"env", p.Name}]; gone {
+		if gone("env", p.Name) {
 			continue
 		}
-		out.Env = append(out.Env, vt.pair(s.ID, "env", p, secretsOf[SecretRef{Server: i, Field: "env", Key: p.Name}]))
+		out.Env = append(out.Env, vt.pair(s.ID, "env", p, secretsOf.has("env", p.Name)))
 		if s.Transport == abi.TransportStdio {
 			spawn = setPair(spawn, p)
 		}
 	}
 	for _, p := range s.Headers {
-		if _, gone := dropped[[2]string{"headers", p.Name}]; gone {
+		if gone("headers", p.Name) {
 			continue
 		}
-		out.Headers = append(out.Headers, vt.pair(s.ID, "headers", p, secretsOf[SecretRef{Server: i, Field: "headers", Key: p.Name}]))
+		out.Headers = append(out.Headers, vt.pair(s.ID, "headers", p, secretsOf.has("headers", p.Name)))
 	}
 	if token := tokenFor(req, s.ID); token != "" {
 		switch s.Transport {
@@ -284,10 +352,25 @@ func (vt *vetter) pair(id, field string, p spec.Pair, secret bool) abi.Pair {
 
 // secret returns the placeholder of value, minting one the first time a value is seen.
 func (vt *vetter) secret(value string, use SecretUse) string {
-	i, ok := vt.byValue[value]
+	var i int
+	var ok bool
+	if vt.byValue != nil {
+		i, ok = vt.byValue[value]
+	} else {
+		i = slices.IndexFunc(vt.out.secrets, func(s Secret) bool { return s.Value == value })
+		ok = i >= 0
+	}
 	if !ok {
 		i = len(vt.out.secrets)
-		vt.byValue[value] = i
+		if vt.byValue == nil && i >= manyEntries {
+			vt.byValue = make(map[string]int, 2*manyEntries)
+			for k, s := range vt.out.secrets {
+				vt.byValue[s.Value] = k
+			}
+		}
+		if vt.byValue != nil {
+			vt.byValue[value] = i
+		}
 		vt.out.secrets = append(vt.out.secrets, Secret{
 			Placeholder: abi.PlaceholderPrefix + "secret." + strconv.Itoa(i+1) + "}}",
 			Value:       value,
@@ -319,12 +402,26 @@ func (vt *vetter) skill(sk *spec.Skill, opts VetOptions) {
 }
 
 func (vt *vetter) redactions() {
-	seen := make(map[string]bool, len(vt.out.secrets))
+	var seen map[string]bool // once there are many
 	add := func(spelling string) {
-		if spelling != "" && !seen[spelling] {
-			seen[spelling] = true
-			vt.out.redactions = append(vt.out.redactions, spelling)
+		if spelling == "" {
+			return
 		}
+		if seen == nil && len(vt.out.redactions) >= manyEntries {
+			seen = make(map[string]bool, 2*len(vt.out.redactions))
+			for _, r := range vt.out.redactions {
+				seen[r] = true
+			}
+		}
+		if seen != nil {
+			if seen[spelling] {
+				return
+			}
+			seen[spelling] = true
+		} else if slices.Contains(vt.out.redactions, spelling) {
+			return
+		}
+		vt.out.redactions = append(vt.out.redactions, spelling)
 	}
 	for _, s := range vt.out.secrets {
 		add(s.Value)
@@ -349,13 +446,9 @@ func spelledAsIs(s string) bool {
 
 // filterHostEnv keeps the host variables named by se (exact keys, or a prefix), in host order.
 func filterHostEnv(hostEnv []spec.Pair, se SpawnEnv) []spec.Pair {
-	keys := make(map[string]bool, len(se.Keys))
-	for _, k := range se.Keys {
-		keys[k] = true
-	}
 	var out []spec.Pair
 	for _, p := range hostEnv {
-		ok := keys[p.Name]
+		ok := slices.Contains(se.Keys, p.Name)
 		for _, pfx := range se.Prefixes {
 			ok = ok || strings.HasPrefix(p.Name, pfx)
 		}

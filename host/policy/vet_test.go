@@ -2,6 +2,8 @@ package policy
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -207,4 +209,56 @@ func TestSpellings(t *testing.T) {
 			assert.False(t, same, "spelledAsIs(%q) = false for an ASCII value spelled as is", s)
 		}
 	}
+}
+
+// TestVetManyServers holds Vet on a request past the size where its lookups switch from scans
+// to maps: every id, secret value and redaction is still claimed once, and a decision whose
+// secrets are in another order vets the same.
+func TestVetManyServers(t *testing.T) {
+	t.Parallel()
+	const n = 3 * manyEntries
+	req := &spec.Request{Harness: "claude"}
+	for i := range n {
+		// Every third server repeats the id of the one before it; every second shares its
+		// secret with the one before it.
+		id := fmt.Sprintf("s-%d", i-i%3/2)
+		secret := fmt.Sprintf("secret-%d", i/2)
+		req.Servers = append(req.Servers, spec.Server{Index: i, ID: id, Transport: "stdio", Command: "npx",
+			Env: []spec.Pair{{Name: "KEY", Value: secret}}, SecretKeys: []string{"KEY"}})
+	}
+	ctx := context.Background()
+	e, err := New(ctx, Config{})
+	require.NoError(t, err, "New with the embedded policies")
+	d, err := e.Decide(ctx, req, nil)
+	require.NoError(t, err, "Decide(%d servers)", n)
+	v, err := Vet(req, d, nil, VetOptions{})
+	require.NoError(t, err, "Vet(%d servers)", n)
+
+	ids := map[string]bool{}
+	values := map[string]bool{}
+	for _, s := range v.Request().Servers {
+		assert.False(t, ids[s.ID], "Vet(%d servers): id %s kept twice", n, s.ID)
+		ids[s.ID] = true
+		values[req.Servers[slices.IndexFunc(req.Servers, func(r spec.Server) bool { return r.ID == s.ID })].Env[0].Value] = true
+	}
+	assert.Len(t, ids, n-n/3, "Vet(%d servers): one server per id", n)
+	var dups int
+	for _, dr := range v.Dropped() {
+		if dr.Code == "duplicate_id" {
+			dups++
+		}
+	}
+	assert.Equal(t, n/3, dups, "Vet(%d servers): duplicate_id drops", n)
+	assert.Len(t, v.Secrets(), len(values), "Vet(%d servers): one placeholder per distinct secret value", n)
+	assert.Len(t, v.Redactions(), len(values), "Vet(%d servers): one redaction per distinct value", n)
+	assert.Equal(t, len(v.Redactions()), len(slices.Compact(slices.Sorted(slices.Values(v.Redactions())))),
+		"Vet(%d servers): redactions without repeats", n)
+
+	reversed := *d
+	reversed.Secrets = slices.Clone(d.Secrets)
+	slices.Reverse(reversed.Secrets)
+	w, err := Vet(req, &reversed, nil, VetOptions{})
+	require.NoError(t, err, "Vet(%d servers, secrets reversed)", n)
+	assert.Equal(t, v.Request(), w.Request(), "Vet(%d servers): secrets in another order give another request", n)
+	assert.Equal(t, v.Secrets(), w.Secrets(), "Vet(%d servers): secrets in another order give other secrets", n)
 }
