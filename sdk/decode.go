@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/internal/ascii"
 )
 
 // The request decoder is hand-written for abi.Request: one pass over the bytes, no reflection,
@@ -25,6 +26,9 @@ var errSyntax = errors.New("invalid request JSON")
 
 type decoder struct {
 	data []byte
+	// text is data as one string: a string without escapes is a substring of it, so decoding
+	// allocates once for all of them instead of once per string.
+	text string
 	pos  int
 	// scratch holds an unescaped key; keys are compared without allocating.
 	scratch []byte
@@ -32,7 +36,7 @@ type decoder struct {
 
 // decodeRequest decodes data strictly into an abi.Request.
 func decodeRequest(data []byte) (abi.Request, error) {
-	d := decoder{data: data}
+	d := decoder{data: data, text: string(data)}
 	var req abi.Request
 	if err := d.request(&req); err != nil {
 		return abi.Request{}, err
@@ -250,7 +254,8 @@ func (d *decoder) integer(what string) (int, error) {
 	return int(n), nil
 }
 
-// str decodes a string (or null) into a new Go string.
+// str decodes a string (or null) into a Go string: a substring of d.text when it holds no
+// escape, a new string otherwise.
 func (d *decoder) str(what string) (string, error) {
 	if d.null() {
 		return "", nil
@@ -258,15 +263,26 @@ func (d *decoder) str(what string) (string, error) {
 	if d.peek() != '"' {
 		return "", d.errorf("%s: want a string", what)
 	}
-	// Fast path: printable ASCII with no escapes is copied once.
+	// Fast path: printable ASCII with no escapes is copied once. Words of eight plain bytes are
+	// skipped at once, the word holding the closing quote is read byte by byte.
 	start := d.pos + 1
-	for i := start; i < len(d.data); i++ {
-		c := d.data[i]
-		if c == '"' {
-			d.pos = i + 1
-			return string(d.data[start:i]), nil
+	for i := start; i < len(d.data); {
+		for i+8 <= len(d.data) && !ascii.Special(ascii.WordBytes(d.data, i)) {
+			i += 8
 		}
-		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+		end := min(i+8, len(d.data))
+		for ; i < end; i++ {
+			c := d.data[i]
+			if c == '"' {
+				d.pos = i + 1
+				return d.text[start:i], nil
+			}
+			if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+				end = -1
+				break
+			}
+		}
+		if end < 0 {
 			break
 		}
 	}
@@ -283,24 +299,31 @@ func (d *decoder) stringBytes() ([]byte, error) {
 	d.pos++ // opening quote
 	start := d.pos
 	for d.pos < len(d.data) {
-		c := d.data[d.pos]
-		switch {
-		case c == '"':
-			d.pos++
-			return d.data[start : d.pos-1], nil
-		case c == '\\':
-			d.scratch = append(d.scratch[:0], d.data[start:d.pos]...)
-			return d.escapedString()
-		case c < 0x20:
-			return nil, d.errorf("control character 0x%02x in a string", c)
-		case c < utf8.RuneSelf:
-			d.pos++
-		default:
-			r, size := utf8.DecodeRune(d.data[d.pos:])
-			if r == utf8.RuneError && size == 1 {
-				return nil, d.errorf("invalid UTF-8 in a string")
+		// Skip the words of eight plain bytes, then read the next word byte by byte (a
+		// multi-byte rune may end past it).
+		for d.pos+8 <= len(d.data) && !ascii.Special(ascii.WordBytes(d.data, d.pos)) {
+			d.pos += 8
+		}
+		for end := min(d.pos+8, len(d.data)); d.pos < end; {
+			c := d.data[d.pos]
+			switch {
+			case c == '"':
+				d.pos++
+				return d.data[start : d.pos-1], nil
+			case c == '\\':
+				d.scratch = append(d.scratch[:0], d.data[start:d.pos]...)
+				return d.escapedString()
+			case c < 0x20:
+				return nil, d.errorf("control character 0x%02x in a string", c)
+			case c < utf8.RuneSelf:
+				d.pos++
+			default:
+				r, size := utf8.DecodeRune(d.data[d.pos:])
+				if r == utf8.RuneError && size == 1 {
+					return nil, d.errorf("invalid UTF-8 in a string")
+				}
+				d.pos += size
 			}
-			d.pos += size
 		}
 	}
 	return nil, d.errorf("unterminated string")

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/loadout-dev/loadout/sdk/internal/ascii"
 )
 
 // Object is an ordered map from string keys to values, encoded with its keys in insertion
@@ -14,8 +16,13 @@ import (
 // Values may be nil, string, bool, int, int64, float64 (finite), []string, []any or *Object;
 // MarshalJSON and the TOML writer report any other type as an error.
 type Object struct {
-	keys []string
-	vals []any
+	entries []entry
+}
+
+// entry is one key of an Object and its value.
+type entry struct {
+	key string
+	val any
 }
 
 // NewObject returns an empty object.
@@ -24,28 +31,37 @@ func NewObject() *Object { return &Object{} }
 // Set sets key to v. A new key is appended; an existing key keeps its position and takes the new
 // value. Set returns o so that calls can be chained.
 func (o *Object) Set(key string, v any) *Object {
-	for i, k := range o.keys {
-		if k == key {
-			o.vals[i] = v
+	for i := range o.entries {
+		if o.entries[i].key == key {
+			o.entries[i].val = v
 			return o
 		}
 	}
-	o.keys = append(o.keys, key)
-	o.vals = append(o.vals, v)
+	if o.entries == nil {
+		// Most objects a renderer builds have a handful of keys: one allocation for them.
+		o.entries = make([]entry, 0, 4)
+	}
+	o.entries = append(o.entries, entry{key, v})
 	return o
 }
 
 // Len returns the number of keys.
-func (o *Object) Len() int { return len(o.keys) }
+func (o *Object) Len() int { return len(o.entries) }
 
 // Keys returns a copy of the keys in order.
-func (o *Object) Keys() []string { return append([]string(nil), o.keys...) }
+func (o *Object) Keys() []string {
+	keys := make([]string, len(o.entries))
+	for i, e := range o.entries {
+		keys[i] = e.key
+	}
+	return keys
+}
 
 // Get returns the value of key and whether it is present.
 func (o *Object) Get(key string) (any, bool) {
-	for i, k := range o.keys {
-		if k == key {
-			return o.vals[i], true
+	for _, e := range o.entries {
+		if e.key == key {
+			return e.val, true
 		}
 	}
 	return nil, false
@@ -115,20 +131,20 @@ func appendJSON(b []byte, v any, depth int) ([]byte, error) {
 		if v == nil {
 			return append(b, "null"...), nil
 		}
-		if len(v.keys) == 0 {
+		if len(v.entries) == 0 {
 			return append(b, "{}"...), nil
 		}
 		b = append(b, '{')
-		for i, k := range v.keys {
+		for i, e := range v.entries {
 			if i > 0 {
 				b = append(b, ',')
 			}
 			b = appendIndent(b, depth+1)
-			b = AppendJSONString(b, k)
+			b = AppendJSONString(b, e.key)
 			b = append(b, ':', ' ')
 			var err error
-			if b, err = appendJSON(b, v.vals[i], depth+1); err != nil {
-				return nil, fmt.Errorf("key %q: %w", k, err)
+			if b, err = appendJSON(b, e.val, depth+1); err != nil {
+				return nil, fmt.Errorf("key %q: %w", e.key, err)
 			}
 		}
 		b = appendIndent(b, depth)
@@ -176,48 +192,58 @@ func AppendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+		// Skip the 8-byte words with nothing to escape, then look at the next word byte by
+		// byte (a multi-byte rune may end past it).
+		for i+8 <= len(s) {
+			if w := ascii.Word(s, i); ascii.Special(w) || ascii.HTML(w) {
+				break
+			}
+			i += 8
+		}
+		for end := min(i+8, len(s)); i < end; {
+			if c := s[i]; c < utf8.RuneSelf {
+				if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+					i++
+					continue
+				}
+				b = append(b, s[start:i]...)
+				switch c {
+				case '"', '\\':
+					b = append(b, '\\', c)
+				case '\b':
+					b = append(b, '\\', 'b')
+				case '\f':
+					b = append(b, '\\', 'f')
+				case '\n':
+					b = append(b, '\\', 'n')
+				case '\r':
+					b = append(b, '\\', 'r')
+				case '\t':
+					b = append(b, '\\', 't')
+				default:
+					b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+				}
 				i++
+				start = i
 				continue
 			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = append(b, s[start:i]...)
+				b = append(b, `\ufffd`...)
+				i += size
+				start = i
+				continue
 			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
+			if r == '\u2028' || r == '\u2029' {
+				b = append(b, s[start:i]...)
+				b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+				i += size
+				start = i
+				continue
+			}
 			i += size
-			start = i
-			continue
 		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')

@@ -78,9 +78,9 @@ func TestMarshalJSONUnsupported(t *testing.T) {
 func toPlain(v any) any {
 	switch v := v.(type) {
 	case *Object:
-		m := make(map[string]any, len(v.keys))
-		for i, k := range v.keys {
-			m[jsonValidUTF8(k)] = toPlain(v.vals[i])
+		m := make(map[string]any, len(v.entries))
+		for _, e := range v.entries {
+			m[jsonValidUTF8(e.key)] = toPlain(e.val)
 		}
 		return m
 	case []string:

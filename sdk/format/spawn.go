@@ -2,6 +2,7 @@ package format
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -65,23 +66,28 @@ func WrapSpawn(style SpawnStyle, s abi.Server, cwd string) (Spawn, error) {
 	if strings.Contains(s.Command, "=") {
 		return Spawn{}, ErrUnwrappable
 	}
-	list := NewObject()
-	secret := map[string]bool{}
-	for _, p := range append(append([]abi.Pair(nil), s.HostEnv...), s.Env...) {
-		list.Set(p.Name, p.Value)
-		secret[p.Name] = p.Secret
+	// The spawn environment: HostEnv, then the server's own env; a later pair of the same name
+	// takes the value (and secrecy) of the first's place.
+	list := make([]abi.Pair, 0, len(s.HostEnv)+len(s.Env))
+	for _, p := range slices.Concat(s.HostEnv, s.Env) {
+		if i := slices.IndexFunc(list, func(q abi.Pair) bool { return q.Name == p.Name }); i >= 0 {
+			list[i].Value, list[i].Secret = p.Value, p.Secret
+			continue
+		}
+		list = append(list, p)
 	}
 	var out Spawn
-	var spec []string
-	for i, name := range list.keys {
+	out.Env = make([]abi.Pair, 0, len(list))
+	spec := make([]string, 0, len(list))
+	for _, p := range list {
+		name, value := p.Name, p.Value
 		if !IsSpawnName(name) {
 			out.Skipped = append(out.Skipped, name)
 			continue
 		}
-		value := list.vals[i].(string)
 		var pieces []string
 		switch {
-		case secret[name]:
+		case p.Secret:
 			pieces = []string{value}
 		case style == SpawnClaude:
 			pieces = splitExpansions(value)
@@ -93,7 +99,7 @@ func WrapSpawn(style SpawnStyle, s abi.Server, cwd string) (Spawn, error) {
 		var ref strings.Builder
 		for _, piece := range pieces {
 			alias := SpawnAliasPrefix + strconv.Itoa(len(out.Env)+1)
-			out.Env = append(out.Env, abi.Pair{Name: alias, Value: piece, Secret: secret[name]})
+			out.Env = append(out.Env, abi.Pair{Name: alias, Value: piece, Secret: p.Secret})
 			if style == SpawnClaude {
 				ref.WriteString(ClaudeDollar + "{" + alias + "}")
 			} else {

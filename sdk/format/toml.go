@@ -74,12 +74,12 @@ func (d *TOMLDocument) Marshal() ([]byte, error) {
 }
 
 func appendTOMLBody(b []byte, o *Object) ([]byte, error) {
-	for i, k := range o.keys {
-		b = AppendTOMLKey(b, k)
+	for _, e := range o.entries {
+		b = AppendTOMLKey(b, e.key)
 		b = append(b, " = "...)
 		var err error
-		if b, err = appendTOMLValue(b, o.vals[i]); err != nil {
-			return nil, fmt.Errorf("key %q: %w", k, err)
+		if b, err = appendTOMLValue(b, e.val); err != nil {
+			return nil, fmt.Errorf("key %q: %w", e.key, err)
 		}
 		b = append(b, '\n')
 	}
@@ -120,19 +120,19 @@ func appendTOMLValue(b []byte, v any) ([]byte, error) {
 		}
 		return append(b, ']'), nil
 	case *Object:
-		if v == nil || len(v.keys) == 0 {
+		if v == nil || len(v.entries) == 0 {
 			return append(b, "{}"...), nil
 		}
 		b = append(b, "{ "...)
-		for i, k := range v.keys {
+		for i, e := range v.entries {
 			if i > 0 {
 				b = append(b, ", "...)
 			}
-			b = AppendTOMLKey(b, k)
+			b = AppendTOMLKey(b, e.key)
 			b = append(b, " = "...)
 			var err error
-			if b, err = appendTOMLValue(b, v.vals[i]); err != nil {
-				return nil, fmt.Errorf("key %q: %w", k, err)
+			if b, err = appendTOMLValue(b, e.val); err != nil {
+				return nil, fmt.Errorf("key %q: %w", e.key, err)
 			}
 		}
 		return append(b, " }"...), nil

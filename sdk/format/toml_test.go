@@ -101,9 +101,9 @@ func TestAppendTOMLKey(t *testing.T) {
 func tomlPlain(v any) any {
 	switch v := v.(type) {
 	case *Object:
-		m := make(map[string]any, len(v.keys))
-		for i, k := range v.keys {
-			m[jsonValidUTF8(k)] = tomlPlain(v.vals[i])
+		m := make(map[string]any, len(v.entries))
+		for _, e := range v.entries {
+			m[jsonValidUTF8(e.key)] = tomlPlain(e.val)
 		}
 		return m
 	case []string:
