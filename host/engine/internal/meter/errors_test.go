@@ -216,3 +216,31 @@ func TestGrowthBound(t *testing.T) {
 		}
 	}
 }
+
+// TestNameSubsectionsKeepInput instruments a module whose name section has a module name
+// (subsection 0, kept as it is) before its function names (subsection 1, rewritten), as OPA's
+// and other toolchains' modules do. The kept subsection once aliased the input, and the next
+// rewrite wrote over the caller's bytes and failed.
+func TestNameSubsectionsKeepInput(t *testing.T) {
+	in := bytes.Clone(nameSubsections)
+	orig := bytes.Clone(in)
+	out, err := meter.Instrument(in, meter.Options{})
+	require.NoError(t, err, "Instrument(module with names 0, 1, 2)")
+	assert.Equal(t, orig, in, "Instrument changed its input")
+	assert.True(t, bytes.Contains(out, []byte("module")), "the module name is kept")
+	assert.True(t, bytes.Contains(out, []byte(yieldNameInSection)), "the yield import is named")
+	_, err = wazero.NewRuntime(context.Background()).CompileModule(context.Background(), out)
+	require.NoError(t, err, "the instrumented module compiles")
+}
+
+const yieldNameInSection = "loadout:meter.yield"
+
+// nameSubsections is a one-function module whose name section holds a module name, function
+// names and local names, in that order.
+var nameSubsections = func() []byte {
+	names := append([]byte{4}, "name"...)
+	names = append(names, sec(0, append([]byte{6}, "module"...)...)...)            // module name
+	names = append(names, sec(1, append([]byte{1, 0, 4}, "func"...)...)...)        // function 0 is "func"
+	names = append(names, sec(2, append([]byte{1, 0, 1, 0, 5}, "local"...)...)...) // local 0 of function 0
+	return append(fn(1, 1, 0x7f, 0x0b), sec(0, names...)...)
+}()

@@ -1,6 +1,7 @@
 package meter_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"testing"
@@ -27,8 +28,13 @@ func FuzzInstrument(f *testing.F) {
 	ctx := context.Background()
 	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter().WithCoreFeatures(api.CoreFeaturesV2))
 	f.Cleanup(func() { _ = r.Close(ctx) })
+	f.Add(bytes.Clone(nameSubsections), int32(0))
 	f.Fuzz(func(t *testing.T, wasm []byte, interval int32) {
+		orig := bytes.Clone(wasm)
 		out, err := meter.Instrument(wasm, meter.Options{Interval: interval})
+		if !bytes.Equal(orig, wasm) {
+			t.Fatalf("Instrument(%x) changed its input", orig)
+		}
 		if err != nil {
 			if interval >= 0 && interval <= meter.MaxInterval && !errors.Is(err, engine.ErrABI) && !errors.Is(err, engine.ErrLink) {
 				t.Fatalf("Instrument(%x): %v, want an error wrapping engine.ErrABI or engine.ErrLink", wasm, err)

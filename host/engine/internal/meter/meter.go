@@ -93,7 +93,7 @@ const (
 // Version names Instrument's output format. It changes whenever Instrument may produce other
 // bytes for the same input and options, so a cache of instrumented modules keyed by it never
 // serves a stale result.
-const Version = 2
+const Version = 3
 
 // DefaultInterval is Interval when Options leaves it zero: steps between two yields.
 const DefaultInterval = 10_000
@@ -890,7 +890,8 @@ func (in *instrumenter) rewriteNames(r *reader, out []byte) ([]byte, error) {
 		case 2, 3:
 			sub, err = in.rewriteIndirectNames(sr, sub[:0])
 		default:
-			sub, sr.Off = payload, len(payload)
+			// A copy: sub is the next rewrite's buffer, and payload is the caller's input.
+			sub, sr.Off = append(sub[:0], payload...), len(payload)
 		}
 		if err == nil && !sr.Done() {
 			err = sr.Fail("%d trailing bytes", sr.Rest())
