@@ -32,6 +32,9 @@ type decoder struct {
 	pos  int
 	// scratch holds an unescaped key; keys are compared without allocating.
 	scratch []byte
+	// strs and pairBuf collect the elements of the list being decoded.
+	strs    []string
+	pairBuf []abi.Pair
 }
 
 // decodeRequest decodes data strictly into an abi.Request.
@@ -433,16 +436,24 @@ func (d *decoder) hex4() (rune, error) {
 }
 
 func (d *decoder) strings(what string) ([]string, error) {
-	var out []string
+	// Elements collect in d.strs, reused across lists, and the list gets one exact copy.
+	buf := d.strs[:0]
 	err := d.array(what, func() error {
 		s, err := d.str(what)
-		out = append(out, s)
+		buf = append(buf, s)
 		return err
 	})
-	if err == nil && out == nil && d.data[d.pos-1] == ']' {
-		out = []string{}
+	d.strs = buf
+	if err != nil {
+		return nil, err
 	}
-	return out, err
+	if len(buf) == 0 {
+		if d.data[d.pos-1] == ']' {
+			return []string{}, nil
+		}
+		return nil, nil // null
+	}
+	return append([]string(nil), buf...), nil
 }
 
 // The typed decoders below mirror abi's structs field by field; a field's bit is its position.
@@ -497,31 +508,50 @@ func (d *decoder) run(r *abi.Run) error {
 	})
 }
 
-func (d *decoder) pairs(what string) ([]abi.Pair, error) {
-	var out []abi.Pair
-	err := d.array(what, func() error {
-		out = append(out, abi.Pair{})
-		p := &out[len(out)-1]
-		return d.object(what, func(key []byte) (uint64, error) {
+// pairField names a list of pairs and its fields in errors; constant, so decoding builds no
+// string.
+type pairField struct{ list, name, value, secret string }
+
+var (
+	envField          = pairField{"server.env", "server.env.name", "server.env.value", "server.env.secret"}
+	hostEnvField      = pairField{"server.hostEnv", "server.hostEnv.name", "server.hostEnv.value", "server.hostEnv.secret"}
+	headersField      = pairField{"server.headers", "server.headers.name", "server.headers.value", "server.headers.secret"}
+	toolExposureField = pairField{"server.toolExposure", "server.toolExposure.name", "server.toolExposure.value", "server.toolExposure.secret"}
+)
+
+func (d *decoder) pairs(f *pairField) ([]abi.Pair, error) {
+	// Pairs collect in d.pairBuf, reused across lists, and the list gets one exact copy.
+	buf := d.pairBuf[:0]
+	err := d.array(f.list, func() error {
+		buf = append(buf, abi.Pair{})
+		p := &buf[len(buf)-1]
+		return d.object(f.list, func(key []byte) (uint64, error) {
 			var err error
 			switch string(key) {
 			case "name":
-				p.Name, err = d.str(what + ".name")
+				p.Name, err = d.str(f.name)
 				return 1 << 0, err
 			case "value":
-				p.Value, err = d.str(what + ".value")
+				p.Value, err = d.str(f.value)
 				return 1 << 1, err
 			case "secret":
-				p.Secret, err = d.boolean(what + ".secret")
+				p.Secret, err = d.boolean(f.secret)
 				return 1 << 2, err
 			}
 			return 0, nil
 		})
 	})
-	if err == nil && out == nil && d.data[d.pos-1] == ']' {
-		out = []abi.Pair{}
+	d.pairBuf = buf
+	if err != nil {
+		return nil, err
 	}
-	return out, err
+	if len(buf) == 0 {
+		if d.data[d.pos-1] == ']' {
+			return []abi.Pair{}, nil
+		}
+		return nil, nil // null
+	}
+	return append([]abi.Pair(nil), buf...), nil
 }
 
 func (d *decoder) server(s *abi.Server) error {
@@ -541,10 +571,10 @@ func (d *decoder) server(s *abi.Server) error {
 			s.Args, err = d.strings("server.args")
 			return 1 << 3, err
 		case "env":
-			s.Env, err = d.pairs("server.env")
+			s.Env, err = d.pairs(&envField)
 			return 1 << 4, err
 		case "hostEnv":
-			s.HostEnv, err = d.pairs("server.hostEnv")
+			s.HostEnv, err = d.pairs(&hostEnvField)
 			return 1 << 5, err
 		case "cwd":
 			s.Cwd, err = d.str("server.cwd")
@@ -553,7 +583,7 @@ func (d *decoder) server(s *abi.Server) error {
 			s.URL, err = d.str("server.url")
 			return 1 << 7, err
 		case "headers":
-			s.Headers, err = d.pairs("server.headers")
+			s.Headers, err = d.pairs(&headersField)
 			return 1 << 8, err
 		case "toolsRestricted":
 			s.ToolsRestricted, err = d.boolean("server.toolsRestricted")
@@ -577,7 +607,7 @@ func (d *decoder) server(s *abi.Server) error {
 			s.Exposure, err = d.str("server.exposure")
 			return 1 << 14, err
 		case "toolExposure":
-			s.ToolExposure, err = d.pairs("server.toolExposure")
+			s.ToolExposure, err = d.pairs(&toolExposureField)
 			return 1 << 15, err
 		}
 		return 0, nil

@@ -78,47 +78,63 @@ func WrapSpawn(style SpawnStyle, s abi.Server, cwd string) (Spawn, error) {
 	}
 	var out Spawn
 	out.Env = make([]abi.Pair, 0, len(list))
-	spec := make([]string, 0, len(list))
+	// spec is env's -S operand, "NAME=<refs> NAME=<refs> …", built in one buffer.
+	var spec []byte
 	for _, p := range list {
 		name, value := p.Name, p.Value
 		if !IsSpawnName(name) {
 			out.Skipped = append(out.Skipped, name)
 			continue
 		}
-		var pieces []string
+		var one [1]string
+		pieces := one[:]
 		switch {
 		case p.Secret:
-			pieces = []string{value}
+			one[0] = value
 		case style == SpawnClaude:
-			pieces = splitExpansions(value)
+			if strings.Contains(value, "${") {
+				pieces = splitExpansions(value)
+			} else {
+				one[0] = value
+			}
 		case style == SpawnPi:
-			pieces = []string{PiLiteral(value)}
+			one[0] = PiLiteral(value)
 		default:
-			pieces = []string{value}
+			one[0] = value
 		}
-		var ref strings.Builder
+		if len(spec) > 0 {
+			spec = append(spec, ' ')
+		}
+		spec = append(spec, name...)
+		spec = append(spec, '=')
 		for _, piece := range pieces {
 			alias := SpawnAliasPrefix + strconv.Itoa(len(out.Env)+1)
 			out.Env = append(out.Env, abi.Pair{Name: alias, Value: piece, Secret: p.Secret})
 			if style == SpawnClaude {
-				ref.WriteString(ClaudeDollar + "{" + alias + "}")
+				spec = append(spec, ClaudeDollar...)
+				spec = append(spec, '{')
 			} else {
-				ref.WriteString("${" + alias + "}")
+				spec = append(spec, '$', '{')
 			}
+			spec = append(spec, alias...)
+			spec = append(spec, '}')
 		}
-		spec = append(spec, name+"="+ref.String())
 	}
 	lit := func(v string) string { return v }
 	if style == SpawnClaude {
 		lit = ClaudeLiteral
 	}
+	if len(out.Env) == 0 {
+		out.Env = nil
+	}
 	out.Command = SpawnCommand
-	out.Args = []string{"-i"}
+	out.Args = make([]string, 0, 6+len(s.Args))
+	out.Args = append(out.Args, "-i")
 	if cwd != "" {
 		out.Args = append(out.Args, "-C", lit(cwd))
 	}
 	if len(spec) > 0 {
-		out.Args = append(out.Args, "-S", strings.Join(spec, " "))
+		out.Args = append(out.Args, "-S", string(spec))
 	}
 	out.Args = append(out.Args, lit(s.Command))
 	for _, a := range s.Args {
