@@ -83,13 +83,14 @@ type Warning struct {
 }
 
 // decodeDecision checks and decodes the evaluated document v of req. It reads the AST the
-// evaluation produced directly (no conversion to Go maps), merges each field's parts in
-// order, turns their sets into the per-server verdicts of Decision (aligned with req, drops
-// and secrets in request order) and refuses any index or shape the request does not have.
+// evaluation produced directly (no conversion to Go maps), reads the statements of its parts
+// in order, turns their sets into the per-server verdicts of Decision (aligned with req,
+// drops and secrets in request order) and refuses any index or shape the request does not
+// have.
 func decodeDecision(v ast.Value, req *spec.Request) (*Decision, error) {
-	doc, ok := v.(ast.Object)
+	parts, ok := v.(*ast.Array)
 	if !ok {
-		return nil, &MalformedError{Path: "decision", Msg: fmt.Sprintf("is %s, want an object", kind(v))}
+		return nil, &MalformedError{Path: "decision", Msg: fmt.Sprintf("is %s, want a list of parts", kind(v))}
 	}
 	d := &Decision{raw: sync.OnceValue(func() any {
 		j, err := ast.JSON(v)
@@ -98,79 +99,21 @@ func decodeDecision(v ast.Value, req *spec.Request) (*Decision, error) {
 		}
 		return j
 	})}
-	nServers, nSkills := len(req.Servers), len(req.Skills)
-	d.Servers = make([]ServerDecision, nServers)
-	d.Skills = make([]SkillDecision, nSkills)
-	if err := eachPart(doc, "servers", func(part ast.Object, p string) error {
-		return eachCode(part, p, nServers, func(code string, i int) {
-			d.Servers[i].Reasons = append(d.Servers[i].Reasons, code)
-		})
-	}); err != nil {
-		return nil, err
-	}
-	if err := eachPart(doc, "skills", func(part ast.Object, p string) error {
-		return eachCode(part, p, nSkills, func(code string, k int) {
-			d.Skills[k].Reasons = append(d.Skills[k].Reasons, code)
-		})
-	}); err != nil {
-		return nil, err
-	}
-	var drops [3]map[EntryRef]string
-	if err := eachPart(doc, "drop", func(part ast.Object, p string) error {
-		for f, field := range dropFields {
-			var err error
-			if drops[f], err = dropReasons(drops[f], part, p, field, nServers); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	var envSecrets, headerSecrets map[EntryRef]bool
-	var tokens map[int]bool
-	if err := eachPart(doc, "secrets", func(part ast.Object, p string) error {
-		var err error
-		if envSecrets, err = entrySet(envSecrets, part, "env", p, nServers); err != nil {
-			return err
-		}
-		if headerSecrets, err = entrySet(headerSecrets, part, "headers", p, nServers); err != nil {
-			return err
-		}
-		tokens, err = indexSet(tokens, part, "token", p, nServers)
-		return err
-	}); err != nil {
-		return nil, err
-	}
+	dec := decoder{req: req, d: d}
+	d.Servers = make([]ServerDecision, len(req.Servers))
+	d.Skills = make([]SkillDecision, len(req.Skills))
 	d.SpawnEnv = SpawnEnv{Keys: []string{}, Prefixes: []string{}}
-	if err := eachPart(doc, "spawnEnv", func(part ast.Object, p string) error {
-		keys, err := stringList(part, "keys", p)
-		if err != nil {
-			return err
+	for n := range parts.Len() {
+		part, ok := parts.Elem(n).Value.(*ast.Array)
+		if !ok {
+			return nil, &MalformedError{Path: indexPath("decision", n), Msg: fmt.Sprintf("is %s, want a list of statements", kind(parts.Elem(n).Value))}
 		}
-		prefixes, err := stringList(part, "prefixes", p)
-		if err != nil {
-			return err
-		}
-		for i, pfx := range prefixes {
-			if pfx == "" {
-				return &MalformedError{Path: indexPath(p+".prefixes", i), Msg: "is empty: it would pass the whole host environment"}
+		for at := 0; at < part.Len(); {
+			next, err := dec.statement(part, at)
+			if err != nil {
+				return nil, under(err, indexPath("decision", n))
 			}
-		}
-		d.SpawnEnv.Keys = appendNew(d.SpawnEnv.Keys, keys)
-		d.SpawnEnv.Prefixes = appendNew(d.SpawnEnv.Prefixes, prefixes)
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	warnings, err := array(doc, "warnings", "warnings")
-	if err != nil {
-		return nil, err
-	}
-	var warned []int // server index of each warning, or -1
-	for n := range warnings.Len() {
-		if d.Warnings, warned, err = decodeWarnings(warnings.Elem(n).Value, d.Warnings, warned, req); err != nil {
-			return nil, under(err, indexPath("warnings", n))
+			at = next
 		}
 	}
 	for i := range d.Servers {
@@ -178,21 +121,18 @@ func decodeDecision(v ast.Value, req *spec.Request) (*Decision, error) {
 		d.Servers[i].Allow = len(d.Servers[i].Reasons) == 0
 	}
 	// A warning about a refused server is left out: that server does not run.
-	if d.Warnings == nil {
-		d.Warnings = []Warning{}
-	}
-	kept := d.Warnings[:0]
-	for i, w := range d.Warnings {
-		if warned[i] < 0 || d.Servers[warned[i]].Allow {
-			kept = append(kept, w)
+	d.Warnings = []Warning{}
+	for i, w := range dec.warnings {
+		if dec.warned[i] < 0 || d.Servers[dec.warned[i]].Allow {
+			d.Warnings = append(d.Warnings, w)
 		}
 	}
-	d.Warnings = kept
 	for k := range d.Skills {
 		d.Skills[k].Reasons = verdict(d.Skills[k].Reasons)
 		d.Skills[k].Allow = len(d.Skills[k].Reasons) == 0
 	}
 
+	drops := &dec.drops
 	d.Secrets = []SecretRef{}
 	for i := range req.Servers {
 		s := &req.Servers[i]
@@ -206,17 +146,17 @@ func decodeDecision(v ast.Value, req *spec.Request) (*Decision, error) {
 		}
 		for _, p := range s.Env {
 			r := EntryRef{Server: i, Key: p.Name}
-			if envSecrets[r] && drops[0][r] == "" {
+			if dec.envSecrets[r] && drops[0][r] == "" {
 				d.Secrets = append(d.Secrets, SecretRef{Server: i, Field: "env", Key: p.Name})
 			}
 		}
 		for _, p := range s.Headers {
 			r := EntryRef{Server: i, Key: p.Name}
-			if headerSecrets[r] && drops[1][r] == "" {
+			if dec.headerSecrets[r] && drops[1][r] == "" {
 				d.Secrets = append(d.Secrets, SecretRef{Server: i, Field: "headers", Key: p.Name})
 			}
 		}
-		if tokens[i] {
+		if dec.tokens[i] {
 			key := "MCP_ACCESS_TOKEN"
 			if s.Transport == "http" {
 				key = "Authorization"
@@ -227,21 +167,183 @@ func decodeDecision(v ast.Value, req *spec.Request) (*Decision, error) {
 	return d, nil
 }
 
-// eachPart calls f for each part of doc[key], a list of objects. f's error paths are relative
-// to the part ("" is the part itself): the part's path is only spelled for an error.
-func eachPart(doc ast.Object, key string, f func(part ast.Object, path string) error) error {
-	parts, err := array(doc, key, key)
-	if err != nil {
-		return err
+// decoder accumulates the statements of one decision.
+type decoder struct {
+	req *spec.Request
+	d   *Decision
+	// drops are the reason of each dropped entry (its first), per field of dropFields.
+	drops                     [3]map[EntryRef]string
+	envSecrets, headerSecrets map[EntryRef]bool
+	tokens                    map[int]bool
+	warnings                  []Warning
+	warned                    []int // server index of each warning, or -1
+}
+
+// statement decodes the statement of part that starts at element at, and returns where the
+// next one starts. Error paths are relative to the part.
+func (dec *decoder) statement(part *ast.Array, at int) (int, error) {
+	verb, ok := part.Elem(at).Value.(ast.String)
+	if !ok {
+		return 0, &MalformedError{Path: indexPath("", at), Msg: fmt.Sprintf("is %s, want a statement (server, skill, drop, secret, warn, warn_skill or spawn_env)", show(part.Elem(at)))}
 	}
-	for n := range parts.Len() {
-		part, ok := parts.Elem(n).Value.(ast.Object)
+	n := arity[string(verb)]
+	if n == 0 {
+		return 0, &MalformedError{Path: indexPath("", at), Msg: fmt.Sprintf("is %s, want a statement (server, skill, drop, secret, warn, warn_skill or spawn_env)", verb)}
+	}
+	if at+n > part.Len() {
+		return 0, &MalformedError{Path: indexPath("", at), Msg: fmt.Sprintf("%s statement has %d of its %d values", verb, part.Len()-at-1, n-1)}
+	}
+	arg := func(k int) *ast.Term { return part.Elem(at + k) }
+	path := func(k int) string { return indexPath("", at+k) }
+	nServers := len(dec.req.Servers)
+	switch verb {
+	case "server", "skill":
+		code, err := codeArg(arg(1), path(1))
+		if err != nil {
+			return 0, err
+		}
+		limit, reasons := nServers, func(i int) *[]string { return &dec.d.Servers[i].Reasons }
+		if verb == "skill" {
+			limit, reasons = len(dec.req.Skills), func(k int) *[]string { return &dec.d.Skills[k].Reasons }
+		}
+		err = eachIndex(arg(2), path(2), limit, func(i int) { *reasons(i) = append(*reasons(i), code) })
+		return at + n, err
+	case "drop":
+		f := slices.Index(dropFields[:], fieldName(arg(1)))
+		if f < 0 {
+			return 0, &MalformedError{Path: path(1), Msg: fmt.Sprintf("is %s, want env, headers or allowedTools", show(arg(1)))}
+		}
+		code, err := codeArg(arg(2), path(2))
+		if err != nil {
+			return 0, err
+		}
+		err = eachEntry(arg(3), path(3), nServers, func(r EntryRef) {
+			if dec.drops[f] == nil {
+				dec.drops[f] = map[EntryRef]string{}
+			}
+			if _, seen := dec.drops[f][r]; !seen {
+				dec.drops[f][r] = code
+			}
+		})
+		return at + n, err
+	case "secret":
+		var err error
+		switch fieldName(arg(1)) {
+		case "env":
+			err = eachEntry(arg(2), path(2), nServers, func(r EntryRef) { dec.envSecrets = setTrue(dec.envSecrets, r) })
+		case "headers":
+			err = eachEntry(arg(2), path(2), nServers, func(r EntryRef) { dec.headerSecrets = setTrue(dec.headerSecrets, r) })
+		case "token":
+			err = eachIndex(arg(2), path(2), nServers, func(i int) { dec.tokens = setTrue(dec.tokens, i) })
+		default:
+			err = &MalformedError{Path: path(1), Msg: fmt.Sprintf("is %s, want env, headers or token", show(arg(1)))}
+		}
+		return at + n, err
+	case "warn", "warn_skill":
+		code, err := codeArg(arg(1), path(1))
+		if err != nil {
+			return 0, err
+		}
+		msg, ok := arg(2).Value.(ast.String)
 		if !ok {
-			return &MalformedError{Path: indexPath(key, n), Msg: fmt.Sprintf("is %s, want an object", kind(parts.Elem(n).Value))}
+			return 0, &MalformedError{Path: path(2), Msg: fmt.Sprintf("is %s, want a message", kind(arg(2).Value))}
 		}
-		if err := f(part, ""); err != nil {
-			return under(err, indexPath(key, n))
+		w := Warning{Code: code, Message: string(msg)}
+		if verb == "warn_skill" {
+			err = eachIndex(arg(3), path(3), len(dec.req.Skills), func(k int) {
+				w.Skill = dec.req.Skills[k].Name
+				dec.warnings, dec.warned = append(dec.warnings, w), append(dec.warned, -1)
+			})
+			return at + n, err
 		}
+		err = eachIndex(arg(3), path(3), nServers, func(i int) {
+			w.Server = dec.req.Servers[i].ID
+			dec.warnings, dec.warned = append(dec.warnings, w), append(dec.warned, i)
+		})
+		return at + n, err
+	default: // spawn_env
+		keys, err := stringList(arg(1), path(1))
+		if err != nil {
+			return 0, err
+		}
+		prefixes, err := stringList(arg(2), path(2))
+		if err != nil {
+			return 0, err
+		}
+		for i, pfx := range prefixes {
+			if pfx == "" {
+				return 0, &MalformedError{Path: indexPath(path(2), i), Msg: "is empty: it would pass the whole host environment"}
+			}
+		}
+		dec.d.SpawnEnv.Keys = appendNew(dec.d.SpawnEnv.Keys, keys)
+		dec.d.SpawnEnv.Prefixes = appendNew(dec.d.SpawnEnv.Prefixes, prefixes)
+		return at + n, nil
+	}
+}
+
+// arity is the number of elements of each statement, its verb included.
+var arity = map[string]int{
+	"server":     3, // "server", code, {server index...}
+	"skill":      3, // "skill", code, {skill index...}
+	"drop":       4, // "drop", field, code, {[server index, key]...}
+	"secret":     3, // "secret", "env"|"headers", {[server index, key]...} or "secret", "token", {server index...}
+	"warn":       4, // "warn", code, message, {server index...}
+	"warn_skill": 4, // "warn_skill", code, message, {skill index...}
+	"spawn_env":  3, // "spawn_env", [key...], [prefix...]
+}
+
+// fieldName is t's string, or "" when t is no string.
+func fieldName(t *ast.Term) string {
+	s, _ := t.Value.(ast.String)
+	return string(s)
+}
+
+// codeArg is t as a reason code: a non-empty string.
+func codeArg(t *ast.Term, path string) (string, error) {
+	code, ok := t.Value.(ast.String)
+	if !ok || code == "" {
+		return "", &MalformedError{Path: path, Msg: fmt.Sprintf("is %s, want a code", show(t))}
+	}
+	return string(code), nil
+}
+
+func setTrue[K comparable](m map[K]bool, k K) map[K]bool {
+	if m == nil {
+		m = map[K]bool{}
+	}
+	m[k] = true
+	return m
+}
+
+// eachIndex calls f for each element of t, a set of indices below n.
+func eachIndex(t *ast.Term, path string, n int, f func(int)) error {
+	ts, ok := elems(t.Value)
+	if !ok {
+		return &MalformedError{Path: path, Msg: fmt.Sprintf("is %s, want a set", kind(t.Value))}
+	}
+	for _, e := range ts {
+		i, ok := index(e, n)
+		if !ok {
+			return &MalformedError{Path: path, Msg: fmt.Sprintf("holds %s, want an index below %d", e, n)}
+		}
+		f(i)
+	}
+	return nil
+}
+
+// eachEntry calls f for each element of t, a set of [server index, key] pairs with a server
+// index below n.
+func eachEntry(t *ast.Term, path string, n int, f func(EntryRef)) error {
+	ts, ok := elems(t.Value)
+	if !ok {
+		return &MalformedError{Path: path, Msg: fmt.Sprintf("is %s, want a set", kind(t.Value))}
+	}
+	for _, e := range ts {
+		r, ok := entryRef(e, n)
+		if !ok {
+			return &MalformedError{Path: path, Msg: fmt.Sprintf("holds %s, want [server index, key]", e)}
+		}
+		f(r)
 	}
 	return nil
 }
@@ -270,7 +372,7 @@ func hasRepeats(ss []string) bool {
 	return false
 }
 
-// dropFields are the fields of decision.drop, in the order a server's drops are listed.
+// dropFields are the fields a drop statement names, in the order a server's drops are listed.
 var dropFields = [3]string{"env", "headers", "allowedTools"}
 
 // verdict is codes sorted without repeats, or an empty list.
@@ -280,117 +382,6 @@ func verdict(codes []string) []string {
 	}
 	slices.Sort(codes)
 	return slices.Compact(codes)
-}
-
-// eachCode calls f(code, index) for every index of every code of o, an object of code: set
-// of indices below n at path.
-func eachCode(o ast.Object, path string, n int, f func(string, int)) error {
-	for _, k := range o.Keys() {
-		code, ok := k.Value.(ast.String)
-		if !ok || code == "" {
-			return &MalformedError{Path: path, Msg: fmt.Sprintf("has key %s, want a code", k)}
-		}
-		v := o.Get(k).Value
-		ts, ok := elems(v)
-		if !ok {
-			return &MalformedError{Path: path + "." + string(code), Msg: fmt.Sprintf("is %s, want a set", kind(v))}
-		}
-		for _, t := range ts {
-			i, ok := index(t, n)
-			if !ok {
-				return &MalformedError{Path: path + "." + string(code), Msg: fmt.Sprintf("holds %s, want an index below %d", t, n)}
-			}
-			f(string(code), i)
-		}
-	}
-	return nil
-}
-
-// dropReasons adds to out, the first reason of each entry so far, the entries of drop[field],
-// a list of [code, set of [server, key]] in priority order; path is drop's.
-func dropReasons(out map[EntryRef]string, drop ast.Object, path, field string, n int) (map[EntryRef]string, error) {
-	if get(drop, field) == nil {
-		return out, nil
-	}
-	a, err := array(drop, field, path)
-	if err != nil {
-		return nil, err
-	}
-	for j := range a.Len() {
-		pair, ok := a.Elem(j).Value.(*ast.Array)
-		if !ok || pair.Len() != 2 {
-			return nil, &MalformedError{Path: indexPath(path+"."+field, j), Msg: fmt.Sprintf("is %s, want [code, entries]", kind(a.Elem(j).Value))}
-		}
-		code, ok := pair.Elem(0).Value.(ast.String)
-		if !ok || code == "" {
-			return nil, &MalformedError{Path: indexPath(path+"."+field, j) + "[0]", Msg: fmt.Sprintf("is %s, want a code", show(pair.Elem(0)))}
-		}
-		ts, ok := elems(pair.Elem(1).Value)
-		if !ok {
-			return nil, &MalformedError{Path: indexPath(path+"."+field, j) + "[1]", Msg: fmt.Sprintf("is %s, want a set", kind(pair.Elem(1).Value))}
-		}
-		for _, t := range ts {
-			r, ok := entryRef(t, n)
-			if !ok {
-				return nil, &MalformedError{Path: indexPath(path+"."+field, j) + "[1]", Msg: fmt.Sprintf("holds %s, want [server index, key]", t)}
-			}
-			if out == nil {
-				out = map[EntryRef]string{}
-			}
-			if _, seen := out[r]; !seen {
-				out[r] = string(code)
-			}
-		}
-	}
-	return out, nil
-}
-
-// entrySet adds to out the elements of o[key], a set of [server, key] pairs (none when o has
-// no key).
-func entrySet(out map[EntryRef]bool, o ast.Object, key, path string, n int) (map[EntryRef]bool, error) {
-	v := get(o, key)
-	if v == nil {
-		return out, nil
-	}
-	ts, ok := elems(v)
-	if !ok {
-		return nil, &MalformedError{Path: path + "." + key, Msg: fmt.Sprintf("is %s, want a set", kind(v))}
-	}
-	for _, t := range ts {
-		r, ok := entryRef(t, n)
-		if !ok {
-			return nil, &MalformedError{Path: path + "." + key, Msg: fmt.Sprintf("holds %s, want [server index, key]", t)}
-		}
-		if out == nil {
-			out = map[EntryRef]bool{}
-		}
-		out[r] = true
-	}
-	return out, nil
-}
-
-// indexSet adds to out the elements of o[key], a set of indices below n (none when o has no
-// key).
-func indexSet(out map[int]bool, o ast.Object, key, path string, n int) (map[int]bool, error) {
-	v := get(o, key)
-	if v == nil {
-		return out, nil
-	}
-	ts, ok := elems(v)
-	if !ok {
-		return nil, &MalformedError{Path: path + "." + key, Msg: fmt.Sprintf("is %s, want a set", kind(v))}
-	}
-	for _, t := range ts {
-		i, ok := index(t, n)
-		if !ok {
-			return nil, &MalformedError{Path: path + "." + key, Msg: fmt.Sprintf("holds %s, want an index below %d", t, n)}
-		}
-		if out == nil {
-			out = map[int]bool{}
-		}
-		out[i] = true
-	}
-	return out, nil
 }
 
 // elems are the elements of v, a set (in its sorted order, not copied) or an array.
@@ -459,59 +450,6 @@ func pairNames(ps []spec.Pair) iter.Seq[string] {
 	}
 }
 
-// decodeWarnings appends to out the warnings of one part v, {code, message, servers?,
-// skills?}: one per server index of servers, then one per skill index of skills, or one about
-// neither when the part has no such set; warned gets the server index of each (or -1). Error
-// paths are relative to the part.
-func decodeWarnings(v ast.Value, out []Warning, warned []int, req *spec.Request) ([]Warning, []int, error) {
-	o, err := object(v, "")
-	if err != nil {
-		return nil, nil, err
-	}
-	var w Warning
-	if w.Code, err = nonEmptyString(o, "code", ""); err != nil {
-		return nil, nil, err
-	}
-	if w.Message, err = stringField(o, "message", ""); err != nil {
-		return nil, nil, err
-	}
-	servers, skills := get(o, "servers"), get(o, "skills")
-	if servers == nil && skills == nil {
-		return append(out, w), append(warned, -1), nil
-	}
-	if servers != nil {
-		ts, ok := elems(servers)
-		if !ok {
-			return nil, nil, &MalformedError{Path: ".servers", Msg: fmt.Sprintf("is %s, want a set", kind(servers))}
-		}
-		for _, t := range ts {
-			i, ok := index(t, len(req.Servers))
-			if !ok {
-				return nil, nil, &MalformedError{Path: ".servers", Msg: fmt.Sprintf("holds %s, want a request server index", t)}
-			}
-			ws := w
-			ws.Server = req.Servers[i].ID
-			out, warned = append(out, ws), append(warned, i)
-		}
-	}
-	if skills != nil {
-		ts, ok := elems(skills)
-		if !ok {
-			return nil, nil, &MalformedError{Path: ".skills", Msg: fmt.Sprintf("is %s, want a set", kind(skills))}
-		}
-		for _, t := range ts {
-			k, ok := index(t, len(req.Skills))
-			if !ok {
-				return nil, nil, &MalformedError{Path: ".skills", Msg: fmt.Sprintf("holds %s, want a request skill index", t)}
-			}
-			ws := w
-			ws.Skill = req.Skills[k].Name
-			out, warned = append(out, ws), append(warned, -1)
-		}
-	}
-	return out, warned, nil
-}
-
 // under prefixes the path of a *MalformedError with prefix.
 func under(err error, prefix string) error {
 	var me *MalformedError
@@ -524,28 +462,6 @@ func under(err error, prefix string) error {
 // indexPath is prefix[i]; it is only built on the error path or per array entry.
 func indexPath(prefix string, i int) string {
 	return prefix + "[" + strconv.Itoa(i) + "]"
-}
-
-// Keys of the decision document, as terms built once.
-var docKeys = map[string]*ast.Term{}
-
-func init() {
-	for _, k := range []string{"servers", "skills", "drop", "secrets", "spawnEnv", "warnings", "env", "headers",
-		"allowedTools", "token", "keys", "prefixes", "code", "message", "servers", "skills"} {
-		docKeys[k] = ast.StringTerm(k)
-	}
-}
-
-// get is o[key], or nil when o has no such key.
-func get(o ast.Object, key string) ast.Value {
-	kt, ok := docKeys[key]
-	if !ok {
-		kt = ast.StringTerm(key)
-	}
-	if t := o.Get(kt); t != nil {
-		return t.Value
-	}
-	return nil
 }
 
 func kind(v ast.Value) string {
@@ -577,63 +493,17 @@ func show(t *ast.Term) string {
 	return t.Value.String()
 }
 
-func object(v ast.Value, path string) (ast.Object, error) {
-	o, ok := v.(ast.Object)
+// stringList is t as a list of strings.
+func stringList(t *ast.Term, path string) ([]string, error) {
+	a, ok := t.Value.(*ast.Array)
 	if !ok {
-		return nil, &MalformedError{Path: path, Msg: fmt.Sprintf("is %s, want an object", kind(v))}
-	}
-	return o, nil
-}
-
-func array(o ast.Object, key, path string) (*ast.Array, error) {
-	v := get(o, key)
-	a, ok := v.(*ast.Array)
-	if !ok {
-		p := key
-		if path != key {
-			p = path + "." + key
-		}
-		return nil, &MalformedError{Path: p, Msg: fmt.Sprintf("is %s, want an array", kind(v))}
-	}
-	return a, nil
-}
-
-func boolField(o ast.Object, key, path string) (bool, error) {
-	v := get(o, key)
-	b, ok := v.(ast.Boolean)
-	if !ok {
-		return false, &MalformedError{Path: path + "." + key, Msg: fmt.Sprintf("is %s, want a boolean", kind(v))}
-	}
-	return bool(b), nil
-}
-
-func stringField(o ast.Object, key, path string) (string, error) {
-	v := get(o, key)
-	s, ok := v.(ast.String)
-	if !ok {
-		return "", &MalformedError{Path: path + "." + key, Msg: fmt.Sprintf("is %s, want a string", kind(v))}
-	}
-	return string(s), nil
-}
-
-func nonEmptyString(o ast.Object, key, path string) (string, error) {
-	s, err := stringField(o, key, path)
-	if err == nil && s == "" {
-		err = &MalformedError{Path: path + "." + key, Msg: "is empty, want a code"}
-	}
-	return s, err
-}
-
-func stringList(o ast.Object, key, path string) ([]string, error) {
-	a, err := array(o, key, path)
-	if err != nil {
-		return nil, err
+		return nil, &MalformedError{Path: path, Msg: fmt.Sprintf("is %s, want a list of strings", kind(t.Value))}
 	}
 	out := make([]string, a.Len())
 	for i := range out {
 		s, ok := a.Elem(i).Value.(ast.String)
 		if !ok {
-			return nil, &MalformedError{Path: fmt.Sprintf("%s.%s[%d]", path, key, i), Msg: fmt.Sprintf("is %s, want a string", kind(a.Elem(i).Value))}
+			return nil, &MalformedError{Path: indexPath(path, i), Msg: fmt.Sprintf("is %s, want a string", kind(a.Elem(i).Value))}
 		}
 		out[i] = string(s)
 	}

@@ -41,52 +41,53 @@
 //
 // BenchmarkDecideVet5 and BenchmarkDecideVet50 measure Decide+Vet (cpu-ns/op is the
 // benchmark thread's CPU time, the honest figure on a shared machine). OPA's topdown costs per
-// expression evaluated: each builtin call, reference and composite value plugged costs about
-// a microsecond, each comprehension several (a child evaluation with its own bindings, even
-// over nothing), far more than per element of a set operation, which runs in Go. Hence the
-// shape: facts are sets, each policy area is one rule (its verdict) whose fields are set
-// expressions over the facts, with no comprehension, the decision lists the three verdicts
-// without merging them, and the host turns the sets into per-server verdicts. New partially
-// evaluates the decision once (the input unknown): the rules are inlined into one query and
-// the tunables they read (spawnEnv) are constants in it, so a Decide evaluates only the
-// expressions that read the input. Their number does not grow with the request, and a clean
-// server adds no Rego work at all. What is left is mostly a fixed cost: about forty
-// expressions; then building the input as AST objects and sets (one term per entry, the empty
-// set shared), Vet, and decoding the evaluated AST.
+// expression evaluated: each builtin call, reference and composite value built costs about a
+// microsecond, each comprehension several (a child evaluation with its own bindings, even over
+// nothing), far more than per element of a set operation, which runs in Go. Hence the shape:
+// facts are sets, each policy area is one rule (its verdict, a list of statements) whose sets
+// are set expressions over the facts, with no comprehension; the decision lists the three
+// verdicts without merging them, and the host turns the sets into per-server verdicts. New
+// partially evaluates the decision once (the input unknown): the rules are inlined into one
+// query and the data they read (spawn_env's tunables) are constants in it, so a Decide
+// evaluates only the expressions that read the input. Their number does not grow with the
+// request, and a clean server adds no Rego work at all. What is left is mostly a fixed cost:
+// about sixty expressions; then building the input as AST objects and sets (one block of
+// terms, the empty sets and all-empty objects shared), Vet, and decoding the evaluated AST.
 //
 // # Decision document
 //
-// Each field lists its parts, one per area that decides it, in priority order (the default
-// policy: servers from the URL then the allowlist rules, drops from the allowlist then the
-// secret rules):
+// The decision is a list of parts, one per area that decides (the default policy: the URL,
+// allowlist and secret rules, in that order), each a flat list of statements read in order.
+// A statement is a verb and a fixed number of values:
 //
-//	{"servers":  [{code: {server index...}...}...],
-//	 "skills":   [{code: {skill index...}...}...],
-//	 "drop":     [{"env"|"headers"|"allowedTools": [[code, {[server index, key]...}]...]}...],
-//	 "secrets":  [{"env": {[server index, key]...}, "headers": {[server index, key]...},
-//	               "token": {server index...}}...],
-//	 "spawnEnv": [{"keys": [name...], "prefixes": [prefix...]}...],
-//	 "warnings": [{"code": code, "message": text, "servers": {server index...},
-//	               "skills": {skill index...}}...]}
+//	"server", code, {server index...}                 refuse each server, with code
+//	"skill", code, {skill index...}                   refuse each skill, with code
+//	"drop", field, code, {[server index, key]...}     remove entries of env, headers or allowedTools
+//	"secret", "env"|"headers", {[server index, key]...} these entries' non-empty values are secrets
+//	"secret", "token", {server index...}              these servers' stored tokens are secrets
+//	"warn", code, message, {server index...}          warn once per server
+//	"warn_skill", code, message, {skill index...}     warn once per skill
+//	"spawn_env", [key...], [prefix...]                host variables that reach a stdio server
 //
-// A server (skill) is refused by every code of every servers (skills) part that names it; one
-// no code names is allowed. A drop part lists, per field and in priority order, the entries
-// each code removes: an entry named by several codes, in one part or several, is removed once,
-// for the first. A secrets part names the entries whose non-empty values are secrets and the
-// servers whose stored token is one (a stored token is a secret whatever the policy says). A
-// drop or secrets part may leave out a field it says nothing about. spawnEnv names the host
-// variables that reach a stdio server (exact, case-sensitive keys and prefixes, the union of
-// the parts). A warnings part warns once per server and per skill its sets name (servers
-// first, each in index order), or once about neither when it has no such set. Sets may also
-// be arrays. An index out of range, a code that is not a non-empty
-// string or any other shape is a *MalformedError, an undefined decision ErrNoDecision: both
-// refuse the request (IsRejected, exit 3).
+// e.g. ["server", "url_missing", {3}, "drop", "env", "env_key_refused", {[0, "LD_PRELOAD"]}].
+// A server (skill) is refused by every code of every statement that names it; one no code
+// names is allowed. An entry several drop statements name, in one part or several, is removed
+// once, for the first. A stored token is a secret whatever the policy says. spawn_env names
+// exact, case-sensitive keys and prefixes (the union of the statements). Sets may also be
+// arrays. An unknown verb, a statement cut short, an index out of range, a code that is not a
+// non-empty string or any other shape is a *MalformedError, an undefined decision
+// ErrNoDecision: both refuse the request (IsRejected, exit 3).
+//
+// The document is flat because OPA copies every composite value of a result that holds a
+// variable when it builds it: a list of statements is one copy where nested objects and pairs
+// were dozens.
 //
 // Decide turns the document into a Decision aligned with the request: per server (skill)
 // Allow and its sorted Reasons, per server its drops in request order (env, headers,
 // allowedTools; one per key), the warnings except those about a refused server, and the
-// secrets of the allowed servers that their drops leave, in request order (a token secret's key is where the token goes: env MCP_ACCESS_TOKEN for a
-// stdio server, header Authorization for an http one).
+// secrets of the allowed servers that their drops leave, in request order (a token secret's
+// key is where the token goes: env MCP_ACCESS_TOKEN for a stdio server, header Authorization
+// for an http one).
 //
 // Reason codes of the default policies (stable snake_case): url_missing, url_bad_bytes,
 // url_userinfo, url_parse_mismatch, url_bad_port, url_empty_host, url_not_allowed,

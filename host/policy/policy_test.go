@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
@@ -86,13 +85,9 @@ func TestNewWithoutModules(t *testing.T) {
 func TestDecideRefusesBadDecisions(t *testing.T) {
 	t.Parallel()
 	req := &spec.Request{Servers: []spec.Server{{ID: "a", Transport: "stdio", Command: "npx", Env: []spec.Pair{{Name: "K", Value: "v"}}}}, Skills: []spec.Skill{}}
-	valid := []string{`"servers": [{}]`, `"skills": [{}]`, `"drop": [{"env": [], "headers": [], "allowedTools": []}]`,
-		`"secrets": [{"env": set(), "headers": set(), "token": set()}]`, `"spawnEnv": [{"keys": [], "prefixes": []}]`, `"warnings": []`}
-	doc := func(fields ...string) string { return "decision := {" + strings.Join(fields, ", ") + "}" }
-	with := func(field string, i int) string {
-		fields := slices.Clone(valid)
-		fields[i] = field
-		return doc(fields...)
+	// part is a decision of one valid part followed by a part of the given statements.
+	part := func(statements string) string {
+		return `decision := [["server", "id_invalid", set(), "spawn_env", [], []], [` + statements + `]]`
 	}
 	tests := []struct {
 		name      string
@@ -102,27 +97,32 @@ func TestDecideRefusesBadDecisions(t *testing.T) {
 	}{
 		{name: "undefined", body: `decision := 1 if { false }`, wantNoDec: true},
 		{name: "no decision rule", body: `other := 1`, wantNoDec: true},
-		{name: "not an object", body: `decision := [1]`, wantPath: "decision"},
-		{name: "servers missing", body: doc(valid[1:]...), wantPath: "servers"},
-		{name: "servers not a list", body: with(`"servers": {}`, 0), wantPath: "servers"},
-		{name: "part not an object", body: with(`"servers": [{}, []]`, 0), wantPath: "servers[1]"},
-		{name: "codes not a set", body: with(`"servers": [{"id_invalid": 0}]`, 0), wantPath: "servers[0].id_invalid"},
-		{name: "server out of range", body: with(`"servers": [{}, {"id_invalid": {1}}]`, 0), wantPath: "servers[1].id_invalid"},
-		{name: "empty code", body: with(`"servers": [{"": {0}}]`, 0), wantPath: "servers[0]"},
-		{name: "skill out of range", body: with(`"skills": [{"skill_name_denied": {0}}]`, 1), wantPath: "skills[0].skill_name_denied"},
-		{name: "drop field not a list", body: with(`"drop": [{"env": {}}]`, 2), wantPath: "drop[0].env"},
-		{name: "drop not a pair", body: with(`"drop": [{"env": [["env_key_refused"]]}]`, 2), wantPath: "drop[0].env[0]"},
-		{name: "drop without code", body: with(`"drop": [{"env": [["", {[0, "K"]}]]}]`, 2), wantPath: "drop[0].env[0][0]"},
-		{name: "drop entry not a pair", body: with(`"drop": [{"env": [["env_key_refused", {"K"}]]}]`, 2), wantPath: "drop[0].env[0][1]"},
-		{name: "secret server out of range", body: with(`"secrets": [{"env": {[1, "K"]}}]`, 3), wantPath: "secrets[0].env"},
-		{name: "token not an index", body: with(`"secrets": [{"token": {"a"}}]`, 3), wantPath: "secrets[0].token"},
-		{name: "spawn keys missing", body: with(`"spawnEnv": [{"prefixes": []}]`, 4), wantPath: "spawnEnv[0].keys"},
-		{name: "empty spawn prefix", body: with(`"spawnEnv": [{"keys": [], "prefixes": ["LC_"]}, {"keys": [], "prefixes": [""]}]`, 4), wantPath: "spawnEnv[1].prefixes[0]"},
-		{name: "warning without code", body: with(`"warnings": [{"message": "m"}]`, 5), wantPath: "warnings[0].code"},
-		{name: "warning server out of range", body: with(`"warnings": [{"code": "c", "message": "m", "servers": {1}}]`, 5), wantPath: "warnings[0].servers"},
-		{name: "warning servers not a set", body: with(`"warnings": [{"code": "c", "message": "m", "servers": 0}]`, 5), wantPath: "warnings[0].servers"},
-		{name: "warning skill out of range", body: with(`"warnings": [{"code": "c", "message": "m", "skills": {0}}]`, 5), wantPath: "warnings[0].skills"},
-		{name: "warning not an object", body: with(`"warnings": [{"code": "c", "message": "m"}, "w"]`, 5), wantPath: "warnings[1]"},
+		{name: "not a list", body: `decision := {"servers": []}`, wantPath: "decision"},
+		{name: "part not a list", body: `decision := [[], {}]`, wantPath: "decision[1]"},
+		{name: "unknown statement", body: part(`"allow", "x", {0}`), wantPath: "decision[1][0]"},
+		{name: "statement not a string", body: part(`{0}`), wantPath: "decision[1][0]"},
+		{name: "statement cut short", body: part(`"server", "id_invalid"`), wantPath: "decision[1][0]"},
+		{name: "codes not a set", body: part(`"server", "id_invalid", 0`), wantPath: "decision[1][2]"},
+		{name: "server out of range", body: part(`"server", "id_invalid", {1}`), wantPath: "decision[1][2]"},
+		{name: "empty code", body: part(`"server", "", {0}`), wantPath: "decision[1][1]"},
+		{name: "code not a string", body: part(`"server", 1, {0}`), wantPath: "decision[1][1]"},
+		{name: "skill out of range", body: part(`"skill", "skill_name_denied", {0}`), wantPath: "decision[1][2]"},
+		{name: "drop of an unknown field", body: part(`"drop", "args", "x", set()`), wantPath: "decision[1][1]"},
+		{name: "drop without code", body: part(`"drop", "env", "", {[0, "K"]}`), wantPath: "decision[1][2]"},
+		{name: "drop entry not a pair", body: part(`"drop", "env", "env_key_refused", {"K"}`), wantPath: "decision[1][3]"},
+		{name: "drop entries not a set", body: part(`"drop", "env", "env_key_refused", "K"`), wantPath: "decision[1][3]"},
+		{name: "secret server out of range", body: part(`"secret", "env", {[1, "K"]}`), wantPath: "decision[1][2]"},
+		{name: "secret of an unknown field", body: part(`"secret", "args", set()`), wantPath: "decision[1][1]"},
+		{name: "token not an index", body: part(`"secret", "token", {"a"}`), wantPath: "decision[1][2]"},
+		{name: "spawn keys not a list", body: part(`"spawn_env", "PATH", []`), wantPath: "decision[1][1]"},
+		{name: "spawn key not a string", body: part(`"spawn_env", [1], []`), wantPath: "decision[1][1][0]"},
+		{name: "empty spawn prefix", body: part(`"spawn_env", [], ["LC_", ""]`), wantPath: "decision[1][2][1]"},
+		{name: "warning without code", body: part(`"warn", "", "m", {0}`), wantPath: "decision[1][1]"},
+		{name: "warning message not a string", body: part(`"warn", "c", 1, {0}`), wantPath: "decision[1][2]"},
+		{name: "warning server out of range", body: part(`"warn", "c", "m", {1}`), wantPath: "decision[1][3]"},
+		{name: "warning servers not a set", body: part(`"warn", "c", "m", 0`), wantPath: "decision[1][3]"},
+		{name: "warning skill out of range", body: part(`"warn_skill", "c", "m", {0}`), wantPath: "decision[1][3]"},
+		{name: "second statement bad", body: part(`"server", "id_invalid", {0}, "skill", "x"`), wantPath: "decision[1][3]"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,15 +143,13 @@ func TestDecideRefusesBadDecisions(t *testing.T) {
 	}
 }
 
-// TestDecideWarnings holds the decoded warnings to the parts that name them: one per server,
-// then one per skill, of each part in order, or one about neither; a refused server's left out.
+// TestDecideWarnings holds the decoded warnings to the statements that name them: one per
+// server (skill) of each statement, in order; a refused server's left out.
 func TestDecideWarnings(t *testing.T) {
 	t.Parallel()
-	body := `decision := {"servers": [{"id_invalid": {2}}], "skills": [], "drop": [], "secrets": [], ` +
-		`"spawnEnv": [], "warnings": [` +
-		`{"code": "a", "message": "m", "servers": {2, 1, 0}, "skills": {0}}, ` +
-		`{"code": "b", "message": "n", "servers": [1]}, {"code": "c", "message": "o"}, ` +
-		`{"code": "d", "message": "p", "servers": set()}]}`
+	body := `decision := [["server", "id_invalid", {2}], [` +
+		`"warn", "a", "m", {2, 1, 0}, "warn_skill", "a", "m", {0}, ` +
+		`"warn", "b", "n", [1], "warn", "d", "p", set()]]`
 	e, err := New(context.Background(), Config{FS: withDecision(body)})
 	require.NoError(t, err, "New(warnings decision)")
 	req := &spec.Request{
@@ -165,7 +163,6 @@ func TestDecideWarnings(t *testing.T) {
 		{Code: "a", Server: "one", Message: "m"},
 		{Code: "a", Skill: "review", Message: "m"},
 		{Code: "b", Server: "one", Message: "n"},
-		{Code: "c", Message: "o"},
 	}, d.Warnings, "Decide(warnings decision): warnings (server two is refused, an empty set warns about nobody)")
 }
 
@@ -280,12 +277,12 @@ facts := {
 
 test_passes if {
 	v := url.verdict with input as {"facts": facts}
-	v.servers.url_not_allowed == {0}
+	v[20] == {0}
 }
 
 test_fails if {
 	v := url.verdict with input as {"facts": facts}
-	v.servers.url_not_allowed == set()
+	v[20] == set()
 }
 
 cases := {"a": 1, "b": 2}
@@ -326,20 +323,20 @@ func TestDecisionRaw(t *testing.T) {
 	req := benchRequest(4)
 	d, err := e.Decide(ctx, req, benchHostEnv)
 	require.NoError(t, err, "Decide")
-	raw, ok := d.Raw().(map[string]any)
-	require.True(t, ok, "Decision.Raw() = %T, want a JSON object", d.Raw())
-	for _, key := range []string{"servers", "skills", "drop", "secrets", "spawnEnv", "warnings"} {
-		assert.Contains(t, raw, key, "Decision.Raw(): want the policy's %q", key)
-	}
+	raw, ok := d.Raw().([]any)
+	require.True(t, ok, "Decision.Raw() = %T, want the JSON list of parts", d.Raw())
+	require.Len(t, raw, 3, "Decision.Raw(): the URL, allowlist and secret parts")
 	// benchRequest(4): servers 0 and 2 lose LD_PRELOAD; every server's named secret is listed.
-	env := raw["drop"].([]any)[0].(map[string]any)["env"].([]any)
-	assert.Contains(t, env, []any{"env_key_refused", []any{[]any{json.Number("0"), "LD_PRELOAD"}, []any{json.Number("2"), "LD_PRELOAD"}}},
-		"Decision.Raw() drop[0].env: want the refused keys as [server, key] pairs")
-	secrets := raw["secrets"].([]any)[0].(map[string]any)
-	assert.Equal(t, []any{[]any{json.Number("1"), "Authorization"}, []any{json.Number("3"), "Authorization"}}, secrets["headers"],
-		"Decision.Raw() secrets[0].headers")
+	allow := raw[1].([]any)
+	at := slices.Index(allow, any("env_key_refused"))
+	require.Positive(t, at, "Decision.Raw() allowlist part: want an env_key_refused drop")
+	assert.Equal(t, []any{"drop", "env", "env_key_refused", []any{[]any{json.Number("0"), "LD_PRELOAD"}, []any{json.Number("2"), "LD_PRELOAD"}}},
+		allow[at-2:at+2], "Decision.Raw(): the refused keys as [server, key] pairs")
+	secrets := raw[2].([]any)
+	assert.Equal(t, []any{"secret", "headers", []any{[]any{json.Number("1"), "Authorization"}, []any{json.Number("3"), "Authorization"}}},
+		secrets[3:6], "Decision.Raw(): the secret part's headers")
 	assert.Len(t, d.Secrets, 6, "Decide: secrets of benchRequest(4) (FS_TOKEN and token of 0 and 2, Authorization of 1 and 3)")
-	again, _ := d.Raw().(map[string]any)
+	again, _ := d.Raw().([]any)
 	assert.Equal(t, fmt.Sprintf("%p", raw), fmt.Sprintf("%p", again), "Decision.Raw() twice: want the same converted document")
 }
 

@@ -12,20 +12,9 @@ import data.loadout.url
 
 # METADATA
 # description: |
-#   The decision combines the areas' verdicts: each field lists the parts that decide it, in
-#   priority order (host/policy/doc.go). A server or skill is refused by any code of any part;
-#   an entry several parts drop is dropped for the first code of the first of them, so the
-#   allowlist's reasons rank before the secret rules'.
+#   The decision lists the areas' verdicts in priority order (host/policy/doc.go), each a list
+#   of statements read in order. A server or skill is refused by any code of any statement;
+#   an entry several drop statements name is dropped for the first, so the allowlist's reasons
+#   rank before the secret rules'.
 # entrypoint: true
-decision := {
-	"servers": [u.servers, a.servers],
-	"skills": [a.skills],
-	"drop": [a.drop, s.drop],
-	"secrets": [s.secrets],
-	"spawnEnv": [a.spawnEnv],
-	"warnings": a.warnings,
-} if {
-	u := url.verdict
-	a := allow.verdict
-	s := secrets.verdict
-}
+decision := [url.verdict, allow.verdict, secrets.verdict]

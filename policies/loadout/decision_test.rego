@@ -28,25 +28,27 @@ decision := d if {
 
 # refused(d) are the deny codes of decision d that name a server, with the servers.
 refused(d) := {code: servers |
-	some part in d.servers
-	some code, servers in part
+	some part in d
+	some code, servers in facts_test.refused(part, "server")
 	count(servers) > 0
 }
 
-# merged(d, key, field) is the union of the parts' field sets.
-merged(d, key, field) := union({object.get(part, field, set()) | some part in d[key]})
+# merged(d, field) is the union of the parts' secret sets of field.
+merged(d, field) := union({facts_test.secret_set(part, field) | some part in d})
 
 # drop_reasons(d, field, e) are the codes that drop entry e of field, first first.
 drop_reasons(d, field, e) := [code |
-	some part in d.drop
-	some code in facts_test.reasons(object.get(part, field, []), e)
+	some part in d
+	some code in facts_test.reasons(part, field, e)
 ]
 
+# warned(d) are the warn statements of d's parts, in order.
+warned(d) := [w | some part in d; some w in facts_test.warned(part)]
+
 test_parts_in_priority_order if {
-	object.keys(decision) == {"servers", "skills", "drop", "secrets", "spawnEnv", "warnings"}
-	count(decision.servers) == 2
-	count(decision.drop) == 2
-	object.keys(decision.drop[1]) == {"env", "headers"}
+	count(decision) == 3
+	refused([decision[0]]) == {"url_not_allowed": {1}}
+	facts_test.secret_set(decision[2], "token") == {0, 2}
 }
 
 test_refused_servers_per_code if {
@@ -63,28 +65,28 @@ test_drops if {
 }
 
 test_secrets if {
-	merged(decision, "secrets", "env") == {[0, "LD_PRELOAD"], [0, "FS_TOKEN"]}
-	merged(decision, "secrets", "headers") == {[1, "Authorization"], [2, "X-Key"]}
-	merged(decision, "secrets", "token") == {0, 2}
+	merged(decision, "env") == {[0, "LD_PRELOAD"], [0, "FS_TOKEN"]}
+	merged(decision, "headers") == {[1, "Authorization"], [2, "X-Key"]}
+	merged(decision, "token") == {0, 2}
 }
 
 test_restricted_server_left_without_tools_warns if {
-	decision.warnings == [{
+	warned(decision) == [{
 		"code": "tools_none_left", "servers": {2},
 		"message": "allowedTools is declared but no valid tool name is left: the server keeps no tool",
 	}]
 }
 
 test_skills_and_spawn_env if {
-	[code | some part in decision.skills; some code, skills in part; count(skills) > 0] == []
-	[p | some part in decision.spawnEnv; some p in part.prefixes] == ["LC_"]
+	[code | some part in decision; some code, skills in facts_test.refused(part, "skill"); count(skills) > 0] == []
+	[p | some part in decision; some p in facts_test.spawn_env(part).prefixes] == ["LC_"]
 }
 
 test_empty_request_decides if {
 	d := loadout.decision with input as {"request": request, "facts": facts_test.none}
 	refused(d) == {}
-	merged(d, "secrets", "env") == set()
-	[w | some w in d.warnings; count(w.servers) > 0] == []
+	merged(d, "env") == set()
+	[w | some w in warned(d); count(w.servers) > 0] == []
 }
 
 test_allowlist_reason_comes_before_the_secret_rules if {

@@ -37,12 +37,37 @@ entry_facts(field, e, names) := facts({field: {name: {e} | some name in names}})
 # holds for entry e in the group its value names.
 grouped_facts(field, e, groups) := facts({field: {name: {group: {e}} | some name, group in groups}})
 
-# reasons(drops, e) are the codes of drops (a list of [code, entries]) that name entry e, in
-# order: the first is why e is removed.
-reasons(drops, e) := [code |
-	some [code, entries] in drops
-	e in entries
+# refused(part, verb) maps each code of part's verb statements ("server" or "skill") to the
+# indices it refuses.
+refused(part, verb) := {code: union({part[j + 2] | some j, w in part; w == verb; part[j + 1] == code}) |
+	some i, v in part
+	v == verb
+	code := part[i + 1]
+}
+
+# reasons(part, field, e) are the codes of part's drop statements of field that name entry e,
+# in order: the first is why e is removed.
+reasons(part, field, e) := [part[i + 2] |
+	some i, v in part
+	v == "drop"
+	part[i + 1] == field
+	e in part[i + 3]
 ]
+
+# secret_set(part, field) is the union of the sets of part's secret statements of field.
+secret_set(part, field) := union({part[i + 2] | some i, v in part; v == "secret"; part[i + 1] == field})
+
+# warned(part) are part's warn statements, in order.
+warned(part) := [{"code": part[i + 1], "message": part[i + 2], "servers": part[i + 3]} |
+	some i, v in part
+	v == "warn"
+]
+
+# spawn_env(part) are the keys and prefixes of part's spawn_env statements.
+spawn_env(part) := {
+	"keys": [k | some i, v in part; v == "spawn_env"; some k in part[i + 1]],
+	"prefixes": [p | some i, v in part; v == "spawn_env"; some p in part[i + 2]],
+}
 
 test_none_has_every_fact if {
 	count(none.flags) == 13

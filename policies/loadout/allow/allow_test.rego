@@ -6,7 +6,7 @@ import data.loadout.facts_test
 # deny_of(f, run) is the set of allowlist codes server 0 of a one-server request breaks, with
 # the facts f (nested as in facts_test.none) and the run's user run.
 deny_of(f, run) := {code |
-	some code, servers in v.servers
+	some code, servers in facts_test.refused(v, "server")
 	0 in servers
 } if {
 	v := allow.verdict with input as {"request": {"run": run}, "facts": facts_test.facts(f)}
@@ -69,7 +69,7 @@ test_run_user_not_a_boolean_decides_nothing if {
 
 # drop_reasons(field, names) are the allowlist codes, first first, that remove an entry of
 # field whose facts are names.
-drop_reasons(field, names) := facts_test.reasons(v.drop[field], [0, "K"]) if {
+drop_reasons(field, names) := facts_test.reasons(v, field, [0, "K"]) if {
 	v := allow.verdict with input as {"request": no_request, "facts": facts_test.entry_facts(field, [0, "K"], names)}
 }
 
@@ -92,7 +92,7 @@ test_env_rules[name] if {
 test_user_credential_is_not_an_allowlist_rule if {
 	f := facts_test.grouped_facts("env", [0, "MCP_ACCESS_TOKEN"], {"userCredential": "user"})
 	v := allow.verdict with input as {"request": no_request, "facts": f}
-	facts_test.reasons(v.drop.env, [0, "MCP_ACCESS_TOKEN"]) == []
+	facts_test.reasons(v, "env", [0, "MCP_ACCESS_TOKEN"]) == []
 }
 
 header_cases := {
@@ -109,33 +109,34 @@ test_header_rules[name] if {
 
 test_tool_rules if {
 	v := allow.verdict with input as {"request": no_request, "facts": facts_test.entry_facts("tools", [0, "x,Bash"], {"nameInvalid"})}
-	facts_test.reasons(v.drop.allowedTools, [0, "x,Bash"]) == ["tool_name_invalid"]
+	facts_test.reasons(v, "allowedTools", [0, "x,Bash"]) == ["tool_name_invalid"]
 	clean := allow.verdict with input as {"request": no_request, "facts": facts_test.none}
-	facts_test.reasons(clean.drop.allowedTools, [0, "read"]) == []
+	facts_test.reasons(clean, "allowedTools", [0, "read"]) == []
 }
 
 test_skills_allowed_by_default if {
 	v := allow.verdict with input as {"request": no_request, "facts": facts_test.none}
-	v.skills == {"skill_name_denied": set()}
+	facts_test.refused(v, "skill") == {"skill_name_denied": set()}
 }
 
 test_denied_skill_names if {
 	v := allow.verdict with input as {"request": no_request, "facts": facts_test.facts({"skills": {"nameDenied": {1}}})}
-	v.skills == {"skill_name_denied": {1}}
+	facts_test.refused(v, "skill") == {"skill_name_denied": {1}}
 }
 
 test_spawn_env_default if {
 	v := allow.verdict with input as {"request": no_request, "facts": facts_test.none}
-	v.spawnEnv.prefixes == ["LC_"]
-	"PATH" in v.spawnEnv.keys
-	"SSH_AUTH_SOCK" in v.spawnEnv.keys
-	count(v.spawnEnv.keys) == 11
+	spawn := facts_test.spawn_env(v)
+	spawn.prefixes == ["LC_"]
+	"PATH" in spawn.keys
+	"SSH_AUTH_SOCK" in spawn.keys
+	count(spawn.keys) == 11
 }
 
 test_restricted_servers_left_without_tools_warn if {
 	f := facts_test.facts({"tools": {"nameInvalid": {[0, "*"], [1, "x,Bash"]}, "noneValid": {0, 2}}})
 	v := allow.verdict with input as {"request": no_request, "facts": f}
-	v.warnings == [{
+	facts_test.warned(v) == [{
 		"code": "tools_none_left", "servers": {0, 2},
 		"message": "allowedTools is declared but no valid tool name is left: the server keeps no tool",
 	}]
@@ -143,7 +144,7 @@ test_restricted_servers_left_without_tools_warn if {
 
 test_no_warning_names_a_server_that_keeps_tools if {
 	v := allow.verdict with input as {"request": no_request, "facts": facts_test.none}
-	[w | some w in v.warnings; count(w.servers) > 0] == []
+	[w | some w in facts_test.warned(v); count(w.servers) > 0] == []
 }
 
 # Credential modes other than "" come from the tunables; the rules give user and shared their

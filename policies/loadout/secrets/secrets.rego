@@ -10,31 +10,25 @@
 #   (host/policy/doc.go).
 package loadout.secrets
 
-# verdict is the secret rules' part of the decision (host/policy/doc.go), in one rule (each
-# expression evaluated costs):
-#   secrets: the entries whose values are secrets: env and header values named by secretKeys
+# verdict is the secret rules' part of the decision (host/policy/doc.go), a list of statements
+# in one rule (each expression evaluated costs):
+#   secret: the entries whose values are secrets: env and header values named by secretKeys
 #     (both fields) or by always_secret_headers, when non-empty; and every stored token (by
 #     server index). An entry that a rule drops never reaches a plugin, secret or not.
-#   drop: which entries a server may not keep, per field, as [code, entries] in priority order
-#     (after the allowlist's reasons): a per-user server's (credentials: user) credential env
-#     keys and headers, which the run's own token supplies; then the Authorization header of
-#     an http server whose stored token supplies it. The facts group these entries by their
-#     server's credentials (userCredential) and by the transport of the servers with a stored
-#     token (tokenHeader).
-verdict := {
-	"secrets": {
-		"env": env.secretNamed - env.valueEmpty,
-		"headers": (headers.secretNamed | headers.alwaysSecret) - headers.valueEmpty,
-		"token": input.facts.token,
-	},
-	"drop": {
-		"env": [["credentials_user", env.userCredential.user]],
-		"headers": [
-			["credentials_user", headers.userCredential.user],
-			["replaced_by_token", headers.tokenHeader.http],
-		],
-	},
-} if {
+#   drop: which entries a server may not keep, per field, in priority order (after the
+#     allowlist's reasons): a per-user server's (credentials: user) credential env keys and
+#     headers, which the run's own token supplies; then the Authorization header of an http
+#     server whose stored token supplies it. The facts group these entries by their server's
+#     credentials (userCredential) and by the transport of the servers with a stored token
+#     (tokenHeader).
+verdict := [
+	"secret", "env", env.secretNamed - env.valueEmpty,
+	"secret", "headers", (headers.secretNamed | headers.alwaysSecret) - headers.valueEmpty,
+	"secret", "token", input.facts.token,
+	"drop", "env", "credentials_user", env.userCredential.user,
+	"drop", "headers", "credentials_user", headers.userCredential.user,
+	"drop", "headers", "replaced_by_token", headers.tokenHeader.http,
+] if {
 	env := input.facts.env
 	headers := input.facts.headers
 }

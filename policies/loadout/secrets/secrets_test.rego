@@ -5,7 +5,7 @@ import data.loadout.secrets
 
 # header_reasons(groups) are the secret rules' codes, first first, that remove header
 # "Authorization" of server 0 whose grouped facts are groups (fact: group).
-header_reasons(groups) := facts_test.reasons(v.drop.headers, [0, "Authorization"]) if {
+header_reasons(groups) := facts_test.reasons(v, "headers", [0, "Authorization"]) if {
 	v := secrets.verdict with input as {"facts": facts_test.grouped_facts("headers", [0, "Authorization"], groups)}
 }
 
@@ -29,7 +29,7 @@ test_header_rules[name] if {
 
 # env_reasons(credentials) are the secret rules' codes that remove env MCP_ACCESS_TOKEN (a user
 # credential) of server 0, whose credentials are credentials.
-env_reasons(credentials) := facts_test.reasons(v.drop.env, [0, "MCP_ACCESS_TOKEN"]) if {
+env_reasons(credentials) := facts_test.reasons(v, "env", [0, "MCP_ACCESS_TOKEN"]) if {
 	f := facts_test.grouped_facts("env", [0, "MCP_ACCESS_TOKEN"], {"userCredential": credentials})
 	v := secrets.verdict with input as {"facts": f}
 }
@@ -52,24 +52,25 @@ named := facts_test.facts({
 
 test_secret_keys_name_env_and_headers_both if {
 	v := secrets.verdict with input as {"facts": named}
-	v.secrets == {"env": {[3, "K"]}, "headers": {[3, "K"]}, "token": set()}
+	secrets_of(v) == {"env": {[3, "K"]}, "headers": {[3, "K"]}, "token": set()}
 }
 
 test_stored_token_is_always_secret if {
 	v := secrets.verdict with input as {"facts": facts_test.facts({"token": {0, 1}})}
-	v.secrets.token == {0, 1}
+	secrets_of(v).token == {0, 1}
 }
 
 test_always_secret_headers if {
-	token_header := secrets_of with input as {"facts": facts_test.grouped_facts("headers", [0, "Authorization"], {"tokenHeader": "http"})}
+	token_header := secrets_of(secrets.verdict) with input as {"facts": facts_test.grouped_facts("headers", [0, "Authorization"], {"tokenHeader": "http"})}
 	token_header.headers == set()
-	always := secrets_of with input as {"facts": facts_test.facts({"headers": {"alwaysSecret": {[0, "Authorization"]}}})}
+	always := secrets_of(secrets.verdict) with input as {"facts": facts_test.facts({"headers": {"alwaysSecret": {[0, "Authorization"]}}})}
 	always.headers == {[0, "Authorization"]}
-	empty := secrets_of with input as {"facts": facts_test.facts({"headers": {
+	empty := secrets_of(secrets.verdict) with input as {"facts": facts_test.facts({"headers": {
 		"alwaysSecret": {[0, "Authorization"]},
 		"valueEmpty": {[0, "Authorization"]},
 	}})}
 	empty.headers == set()
 }
 
-secrets_of := secrets.verdict.secrets
+# secrets_of(part) are the sets of part's secret statements, per field.
+secrets_of(part) := {field: facts_test.secret_set(part, field) | some field in ["env", "headers", "token"]}

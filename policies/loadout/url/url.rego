@@ -10,22 +10,20 @@
 #   this package only decides.
 package loadout.url
 
-# verdict is the URL rules' part of the decision (host/policy/doc.go): servers maps each URL
-# rule code to the set of server indices (http servers) that break it. url_not_allowed: a
-# present url whose scheme may not reach its host. A scheme allowed anywhere reaches any host,
-# a loopback-only scheme only a loopback host; the scheme is the base rule's (^(https?)://,
-# facts.url.baseMatch).
-verdict := {
-	"servers": {
-		"url_missing": flags.urlMissing,
-		"url_bad_bytes": flags.urlBadBytes,
-		"url_userinfo": flags.urlUserinfo,
-		"url_parse_mismatch": flags.urlHostsDisagree,
-		"url_bad_port": flags.urlBadPort,
-		"url_empty_host": flags.urlEmptyHost,
-		"url_not_allowed": (input.facts.http - flags.urlMissing) - allowed,
-	},
-} if {
+# verdict is the URL rules' part of the decision (host/policy/doc.go): one "server" statement
+# per URL rule code, with the set of server indices (http servers) that break it.
+# url_not_allowed: a present url whose scheme may not reach its host. A scheme allowed
+# anywhere reaches any host, a loopback-only scheme only a loopback host; the scheme is the
+# base rule's (^(https?)://, facts.url.baseMatch).
+verdict := [
+	"server", "url_missing", flags.urlMissing,
+	"server", "url_bad_bytes", flags.urlBadBytes,
+	"server", "url_userinfo", flags.urlUserinfo,
+	"server", "url_parse_mismatch", flags.urlHostsDisagree,
+	"server", "url_bad_port", flags.urlBadPort,
+	"server", "url_empty_host", flags.urlEmptyHost,
+	"server", "url_not_allowed", (input.facts.http - flags.urlMissing) - allowed,
+] if {
 	flags := input.facts.flags
 	u := input.facts.url
 	allowed := (u.baseMatch & u.schemeAnywhere) | ((u.baseMatch & u.schemeLoopback) & u.loopback)

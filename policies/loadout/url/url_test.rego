@@ -6,7 +6,7 @@ import data.loadout.url
 # deny_of(tc) is the URL deny codes of server 0, an http server with the flags and URL facts
 # (names of the facts that hold) of test case tc.
 deny_of(tc) := {code |
-	some code, servers in v.servers
+	some code, servers in facts_test.refused(v, "server")
 	0 in servers
 } if {
 	f := facts_test.facts({
@@ -53,7 +53,7 @@ test_url_rules[name] if {
 
 test_stdio_servers_have_no_url_rules if {
 	v := url.verdict with input as {"facts": facts_test.facts({"http": {1}, "url": {"baseMatch": {1}, "schemeAnywhere": {1}}})}
-	every _, servers in v.servers {
+	every _, servers in facts_test.refused(v, "server") {
 		not 0 in servers
 	}
 }
