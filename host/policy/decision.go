@@ -194,11 +194,12 @@ func (dec *decoder) statement(part *ast.Array, at int) (int, error) {
 		return 0, &MalformedError{Path: indexPath("", at), Msg: fmt.Sprintf("%s statement has %d of its %d values", verb, part.Len()-at-1, n-1)}
 	}
 	arg := func(k int) *ast.Term { return part.Elem(at + k) }
-	path := func(k int) string { return indexPath("", at+k) }
+	// pos(k) is where value k is: its path, "[at+k]", is only spelled for an error.
+	pos := func(k int) int { return at + k }
 	nServers := len(dec.req.Servers)
 	switch verb {
 	case "server", "skill":
-		code, err := codeArg(arg(1), path(1))
+		code, err := codeArg(arg(1), pos(1))
 		if err != nil {
 			return 0, err
 		}
@@ -206,18 +207,18 @@ func (dec *decoder) statement(part *ast.Array, at int) (int, error) {
 		if verb == "skill" {
 			limit, reasons = len(dec.req.Skills), func(k int) *[]string { return &dec.d.Skills[k].Reasons }
 		}
-		err = eachIndex(arg(2), path(2), limit, func(i int) { *reasons(i) = append(*reasons(i), code) })
+		err = eachIndex(arg(2), pos(2), limit, func(i int) { *reasons(i) = append(*reasons(i), code) })
 		return at + n, err
 	case "drop":
 		f := slices.Index(dropFields[:], fieldName(arg(1)))
 		if f < 0 {
-			return 0, &MalformedError{Path: path(1), Msg: fmt.Sprintf("is %s, want env, headers or allowedTools", show(arg(1)))}
+			return 0, &MalformedError{Path: elemPath(pos(1)), Msg: fmt.Sprintf("is %s, want env, headers or allowedTools", show(arg(1)))}
 		}
-		code, err := codeArg(arg(2), path(2))
+		code, err := codeArg(arg(2), pos(2))
 		if err != nil {
 			return 0, err
 		}
-		err = eachEntry(arg(3), path(3), nServers, func(r EntryRef) {
+		err = eachEntry(arg(3), pos(3), nServers, func(r EntryRef) {
 			if dec.drops[f] == nil {
 				dec.drops[f] = map[EntryRef]string{}
 			}
@@ -230,49 +231,49 @@ func (dec *decoder) statement(part *ast.Array, at int) (int, error) {
 		var err error
 		switch fieldName(arg(1)) {
 		case "env":
-			err = eachEntry(arg(2), path(2), nServers, func(r EntryRef) { dec.envSecrets = setTrue(dec.envSecrets, r) })
+			err = eachEntry(arg(2), pos(2), nServers, func(r EntryRef) { dec.envSecrets = setTrue(dec.envSecrets, r) })
 		case "headers":
-			err = eachEntry(arg(2), path(2), nServers, func(r EntryRef) { dec.headerSecrets = setTrue(dec.headerSecrets, r) })
+			err = eachEntry(arg(2), pos(2), nServers, func(r EntryRef) { dec.headerSecrets = setTrue(dec.headerSecrets, r) })
 		case "token":
-			err = eachIndex(arg(2), path(2), nServers, func(i int) { dec.tokens = setTrue(dec.tokens, i) })
+			err = eachIndex(arg(2), pos(2), nServers, func(i int) { dec.tokens = setTrue(dec.tokens, i) })
 		default:
-			err = &MalformedError{Path: path(1), Msg: fmt.Sprintf("is %s, want env, headers or token", show(arg(1)))}
+			err = &MalformedError{Path: elemPath(pos(1)), Msg: fmt.Sprintf("is %s, want env, headers or token", show(arg(1)))}
 		}
 		return at + n, err
 	case "warn", "warn_skill":
-		code, err := codeArg(arg(1), path(1))
+		code, err := codeArg(arg(1), pos(1))
 		if err != nil {
 			return 0, err
 		}
 		msg, ok := arg(2).Value.(ast.String)
 		if !ok {
-			return 0, &MalformedError{Path: path(2), Msg: fmt.Sprintf("is %s, want a message", kind(arg(2).Value))}
+			return 0, &MalformedError{Path: elemPath(pos(2)), Msg: fmt.Sprintf("is %s, want a message", kind(arg(2).Value))}
 		}
 		w := Warning{Code: code, Message: string(msg)}
 		if verb == "warn_skill" {
-			err = eachIndex(arg(3), path(3), len(dec.req.Skills), func(k int) {
+			err = eachIndex(arg(3), pos(3), len(dec.req.Skills), func(k int) {
 				w.Skill = dec.req.Skills[k].Name
 				dec.warnings, dec.warned = append(dec.warnings, w), append(dec.warned, -1)
 			})
 			return at + n, err
 		}
-		err = eachIndex(arg(3), path(3), nServers, func(i int) {
+		err = eachIndex(arg(3), pos(3), nServers, func(i int) {
 			w.Server = dec.req.Servers[i].ID
 			dec.warnings, dec.warned = append(dec.warnings, w), append(dec.warned, i)
 		})
 		return at + n, err
 	default: // spawn_env
-		keys, err := stringList(arg(1), path(1))
+		keys, err := stringList(arg(1), pos(1))
 		if err != nil {
 			return 0, err
 		}
-		prefixes, err := stringList(arg(2), path(2))
+		prefixes, err := stringList(arg(2), pos(2))
 		if err != nil {
 			return 0, err
 		}
 		for i, pfx := range prefixes {
 			if pfx == "" {
-				return 0, &MalformedError{Path: indexPath(path(2), i), Msg: "is empty: it would pass the whole host environment"}
+				return 0, &MalformedError{Path: indexPath(elemPath(pos(2)), i), Msg: "is empty: it would pass the whole host environment"}
 			}
 		}
 		dec.d.SpawnEnv.Keys = appendNew(dec.d.SpawnEnv.Keys, keys)
@@ -298,11 +299,14 @@ func fieldName(t *ast.Term) string {
 	return string(s)
 }
 
-// codeArg is t as a reason code: a non-empty string.
-func codeArg(t *ast.Term, path string) (string, error) {
+// elemPath is the path of element at of a part, relative to the part.
+func elemPath(at int) string { return indexPath("", at) }
+
+// codeArg is t, element at of a part, as a reason code: a non-empty string.
+func codeArg(t *ast.Term, at int) (string, error) {
 	code, ok := t.Value.(ast.String)
 	if !ok || code == "" {
-		return "", &MalformedError{Path: path, Msg: fmt.Sprintf("is %s, want a code", show(t))}
+		return "", &MalformedError{Path: elemPath(at), Msg: fmt.Sprintf("is %s, want a code", show(t))}
 	}
 	return string(code), nil
 }
@@ -316,15 +320,15 @@ func setTrue[K comparable](m map[K]bool, k K) map[K]bool {
 }
 
 // eachIndex calls f for each element of t, a set of indices below n.
-func eachIndex(t *ast.Term, path string, n int, f func(int)) error {
+func eachIndex(t *ast.Term, at int, n int, f func(int)) error {
 	ts, ok := elems(t.Value)
 	if !ok {
-		return &MalformedError{Path: path, Msg: fmt.Sprintf("is %s, want a set", kind(t.Value))}
+		return &MalformedError{Path: elemPath(at), Msg: fmt.Sprintf("is %s, want a set", kind(t.Value))}
 	}
 	for _, e := range ts {
 		i, ok := index(e, n)
 		if !ok {
-			return &MalformedError{Path: path, Msg: fmt.Sprintf("holds %s, want an index below %d", e, n)}
+			return &MalformedError{Path: elemPath(at), Msg: fmt.Sprintf("holds %s, want an index below %d", e, n)}
 		}
 		f(i)
 	}
@@ -333,15 +337,15 @@ func eachIndex(t *ast.Term, path string, n int, f func(int)) error {
 
 // eachEntry calls f for each element of t, a set of [server index, key] pairs with a server
 // index below n.
-func eachEntry(t *ast.Term, path string, n int, f func(EntryRef)) error {
+func eachEntry(t *ast.Term, at int, n int, f func(EntryRef)) error {
 	ts, ok := elems(t.Value)
 	if !ok {
-		return &MalformedError{Path: path, Msg: fmt.Sprintf("is %s, want a set", kind(t.Value))}
+		return &MalformedError{Path: elemPath(at), Msg: fmt.Sprintf("is %s, want a set", kind(t.Value))}
 	}
 	for _, e := range ts {
 		r, ok := entryRef(e, n)
 		if !ok {
-			return &MalformedError{Path: path, Msg: fmt.Sprintf("holds %s, want [server index, key]", e)}
+			return &MalformedError{Path: elemPath(at), Msg: fmt.Sprintf("holds %s, want [server index, key]", e)}
 		}
 		f(r)
 	}
@@ -493,17 +497,17 @@ func show(t *ast.Term) string {
 	return t.Value.String()
 }
 
-// stringList is t as a list of strings.
-func stringList(t *ast.Term, path string) ([]string, error) {
+// stringList is t, element at of a part, as a list of strings.
+func stringList(t *ast.Term, at int) ([]string, error) {
 	a, ok := t.Value.(*ast.Array)
 	if !ok {
-		return nil, &MalformedError{Path: path, Msg: fmt.Sprintf("is %s, want a list of strings", kind(t.Value))}
+		return nil, &MalformedError{Path: elemPath(at), Msg: fmt.Sprintf("is %s, want a list of strings", kind(t.Value))}
 	}
 	out := make([]string, a.Len())
 	for i := range out {
 		s, ok := a.Elem(i).Value.(ast.String)
 		if !ok {
-			return nil, &MalformedError{Path: indexPath(path, i), Msg: fmt.Sprintf("is %s, want a string", kind(a.Elem(i).Value))}
+			return nil, &MalformedError{Path: indexPath(elemPath(at), i), Msg: fmt.Sprintf("is %s, want a string", kind(a.Elem(i).Value))}
 		}
 		out[i] = string(s)
 	}
