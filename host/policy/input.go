@@ -149,7 +149,10 @@ func policyInput(req *spec.Request, f *Facts, t *tunables) Input {
 		fs.Env.UserCredential[m] = nil
 		fs.Headers.UserCredential[m] = nil
 	}
-	fs.Headers.TokenHeader = map[string][]EntryRef{transportStdio: nil, transportHTTP: nil}
+	fs.Headers.TokenHeader = map[string][]EntryRef{}
+	for _, k := range transportGroups.keys {
+		fs.Headers.TokenHeader[k] = nil
+	}
 	for i := range req.Servers {
 		s := &req.Servers[i]
 		sf := &f.Servers[i]
@@ -254,10 +257,10 @@ func (f *ServerFlags) set(name string) *[]int {
 // is in, and each distinct key once.
 func inputValue(req *spec.Request, f *Facts, tun *tunables) ast.Value {
 	var ts termSets
-	ts.credentials = newTermGroups(tun.credentialModeList, false)
-	ts.envUserCredential = newTermGroups(tun.credentialModeList, true)
-	ts.headerUserCredential = newTermGroups(tun.credentialModeList, true)
-	ts.tokenHeader = newTermGroups(transports[:], false)
+	ts.credentials = newTermGroups(tun.credentialGroups)
+	ts.envUserCredential = newTermGroups(tun.userCredentialGroups)
+	ts.headerUserCredential = newTermGroups(tun.userCredentialGroups)
+	ts.tokenHeader = newTermGroups(transportGroups)
 	// Terms come from one block: the pairs (and their keys), then the sets and objects.
 	pairs := 0
 	for i := range f.Servers {
@@ -488,29 +491,46 @@ type termSets struct {
 	headerUserCredential, tokenHeader              termGroups
 }
 
-// termGroups are the elements of a grouped fact, per group key: the keys every input has
-// first, then any other in the order first seen (a request has few distinct credentials
-// values and transports: a list beats a map).
-type termGroups []termGroup
+// groupShape is the keys every input's grouped fact has, as terms built once, and the object
+// with each the shared empty set.
+type groupShape struct {
+	keys  []string
+	terms []*ast.Term
+	empty *ast.Term
+}
 
-// transports are the keys of the groups by transport every input has.
-var transports = [...]string{transportStdio, transportHTTP}
+// newGroupShape is the shape of keys, with "" first when none is set.
+func newGroupShape(keys []string, none bool) *groupShape {
+	g := &groupShape{}
+	if none {
+		g.keys = append(g.keys, "")
+	}
+	g.keys = append(g.keys, keys...)
+	items := make([][2]*ast.Term, len(g.keys))
+	for k, key := range g.keys {
+		g.terms = append(g.terms, ast.StringTerm(key))
+		items[k] = [2]*ast.Term{g.terms[k], ast.InternedEmptySet}
+	}
+	g.empty = ast.ObjectTerm(items...)
+	return g
+}
+
+// transportGroups are the keys of the groups by transport every input has.
+var transportGroups = newGroupShape([]string{transportStdio, transportHTTP}, false)
 
 const (
 	transportStdio = "stdio"
 	transportHTTP  = "http"
 )
 
-// newTermGroups has an empty group per key of keys, and one for "" first when none is set.
-func newTermGroups(keys []string, none bool) termGroups {
-	g := make(termGroups, 0, len(keys)+2)
-	if none {
-		g = append(g, termGroup{key: ""})
-	}
-	for _, k := range keys {
-		g = append(g, termGroup{key: k})
-	}
-	return g
+// termGroups are the elements of a grouped fact: per key of its shape, then per other key in
+// the order first seen (a request has few distinct credentials values and transports: a list
+// beats a map).
+type termGroups struct {
+	shape *groupShape
+	elems [4][]*ast.Term // per key of shape, while it has at most four
+	more  [][]*ast.Term  // per key of shape past the fourth
+	extra []termGroup
 }
 
 type termGroup struct {
@@ -518,24 +538,54 @@ type termGroup struct {
 	elems []*ast.Term
 }
 
+func newTermGroups(shape *groupShape) termGroups {
+	g := termGroups{shape: shape}
+	if len(shape.keys) > len(g.elems) {
+		g.more = make([][]*ast.Term, len(shape.keys)-len(g.elems))
+	}
+	return g
+}
+
+// at is the elements of the shape's key k.
+func (g *termGroups) at(k int) *[]*ast.Term {
+	if k < len(g.elems) {
+		return &g.elems[k]
+	}
+	return &g.more[k-len(g.elems)]
+}
+
 func (g *termGroups) add(key string, t *ast.Term) {
-	for k := range *g {
-		if (*g)[k].key == key {
-			(*g)[k].elems = append((*g)[k].elems, t)
+	for k, sk := range g.shape.keys {
+		if sk == key {
+			e := g.at(k)
+			*e = append(*e, t)
 			return
 		}
 	}
-	*g = append(*g, termGroup{key: key, elems: []*ast.Term{t}})
+	for k := range g.extra {
+		if g.extra[k].key == key {
+			g.extra[k].elems = append(g.extra[k].elems, t)
+			return
+		}
+	}
+	g.extra = append(g.extra, termGroup{key: key, elems: []*ast.Term{t}})
 }
 
-// term is the object of the groups' sets.
-func (g termGroups) term(a *termAlloc) *ast.Term {
-	if len(g) == 0 {
-		return ast.InternedEmptyObject
+// term is the object of the groups' sets; the shape's empty object when every set is empty.
+func (g *termGroups) term(a *termAlloc) *ast.Term {
+	empty := len(g.extra) == 0
+	for k := range g.shape.keys {
+		empty = empty && len(*g.at(k)) == 0
 	}
-	items := make([][2]*ast.Term, len(g))
-	for k, grp := range g {
-		items[k] = [2]*ast.Term{a.str(grp.key), a.set(grp.elems)}
+	if empty {
+		return g.shape.empty
+	}
+	items := make([][2]*ast.Term, 0, len(g.shape.keys)+len(g.extra))
+	for k, kt := range g.shape.terms {
+		items = append(items, [2]*ast.Term{kt, a.set(*g.at(k))})
+	}
+	for _, grp := range g.extra {
+		items = append(items, [2]*ast.Term{a.str(grp.key), a.set(grp.elems)})
 	}
 	return a.term(ast.NewObject(items...))
 }

@@ -61,6 +61,9 @@ type tunables struct {
 	deniedSkills                     set            // lowercased
 	credentialModes                  set            // exact
 	credentialModeList               []string       // in the tunables' order, without repeats
+	// credentialGroups: the keys of the input's facts grouped by credentials (the modes);
+	// userCredentialGroups: "" and the modes.
+	credentialGroups, userCredentialGroups *groupShape
 }
 
 type set map[string]struct{}
@@ -108,6 +111,8 @@ func readTunables(doc any) (*tunables, error) {
 			t.credentialModeList = append(t.credentialModeList, m)
 		}
 	}
+	t.credentialGroups = newGroupShape(t.credentialModeList, false)
+	t.userCredentialGroups = newGroupShape(t.credentialModeList, true)
 	for i, p := range d.Allow.EnvRefused.Prefixes {
 		if !strings.HasSuffix(p, "_") {
 			return nil, fmt.Errorf("read %s: allow.env_refused.prefixes[%d] %q must end with \"_\"", TunablesPath, i, p)
