@@ -266,7 +266,7 @@ func inputValue(req *spec.Request, f *Facts, tun *tunables) ast.Value {
 	for i := range f.Servers {
 		pairs += len(f.Servers[i].Env) + len(f.Servers[i].Headers) + len(f.Servers[i].Tools)
 	}
-	a := newTermAlloc(2*pairs+len(f.HostEnv)+48, 2*pairs)
+	a := newTermAlloc(2*pairs+len(f.HostEnv)+48, 2*pairs, 8*len(req.Servers)+6*pairs+16)
 	var keys map[string]*ast.Term
 	key := func(k string) *ast.Term {
 		t, ok := keys[k]
@@ -285,31 +285,31 @@ func inputValue(req *spec.Request, f *Facts, tun *tunables) ast.Value {
 		it := num(i)
 		for _, flag := range sf.Flags {
 			if k := flagIndex(flag); k >= 0 {
-				ts.flags[k] = append(ts.flags[k], it)
+				a.addIf(&ts.flags[k], true, it)
 			}
 		}
 		if u := sf.URL; u != nil {
-			addIf(&ts.url[0], u.BaseMatch, it)
-			addIf(&ts.url[1], u.SchemeAnywhere, it)
-			addIf(&ts.url[2], u.SchemeLoopback, it)
-			addIf(&ts.url[3], u.Loopback, it)
+			a.addIf(&ts.url[0], u.BaseMatch, it)
+			a.addIf(&ts.url[1], u.SchemeAnywhere, it)
+			a.addIf(&ts.url[2], u.SchemeLoopback, it)
+			a.addIf(&ts.url[3], u.Loopback, it)
 		}
-		addIf(&ts.sharedAuthorityOK, sf.SharedAuthorityOK, it)
-		addIf(&ts.token, sf.Token, it)
+		a.addIf(&ts.sharedAuthorityOK, sf.SharedAuthorityOK, it)
+		a.addIf(&ts.token, sf.Token, it)
 		if s.Credentials != "" {
 			ts.credentials.add(s.Credentials, it)
 		}
-		addIf(&ts.hasUsers, s.HasUsers, it)
-		addIf(&ts.userListed, sf.UserListed, it)
-		addIf(&ts.toolsNoneValid, sf.NoValidTool, it)
+		a.addIf(&ts.hasUsers, s.HasUsers, it)
+		a.addIf(&ts.userListed, sf.UserListed, it)
+		a.addIf(&ts.toolsNoneValid, sf.NoValidTool, it)
 		for j := range sf.Env {
 			e := &sf.Env[j]
 			t := a.pair(it, key(e.Key))
-			addIf(&ts.env[0], e.KeyInvalid, t)
-			addIf(&ts.env[1], e.KeyRefused, t)
-			addIf(&ts.env[2], e.ValueInvalid, t)
-			addIf(&ts.env[3], e.SecretNamed, t)
-			addIf(&ts.env[4], e.ValueEmpty, t)
+			a.addIf(&ts.env[0], e.KeyInvalid, t)
+			a.addIf(&ts.env[1], e.KeyRefused, t)
+			a.addIf(&ts.env[2], e.ValueInvalid, t)
+			a.addIf(&ts.env[3], e.SecretNamed, t)
+			a.addIf(&ts.env[4], e.ValueEmpty, t)
 			if e.UserCredential {
 				ts.envUserCredential.add(s.Credentials, t)
 			}
@@ -317,11 +317,11 @@ func inputValue(req *spec.Request, f *Facts, tun *tunables) ast.Value {
 		for j := range sf.Headers {
 			e := &sf.Headers[j]
 			t := a.pair(it, key(e.Key))
-			addIf(&ts.headers[0], e.NameInvalid, t)
-			addIf(&ts.headers[1], e.ValueInvalid, t)
-			addIf(&ts.headers[2], e.SecretNamed, t)
-			addIf(&ts.headers[3], e.AlwaysSecret, t)
-			addIf(&ts.headers[4], e.ValueEmpty, t)
+			a.addIf(&ts.headers[0], e.NameInvalid, t)
+			a.addIf(&ts.headers[1], e.ValueInvalid, t)
+			a.addIf(&ts.headers[2], e.SecretNamed, t)
+			a.addIf(&ts.headers[3], e.AlwaysSecret, t)
+			a.addIf(&ts.headers[4], e.ValueEmpty, t)
 			if e.UserCredential {
 				ts.headerUserCredential.add(s.Credentials, t)
 			}
@@ -330,7 +330,7 @@ func inputValue(req *spec.Request, f *Facts, tun *tunables) ast.Value {
 			}
 		}
 		for j := range sf.Tools {
-			addIf(&ts.toolsInvalid, sf.Tools[j].NameInvalid, a.pair(it, key(sf.Tools[j].Key)))
+			a.addIf(&ts.toolsInvalid, sf.Tools[j].NameInvalid, a.pair(it, key(sf.Tools[j].Key)))
 		}
 	}
 	var skillsDenied []*ast.Term
@@ -414,11 +414,36 @@ func newShape(keys ...string) shape {
 // are never modified by evaluation, so terms and element slices may share blocks.
 type termAlloc struct {
 	terms []ast.Term
-	elems []*ast.Term
+	elems []*ast.Term // of the pairs
+	items []*ast.Term // of the lists a set is built from (NewSet copies them)
 }
 
-func newTermAlloc(terms, elems int) *termAlloc {
-	return &termAlloc{terms: make([]ast.Term, 0, terms), elems: make([]*ast.Term, 0, elems)}
+func newTermAlloc(terms, elems, items int) *termAlloc {
+	return &termAlloc{
+		terms: make([]ast.Term, 0, terms),
+		elems: make([]*ast.Term, 0, elems),
+		items: make([]*ast.Term, 0, items),
+	}
+}
+
+// addIf appends t to *list when ok, growing the list within a.items while there is room.
+func (a *termAlloc) addIf(list *[]*ast.Term, ok bool, t *ast.Term) {
+	if !ok {
+		return
+	}
+	if l := *list; len(l) == cap(l) {
+		n := max(2*cap(l), 4)
+		if len(a.items)+n > cap(a.items) {
+			*list = append(l, t)
+			return
+		}
+		at := len(a.items)
+		a.items = a.items[:at+n]
+		grown := a.items[at : at+len(l) : at+n]
+		copy(grown, l)
+		*list = grown
+	}
+	*list = append(*list, t)
 }
 
 // term is a new term of v.
