@@ -145,9 +145,24 @@ func computeFacts(req *spec.Request, hostEnv []spec.Pair, t *tunables) Facts {
 			f.HostEnv[i] = p.Name
 		}
 	}
+	// The servers' entry and URL facts come from one block each, every server's lists carved
+	// with the room its request entries could take: appending never reallocates.
+	var entries, nHTTP int
 	for i := range req.Servers {
 		s := &req.Servers[i]
-		serverFacts(&f.Servers[i], req, s, t)
+		entries += len(s.Env) + len(s.Headers) + len(s.AllowedTools)
+		if s.Transport == "http" {
+			nHTTP++
+		}
+	}
+	b := factBlocks{entries: make([]EntryFacts, 0, entries)}
+	if nHTTP > 0 {
+		b.urls = make([]URLFacts, 0, nHTTP)
+		f.HTTP = make([]int, 0, nHTTP)
+	}
+	for i := range req.Servers {
+		s := &req.Servers[i]
+		serverFacts(&f.Servers[i], req, s, t, &b)
 		if s.Transport == "http" {
 			f.HTTP = append(f.HTTP, i)
 		}
@@ -158,7 +173,23 @@ func computeFacts(req *spec.Request, hostEnv []spec.Pair, t *tunables) Facts {
 	return f
 }
 
-func serverFacts(sf *ServerFacts, req *spec.Request, s *spec.Server, t *tunables) {
+// factBlocks are the blocks computeFacts carves the servers' facts from.
+type factBlocks struct {
+	entries []EntryFacts
+	urls    []URLFacts
+}
+
+// list is an empty list with room for n entries.
+func (b *factBlocks) list(n int) []EntryFacts {
+	if n == 0 {
+		return nil
+	}
+	at := len(b.entries)
+	b.entries = b.entries[:at+n]
+	return b.entries[at:at:at+n]
+}
+
+func serverFacts(sf *ServerFacts, req *spec.Request, s *spec.Server, t *tunables, b *factBlocks) {
 	sf.SharedAuthorityOK = strings.TrimSpace(s.SharedAuthority) != "" && !strings.ContainsAny(s.SharedAuthority, "\r\n")
 	sf.Token = tokenFor(req, s.ID) != ""
 	sf.UserListed = req.Run.HasUser && slices.Contains(s.Users, req.Run.User)
@@ -177,10 +208,11 @@ func serverFacts(sf *ServerFacts, req *spec.Request, s *spec.Server, t *tunables
 	}
 	flag(s.Credentials != "" && !t.credentialModes.has(s.Credentials), FlagCredentialsUnknown)
 	if s.Transport == "http" {
-		u := urlFacts(s.URL)
+		b.urls = append(b.urls, urlFacts(s.URL))
+		u := &b.urls[len(b.urls)-1]
 		u.SchemeAnywhere = t.schemesAnywhere.has(u.Scheme)
 		u.SchemeLoopback = t.schemesLoopback.has(u.Scheme)
-		sf.URL = &u
+		sf.URL = u
 		flag(!u.present, FlagURLMissing)
 		flag(u.badBytes, FlagURLBadBytes)
 		flag(u.userinfo, FlagURLUserinfo)
@@ -188,6 +220,7 @@ func serverFacts(sf *ServerFacts, req *spec.Request, s *spec.Server, t *tunables
 		flag(u.badPort, FlagURLBadPort)
 		flag(u.present && u.hostEmpty, FlagURLEmptyHost)
 	}
+	sf.Env, sf.Headers, sf.Tools = b.list(len(s.Env)), b.list(len(s.Headers)), b.list(len(s.AllowedTools))
 	for _, p := range s.Env {
 		upper := strings.ToUpper(p.Name)
 		e := EntryFacts{
@@ -225,6 +258,16 @@ func serverFacts(sf *ServerFacts, req *spec.Request, s *spec.Server, t *tunables
 		}
 	}
 	sf.NoValidTool = s.ToolsDeclared && len(sf.Tools) == len(s.AllowedTools)
+	// A list with nothing listed is nil, whatever room it had.
+	if len(sf.Env) == 0 {
+		sf.Env = nil
+	}
+	if len(sf.Headers) == 0 {
+		sf.Headers = nil
+	}
+	if len(sf.Tools) == 0 {
+		sf.Tools = nil
+	}
 }
 
 // tokenFor is the first stored token for server id, or "".
