@@ -186,7 +186,7 @@ func (b *factBlocks) list(n int) []EntryFacts {
 	}
 	at := len(b.entries)
 	b.entries = b.entries[:at+n]
-	return b.entries[at:at:at+n]
+	return b.entries[at : at : at+n]
 }
 
 func serverFacts(sf *ServerFacts, req *spec.Request, s *spec.Server, t *tunables, b *factBlocks) {
