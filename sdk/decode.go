@@ -266,28 +266,24 @@ func (d *decoder) str(what string) (string, error) {
 	if d.peek() != '"' {
 		return "", d.errorf("%s: want a string", what)
 	}
-	// Fast path: printable ASCII with no escapes is copied once. Words of eight plain bytes are
-	// skipped at once, the word holding the closing quote is read byte by byte.
+	// Fast path: printable ASCII with no escapes is one substring of the input.
 	start := d.pos + 1
 	for i := start; i < len(d.data); {
-		for i+8 <= len(d.data) && !ascii.Special(ascii.WordBytes(d.data, i)) {
-			i += 8
-		}
-		end := min(i+8, len(d.data))
-		for ; i < end; i++ {
-			c := d.data[i]
-			if c == '"' {
-				d.pos = i + 1
-				return d.text[start:i], nil
-			}
-			if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
-				end = -1
-				break
+		if i+8 <= len(d.data) {
+			n := ascii.Plain(ascii.Special(ascii.WordBytes(d.data, i)))
+			if i += n; n == 8 {
+				continue
 			}
 		}
-		if end < 0 {
+		c := d.data[i]
+		if c == '"' {
+			d.pos = i + 1
+			return d.text[start:i], nil
+		}
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
 			break
 		}
+		i++
 	}
 	b, err := d.stringBytes()
 	if err != nil {
@@ -302,31 +298,30 @@ func (d *decoder) stringBytes() ([]byte, error) {
 	d.pos++ // opening quote
 	start := d.pos
 	for d.pos < len(d.data) {
-		// Skip the words of eight plain bytes, then read the next word byte by byte (a
-		// multi-byte rune may end past it).
-		for d.pos+8 <= len(d.data) && !ascii.Special(ascii.WordBytes(d.data, d.pos)) {
-			d.pos += 8
-		}
-		for end := min(d.pos+8, len(d.data)); d.pos < end; {
-			c := d.data[d.pos]
-			switch {
-			case c == '"':
-				d.pos++
-				return d.data[start : d.pos-1], nil
-			case c == '\\':
-				d.scratch = append(d.scratch[:0], d.data[start:d.pos]...)
-				return d.escapedString()
-			case c < 0x20:
-				return nil, d.errorf("control character 0x%02x in a string", c)
-			case c < utf8.RuneSelf:
-				d.pos++
-			default:
-				r, size := utf8.DecodeRune(d.data[d.pos:])
-				if r == utf8.RuneError && size == 1 {
-					return nil, d.errorf("invalid UTF-8 in a string")
-				}
-				d.pos += size
+		if d.pos+8 <= len(d.data) {
+			n := ascii.Plain(ascii.Special(ascii.WordBytes(d.data, d.pos)))
+			if d.pos += n; n == 8 {
+				continue
 			}
+		}
+		c := d.data[d.pos]
+		switch {
+		case c == '"':
+			d.pos++
+			return d.data[start : d.pos-1], nil
+		case c == '\\':
+			d.scratch = append(d.scratch[:0], d.data[start:d.pos]...)
+			return d.escapedString()
+		case c < 0x20:
+			return nil, d.errorf("control character 0x%02x in a string", c)
+		case c < utf8.RuneSelf:
+			d.pos++
+		default:
+			r, size := utf8.DecodeRune(d.data[d.pos:])
+			if r == utf8.RuneError && size == 1 {
+				return nil, d.errorf("invalid UTF-8 in a string")
+			}
+			d.pos += size
 		}
 	}
 	return nil, d.errorf("unterminated string")
@@ -337,6 +332,12 @@ func (d *decoder) escapedString() ([]byte, error) {
 	for d.pos < len(d.data) {
 		// Copy a run of plain ASCII at once: per-byte appends are slow, above all in wasm.
 		run := d.pos
+		for run+8 <= len(d.data) {
+			n := ascii.Plain(ascii.Special(ascii.WordBytes(d.data, run)))
+			if run += n; n < 8 {
+				break
+			}
+		}
 		for run < len(d.data) && plainASCII[d.data[run]&0x7f] && d.data[run] < utf8.RuneSelf {
 			run++
 		}

@@ -48,48 +48,48 @@ func (e *encoder) str(what, s string) {
 	buf := append(e.buf, '"') // a local slice: the loop appends often and stays in registers
 	start := 0
 	for i := 0; i < len(s); {
-		// Skip the 8-byte words with nothing to escape, then look at the next word byte by
-		// byte (a multi-byte rune may end past it).
-		for i+8 <= len(s) && !ascii.Special(ascii.Word(s, i)) {
-			i += 8
-		}
-		for end := min(i+8, len(s)); i < end; {
-			c := s[i]
-			if c < utf8.RuneSelf {
-				if plainASCII[c] {
-					i++
-					continue
-				}
-				buf = append(buf, s[start:i]...)
-				switch c {
-				case '"', '\\':
-					buf = append(buf, '\\', c)
-				case '\n':
-					buf = append(buf, '\\', 'n')
-				case '\r':
-					buf = append(buf, '\\', 'r')
-				case '\t':
-					buf = append(buf, '\\', 't')
-				default:
-					buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-				}
-				i++
-				start = i
+		if i+8 <= len(s) {
+			// Jump over plain bytes a word at a time, onto the next byte that needs care.
+			n := ascii.Plain(ascii.Special(ascii.Word(s, i)))
+			if i += n; n == 8 {
 				continue
 			}
-			r, size := utf8.DecodeRuneInString(s[i:])
-			switch {
-			case r == utf8.RuneError && size == 1:
-				if e.err == nil {
-					e.err = fmt.Errorf("%s holds invalid UTF-8 at byte %d", what, i)
-				}
-			case r == '\u2028' || r == '\u2029':
-				buf = append(buf, s[start:i]...)
-				buf = append(buf, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-				start = i + size
-			}
-			i += size
 		}
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if plainASCII[c] {
+				i++
+				continue
+			}
+			buf = append(buf, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				buf = append(buf, '\\', c)
+			case '\n':
+				buf = append(buf, '\\', 'n')
+			case '\r':
+				buf = append(buf, '\\', 'r')
+			case '\t':
+				buf = append(buf, '\\', 't')
+			default:
+				buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			if e.err == nil {
+				e.err = fmt.Errorf("%s holds invalid UTF-8 at byte %d", what, i)
+			}
+		case r == '\u2028' || r == '\u2029':
+			buf = append(buf, s[start:i]...)
+			buf = append(buf, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			start = i + size
+		}
+		i += size
 	}
 	buf = append(buf, s[start:]...)
 	e.buf = append(buf, '"')

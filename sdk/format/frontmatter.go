@@ -93,41 +93,41 @@ func isFrontMatterKey(k string) bool {
 // (lowercase hex), and invalid UTF-8 becomes \ufffd. Everything else is literal.
 func AppendYAMLString(b []byte, s string) []byte {
 	b = append(b, '"')
-	start := 0
+	start := 0 // plain bytes from start to i are copied in one go
 	for i := 0; i < len(s); {
-		// Skip the 8-byte words with nothing to escape, then look at the next word byte by
-		// byte (a multi-byte rune may end past it). Plain bytes are copied in runs.
-		for i+8 <= len(s) && !ascii.Special(ascii.Word(s, i)) {
-			i += 8
-		}
-		for end := min(i+8, len(s)); i < end; {
-			if c := s[i]; c >= 0x20 && c < 0x7f && c != '"' && c != '\\' {
-				i++
+		if i+8 <= len(s) {
+			// Jump over plain bytes a word at a time, onto the next byte that needs care.
+			n := ascii.Plain(ascii.Special(ascii.Word(s, i)))
+			if i += n; n == 8 {
 				continue
 			}
-			b = append(b, s[start:i]...)
-			r, size := utf8.DecodeRuneInString(s[i:])
-			switch {
-			case r == utf8.RuneError && size == 1:
-				b = append(b, `\ufffd`...)
-			case r == '"' || r == '\\':
-				b = append(b, '\\', byte(r))
-			case r == '\t':
-				b = append(b, '\\', 't')
-			case r == '\n':
-				b = append(b, '\\', 'n')
-			case r == '\r':
-				b = append(b, '\\', 'r')
-			case r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f ||
-				r == 0x2028 || r == 0x2029 || r == 0xfeff || r == 0xfffe || r == 0xffff:
-				b = append(b, '\\', 'u',
-					hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
-			default:
-				b = append(b, s[i:i+size]...)
-			}
-			i += size
-			start = i
 		}
+		if c := s[i]; c >= 0x20 && c < 0x7f && c != '"' && c != '\\' {
+			i++
+			continue
+		}
+		b = append(b, s[start:i]...)
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, `\ufffd`...)
+		case r == '"' || r == '\\':
+			b = append(b, '\\', byte(r))
+		case r == '\t':
+			b = append(b, '\\', 't')
+		case r == '\n':
+			b = append(b, '\\', 'n')
+		case r == '\r':
+			b = append(b, '\\', 'r')
+		case r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f ||
+			r == 0x2028 || r == 0x2029 || r == 0xfeff || r == 0xfffe || r == 0xffff:
+			b = append(b, '\\', 'u',
+				hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
+		default:
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+		start = i
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')

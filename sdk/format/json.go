@@ -192,58 +192,56 @@ func AppendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		// Skip the 8-byte words with nothing to escape, then look at the next word byte by
-		// byte (a multi-byte rune may end past it).
-		for i+8 <= len(s) {
-			if w := ascii.Word(s, i); ascii.Special(w) || ascii.HTML(w) {
-				break
+		if i+8 <= len(s) {
+			// Jump over plain bytes a word at a time, onto the next byte that needs care.
+			w := ascii.Word(s, i)
+			n := ascii.Plain(ascii.Special(w) | ascii.HTML(w))
+			if i += n; n == 8 {
+				continue
 			}
-			i += 8
 		}
-		for end := min(i+8, len(s)); i < end; {
-			if c := s[i]; c < utf8.RuneSelf {
-				if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-					i++
-					continue
-				}
-				b = append(b, s[start:i]...)
-				switch c {
-				case '"', '\\':
-					b = append(b, '\\', c)
-				case '\b':
-					b = append(b, '\\', 'b')
-				case '\f':
-					b = append(b, '\\', 'f')
-				case '\n':
-					b = append(b, '\\', 'n')
-				case '\r':
-					b = append(b, '\\', 'r')
-				case '\t':
-					b = append(b, '\\', 't')
-				default:
-					b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-				}
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
 				i++
-				start = i
 				continue
 			}
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				b = append(b, s[start:i]...)
-				b = append(b, `\ufffd`...)
-				i += size
-				start = i
-				continue
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 			}
-			if r == '\u2028' || r == '\u2029' {
-				b = append(b, s[start:i]...)
-				b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-				i += size
-				start = i
-				continue
-			}
-			i += size
+			i++
+			start = i
+			continue
 		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
