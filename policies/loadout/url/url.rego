@@ -26,5 +26,5 @@ verdict := [
 ] if {
 	flags := input.facts.flags
 	u := input.facts.url
-	allowed := (u.baseMatch & u.schemeAnywhere) | ((u.baseMatch & u.schemeLoopback) & u.loopback)
+	allowed := u.baseMatch & (u.schemeAnywhere | (u.schemeLoopback & u.loopback))
 }
