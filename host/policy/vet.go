@@ -98,6 +98,22 @@ type vetter struct {
 	// hostEnv is the spawn environment's host part, shared by every stdio server of out.req
 	// (never modified; Vetted.Request hands out copies).
 	hostEnv []abi.Pair
+	// pairs, tools and uses are blocks the servers' env and headers, allowedTools and the
+	// secrets' uses are carved from, each list with the room it can take (Vetted hands out
+	// copies, so lists may share a block).
+	pairs []abi.Pair
+	tools []string
+	uses  []SecretUse
+}
+
+// carve returns an empty list with room for n from *block, or a new one when it has none.
+func carve[T any](block *[]T, n int) []T {
+	at := len(*block)
+	if at+n > cap(*block) {
+		return make([]T, 0, n)
+	}
+	*block = (*block)[:at+n]
+	return (*block)[at : at : at+n]
 }
 
 // Vet applies decision d to req: denied servers and skills are removed, drops applied,
@@ -127,13 +143,21 @@ func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (
 			},
 			secrets:    make([]Secret, 0, len(d.Secrets)),
 			blobs:      []Blob{},
-			redactions: []string{},
+			redactions: make([]string, 0, 3*len(d.Secrets)),
 			spawn:      map[string][]spec.Pair{},
-			dropped:    []spec.Diagnostic{},
+			dropped:    make([]spec.Diagnostic, 0, dropCount(d)),
 			decision:   d,
 			warnings:   slices.Clone(d.Warnings),
 		},
 	}
+	var pairs, tools int
+	for i := range req.Servers {
+		pairs += len(req.Servers[i].Env) + len(req.Servers[i].Headers) + 2
+		tools += len(req.Servers[i].AllowedTools)
+	}
+	vt.pairs = make([]abi.Pair, 0, pairs)
+	vt.tools = make([]string, 0, tools)
+	vt.uses = make([]SecretUse, 0, len(d.Secrets))
 	secretsOf := newSecretSet(d.Secrets)
 	hostAllowed := filterHostEnv(hostEnv, d.SpawnEnv)
 	vt.hostEnv = abiPairs(hostAllowed)
@@ -285,9 +309,9 @@ func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDeci
 		ToolExposure:    abiPairs(s.ToolExposure),
 	}
 	// Lists are sized once; one left empty stays nil, as the request's would be.
-	out.AllowedTools = make([]string, 0, len(s.AllowedTools))
-	out.Env = make([]abi.Pair, 0, len(s.Env)+1)
-	out.Headers = make([]abi.Pair, 0, len(s.Headers)+1)
+	out.AllowedTools = carve(&vt.tools, len(s.AllowedTools))
+	out.Env = carve(&vt.pairs, len(s.Env)+1)
+	out.Headers = carve(&vt.pairs, len(s.Headers)+1)
 	for _, t := range s.AllowedTools {
 		if !gone("allowedTools", t) {
 			out.AllowedTools = append(out.AllowedTools, t)
@@ -342,6 +366,41 @@ func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDeci
 	vt.out.req.Servers = append(vt.out.req.Servers, out)
 }
 
+// placeholder is {{loadout.<kind>N}}; the first ones are spelled once.
+func placeholder(kind string, n int) string {
+	switch {
+	case kind == "secret." && n < len(secretPlaceholders):
+		return secretPlaceholders[n]
+	case kind == "blob." && n < len(blobPlaceholders):
+		return blobPlaceholders[n]
+	}
+	return abi.PlaceholderPrefix + kind + strconv.Itoa(n) + "}}"
+}
+
+var secretPlaceholders, blobPlaceholders = placeholders("secret."), placeholders("blob.")
+
+// placeholders are the first placeholders of kind, indexed by N (0 is unused).
+func placeholders(kind string) [64]string {
+	var ps [64]string
+	for n := 1; n < len(ps); n++ {
+		ps[n] = abi.PlaceholderPrefix + kind + strconv.Itoa(n) + "}}"
+	}
+	return ps
+}
+
+// dropCount is how many entries Vet's dropped list can take from d: each refusal reason and
+// each drop (duplicate ids come on top).
+func dropCount(d *Decision) int {
+	n := 0
+	for _, sd := range d.Servers {
+		n += len(sd.Reasons) + len(sd.Drop)
+	}
+	for _, sd := range d.Skills {
+		n += len(sd.Reasons)
+	}
+	return n
+}
+
 // pair converts p, replacing a non-empty secret value by its placeholder.
 func (vt *vetter) pair(id, field string, p spec.Pair, secret bool) abi.Pair {
 	if !secret || p.Value == "" {
@@ -372,8 +431,9 @@ func (vt *vetter) secret(value string, use SecretUse) string {
 			vt.byValue[value] = i
 		}
 		vt.out.secrets = append(vt.out.secrets, Secret{
-			Placeholder: abi.PlaceholderPrefix + "secret." + strconv.Itoa(i+1) + "}}",
+			Placeholder: placeholder("secret.", i+1),
 			Value:       value,
+			Uses:        carve(&vt.uses, 1),
 		})
 	}
 	vt.out.secrets[i].Uses = append(vt.out.secrets[i].Uses, use)
@@ -384,7 +444,7 @@ func (vt *vetter) blob(content string, opts VetOptions) string {
 	if !opts.ContentByRef {
 		return content
 	}
-	ph := abi.PlaceholderPrefix + "blob." + strconv.Itoa(len(vt.out.blobs)+1) + "}}"
+	ph := placeholder("blob.", len(vt.out.blobs)+1)
 	vt.out.blobs = append(vt.out.blobs, Blob{Placeholder: ph, Content: content})
 	return ph
 }

@@ -262,3 +262,22 @@ func TestVetManyServers(t *testing.T) {
 	assert.Equal(t, v.Request(), w.Request(), "Vet(%d servers): secrets in another order give another request", n)
 	assert.Equal(t, v.Secrets(), w.Secrets(), "Vet(%d servers): secrets in another order give other secrets", n)
 }
+
+func TestPlaceholder(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		kind string
+		n    int
+		want string
+	}{
+		{kind: "secret.", n: 1, want: "{{loadout.secret.1}}"},
+		{kind: "secret.", n: 63, want: "{{loadout.secret.63}}"},
+		{kind: "secret.", n: 64, want: "{{loadout.secret.64}}"},
+		{kind: "secret.", n: 1000, want: "{{loadout.secret.1000}}"},
+		{kind: "blob.", n: 2, want: "{{loadout.blob.2}}"},
+		{kind: "blob.", n: 70, want: "{{loadout.blob.70}}"},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, placeholder(tc.kind, tc.n), "placeholder(%q, %d)", tc.kind, tc.n)
+	}
+}
