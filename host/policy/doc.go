@@ -7,7 +7,8 @@
 //
 // New loads the policy tree (Config.FS, or the embedded policies.FS), compiles it in strict
 // mode with pinned capabilities (Capabilities: no http.send, no network, clock, entropy or
-// runtime built-ins) and prepares one query. A policy that does not compile is a *CompileError
+// runtime built-ins) and prepares one query, partially evaluated (see Cost; a policy partial
+// evaluation cannot flatten is prepared as written). A policy that does not compile is a *CompileError
 // naming each file:row and OPA error code. The Engine is immutable afterwards; Decide is safe
 // for concurrent use. Vet is a pure function; a Vetted is immutable and its accessors return
 // copies. RunTests runs a tree's *_test.rego with the same capabilities, as `opa test` does.
@@ -21,8 +22,8 @@
 // patterns or scans lists. The tunables (data.tunables: refused env keys, prefixes and
 // suffixes, reserved ids, the tool-name pattern, credential modes, user-credential and
 // always-secret names, URL schemes, denied skill names) stay in the policy's data files; New
-// reads them once and a malformed one stops it. Only spawnEnv (data.tunables.allow.host_env)
-// is read by the Rego itself.
+// reads them once and a malformed one stops it. Only spawn_env's keys and prefixes
+// (data.tunables.allow.host_env) are read by the Rego itself.
 //
 // Facts are sets (FactSets), every one always present: a server fact (facts.flags.*,
 // facts.url.*, http, token, sharedAuthorityOK, hasUsers, userListed, tools.noneValid) is the
@@ -30,10 +31,12 @@
 // facts.tools.nameInvalid) the set of [server index, key] pairs of the env, headers or
 // allowedTools entries it holds for; a skill fact (facts.skills.nameDenied) the set of skill
 // indices. A grouped fact is an object from a server setting to such a set, with a key for
-// each setting some server has: facts.credentials (servers by credentials, "" left out),
+// every setting a valid server can have and for any other a server has: facts.credentials
+// (servers by credentials: each mode of data.tunables.allow.credentials.modes),
 // facts.env.userCredential and facts.headers.userCredential (entries by their server's
-// credentials, "" included) and facts.headers.tokenHeader (the Authorization headers of the
-// servers with a stored token, by transport). Grouping lets a rule about "the entries of the
+// credentials: "" and each mode) and facts.headers.tokenHeader (the Authorization headers of
+// the servers with a stored token, by transport: stdio and http). A rule that names a group
+// no input has decides nothing, and the request is refused. Grouping lets a rule about "the entries of the
 // per-user servers" read one set instead of joining entries with servers; which group means
 // what is the Rego's. facts.hostEnv names the host's variables (never their values).
 //
