@@ -494,9 +494,10 @@ func (a *termAlloc) object(sh shape, vs ...*ast.Term) *ast.Term {
 	if empty {
 		return sh.empty
 	}
-	items := make([][2]*ast.Term, len(vs))
+	var buf [16][2]*ast.Term // NewObject copies the items: they stay on the stack
+	items := buf[:0]
 	for i, v := range vs {
-		items[i] = [2]*ast.Term{sh.keys[i], v}
+		items = append(items, [2]*ast.Term{sh.keys[i], v})
 	}
 	return a.term(ast.NewObject(items...))
 }

@@ -223,10 +223,8 @@ func (e *Engine) Decide(ctx context.Context, req *spec.Request, hostEnv []spec.P
 	}
 	rs, err := e.query.Eval(ctx,
 		rego.EvalParsedInput(inputValue(req, &facts, e.tunables)),
-		rego.EvalTime(evalTime),
-		rego.EvalMetrics(metrics.NoOp()),
 		rego.EvalExternalCancel(cancel),
-		rego.EvalGenerateJSON(keepAST),
+		evalTimeOption, evalMetricsOption, evalKeepASTOption,
 	)
 	if err != nil {
 		return nil, fmt.Errorf("evaluate %s: %w", Query, err)
@@ -245,6 +243,14 @@ func (e *Engine) Decide(ctx context.Context, req *spec.Request, hostEnv []spec.P
 	e.logger.Debug("policy decided", "servers", len(d.Servers), "skills", len(d.Skills), "secrets", len(d.Secrets))
 	return d, nil
 }
+
+// The evaluation options every Decide passes, built once: the clock, no metrics, the result
+// kept as AST.
+var (
+	evalTimeOption    = rego.EvalTime(evalTime)
+	evalMetricsOption = rego.EvalMetrics(metrics.NoOp())
+	evalKeepASTOption = rego.EvalGenerateJSON(keepAST)
+)
 
 // keepAST hands the evaluated term to Decide as it is: decodeDecision reads the AST, and the
 // JSON form is only built if Decision.Raw asks for it.
