@@ -319,7 +319,7 @@ func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDeci
 	}
 	var spawn []spec.Pair
 	if s.Transport == abi.TransportStdio {
-		spawn = slices.Clone(hostAllowed)
+		spawn = append(make([]spec.Pair, 0, len(hostAllowed)+len(s.Env)+1), hostAllowed...)
 		out.HostEnv = vt.hostEnv
 	}
 	for _, p := range s.Env {
