@@ -5,8 +5,8 @@
 #   shared servers' users allowlist (fail closed without run.user), which of a server's own env
 #   keys are refused (R4), header syntax (R5), tool names (R3), and which host environment
 #   variables reach a stdio server. Go turns the tunables of data.tunables.allow (reserved ids,
-#   refused env keys, the tool-name pattern, denied skill names) into facts; this package
-#   decides what each fact means.
+#   refused env keys, the tool-name pattern, credential modes, denied skill names) into facts;
+#   this package decides what each fact means.
 #
 #   Rules work on sets (host/policy/doc.go): a server fact is the set of server indices it
 #   holds for, an entry fact the set of [server index, key] pairs it holds for. A statement's
@@ -57,4 +57,5 @@ verdict := [
 	tools := input.facts.tools
 }
 
+# no_tool_left is the message of the tools_none_left warning.
 no_tool_left := "allowedTools is declared but no valid tool name is left: the server keeps no tool"
