@@ -8,7 +8,8 @@
 // New loads the policy tree (Config.FS, or the embedded policies.FS), compiles it in strict
 // mode with pinned capabilities (Capabilities: no http.send, no network, clock, entropy or
 // runtime built-ins) and prepares one query, partially evaluated (see Cost; a policy partial
-// evaluation cannot flatten is prepared as written). A policy that does not compile is a *CompileError
+// evaluation cannot flatten is prepared as written; package loadout_partial is the host's). A
+// policy that does not compile is a *CompileError
 // naming each file:row and OPA error code. The Engine is immutable afterwards; Decide is safe
 // for concurrent use. Vet is a pure function; a Vetted is immutable and its accessors return
 // copies. RunTests runs a tree's *_test.rego with the same capabilities, as `opa test` does.

@@ -113,7 +113,6 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	opts := []func(*rego.Rego){
-		rego.Query(Query),
 		rego.Store(store),
 		rego.Capabilities(Capabilities()),
 		rego.Strict(true),
@@ -123,21 +122,49 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	for _, name := range slices.Sorted(maps.Keys(modules)) {
 		opts = append(opts, rego.ParsedModule(modules[name]))
 	}
-	// The query is partially evaluated once here, with the input unknown: the rules it
-	// reaches are inlined into one query and every reference to data (the tunables, constant
-	// tables) is resolved now, so an evaluation runs only the expressions that read the
-	// input. Nothing about a request is known at this point; each Decide evaluates in full.
-	pq, err := rego.New(opts...).PrepareForEval(ctx, rego.WithPartialEval())
-	if rego.IsPartialEvaluationNotEffectiveErr(err) {
-		// A policy partial evaluation cannot flatten (e.g. recursive references into the
-		// rules it generates) is evaluated as written.
-		pq, err = rego.New(opts...).PrepareForEval(ctx)
-	}
+	pq, err := prepare(ctx, opts)
 	if err != nil {
 		return nil, compileError(err)
 	}
 	logger.Debug("policy prepared", "modules", len(modules), "query", Query)
 	return &Engine{query: pq, tunables: tun, logger: logger}, nil
+}
+
+// partialPackage is the package of the rule prepare builds from the partially evaluated
+// decision (under data, as the default rego partial namespace is): a policy tree may not
+// define it.
+const partialPackage = "loadout_partial"
+
+// prepare compiles the policy (opts: store, capabilities, modules) and prepares the decision
+// query. The query is partially evaluated once here, with the input unknown: the rules it
+// reaches are inlined into one body per case the data decides (the tunables and constant
+// tables resolved now), and the query evaluated per request is a rule whose bodies are those,
+// so an evaluation runs only the expressions that read the input. Nothing about a request is
+// known at this point; each Decide evaluates in full.
+//
+// The rule is built here rather than by rego.WithPartialEval, which makes the shared
+// ast.Wildcard term its value and so writes to it while compiling (a data race with every
+// other evaluation in the process). A policy whose decision partial evaluation cannot
+// flatten into plain bodies is prepared as written.
+func prepare(ctx context.Context, opts []func(*rego.Rego)) (rego.PreparedEvalQuery, error) {
+	const result = "result"
+	parts, err := rego.New(append(slices.Clip(opts), rego.Query(result+" = "+Query), rego.Unknowns([]string{"input"}))...).Partial(ctx)
+	if err != nil {
+		return rego.PreparedEvalQuery{}, err
+	}
+	if len(parts.Queries) == 0 || len(parts.Support) > 0 {
+		return rego.New(append(slices.Clip(opts), rego.Query(Query))...).PrepareForEval(ctx)
+	}
+	pkg := ast.Ref{ast.DefaultRootDocument, ast.StringTerm(partialPackage)}
+	module := &ast.Module{Package: &ast.Package{Path: pkg, Location: &ast.Location{File: partialPackage + ".rego"}}}
+	for _, body := range parts.Queries {
+		module.Rules = append(module.Rules, &ast.Rule{
+			Head:   ast.NewHead(ast.Var("decision"), nil, ast.VarTerm(result)),
+			Body:   body,
+			Module: module,
+		})
+	}
+	return rego.New(append(slices.Clip(opts), rego.ParsedModule(module), rego.Query("data."+partialPackage+".decision"))...).PrepareForEval(ctx)
 }
 
 // load reads the policy tree: Rego modules (with tests when withTests), the store of its data
