@@ -2,6 +2,7 @@ package format
 
 import (
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/loadout-dev/loadout/sdk/internal/ascii"
@@ -21,16 +22,20 @@ type Field struct {
 // chosen by the caller, not by a request: they must match ^[A-Za-z][A-Za-z0-9_-]*$ and be
 // unique, else FrontMatter returns an error wrapping ErrUnsupported.
 func FrontMatter(fields ...Field) ([]byte, error) {
-	b := append([]byte(nil), "---\n"...)
-	seen := make(map[string]bool, len(fields))
-	for _, f := range fields {
+	return appendFrontMatter(nil, fields)
+}
+
+// appendFrontMatter appends FrontMatter(fields...) to b.
+func appendFrontMatter(b []byte, fields []Field) ([]byte, error) {
+	b = append(b, "---\n"...)
+	for i, f := range fields {
 		if !isFrontMatterKey(f.Key) {
 			return nil, fmt.Errorf("front matter: key %q: %w", f.Key, ErrUnsupported)
 		}
-		if seen[f.Key] {
+		// A block has a handful of keys: a scan finds a repeated one without a map.
+		if slices.ContainsFunc(fields[:i], func(g Field) bool { return g.Key == f.Key }) {
 			return nil, fmt.Errorf("front matter: key %q repeated: %w", f.Key, ErrUnsupported)
 		}
-		seen[f.Key] = true
 		b = append(b, f.Key...)
 		b = append(b, ':', ' ')
 		if isPlainYAML(f.Value) {
@@ -46,7 +51,11 @@ func FrontMatter(fields ...Field) ([]byte, error) {
 // Markdown returns a front-matter block for fields followed by body. The body is copied as is:
 // it may be literal text or a blob placeholder the host replaces.
 func Markdown(fields []Field, body string) ([]byte, error) {
-	fm, err := FrontMatter(fields...)
+	size := 16 + len(body)
+	for _, f := range fields {
+		size += len(f.Key) + len(f.Value) + 8
+	}
+	fm, err := appendFrontMatter(make([]byte, 0, size), fields)
 	if err != nil {
 		return nil, err
 	}

@@ -125,6 +125,14 @@ func itoa(n int) string {
 // changed reports whether the result differs from desc. An empty result is left for the caller
 // to replace (see GeneratedSkillDescription).
 func SkillDescription(desc string) (out string, changed bool) {
+	if isCleanLine(desc) {
+		return desc, false
+	}
+	return rebuildDescription(desc)
+}
+
+// rebuildDescription is SkillDescription rune by rune.
+func rebuildDescription(desc string) (out string, changed bool) {
 	var sb strings.Builder
 	n := 0
 	for _, r := range strings.ToValidUTF8(desc, "\uFFFD") {
@@ -139,6 +147,21 @@ func SkillDescription(desc string) (out string, changed bool) {
 	}
 	out = strings.TrimSpace(sb.String())
 	return out, out != desc
+}
+
+// isCleanLine reports whether SkillDescription leaves desc as it is because it is already one
+// line of printable ASCII, at most MaxSkillDescription long, with no surrounding space: the
+// common case, checked without building a copy.
+func isCleanLine(desc string) bool {
+	if len(desc) > MaxSkillDescription || desc == "" || desc[0] == ' ' || desc[len(desc)-1] == ' ' {
+		return false
+	}
+	for i := 0; i < len(desc); i++ {
+		if c := desc[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // GeneratedSkillDescription is the description given to a skill that has none, so that

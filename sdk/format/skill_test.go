@@ -94,3 +94,20 @@ func FuzzSkillName(f *testing.F) {
 		assert.Equal(t, got, SkillName(got), "SkillName must be idempotent on %q", in)
 	})
 }
+
+// FuzzSkillDescriptionFastPath checks that every description the fast path keeps is one the
+// rune-by-rune rebuild would keep too.
+func FuzzSkillDescriptionFastPath(f *testing.F) {
+	for _, s := range []string{"Reviews code", " padded ", "tab\there", "caf\u00e9", "", "x\x7f"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, desc string) {
+		if !isCleanLine(desc) {
+			return
+		}
+		out, changed := rebuildDescription(desc)
+		if out != desc || changed {
+			t.Fatalf("isCleanLine(%q) but the rebuild gives %q, changed %v", desc, out, changed)
+		}
+	})
+}
