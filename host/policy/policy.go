@@ -120,7 +120,12 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		rego.SetRegoVersion(ast.RegoV1),
 	}
 	for _, name := range slices.Sorted(maps.Keys(modules)) {
-		opts = append(opts, rego.ParsedModule(modules[name]))
+		m := modules[name]
+		if m.Package.Path.HasPrefix(partialPath) {
+			return nil, &CompileError{Errors: ast.Errors{ast.NewError(ast.CompileErr, m.Package.Location,
+				"package %s is the host's: a policy may not define it", partialPackage)}}
+		}
+		opts = append(opts, rego.ParsedModule(m))
 	}
 	pq, err := prepare(ctx, opts)
 	if err != nil {
@@ -131,9 +136,11 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 }
 
 // partialPackage is the package of the rule prepare builds from the partially evaluated
-// decision (under data, as the default rego partial namespace is): a policy tree may not
-// define it.
+// decision (under data, as the default rego partial namespace is): New refuses a policy tree
+// that defines it.
 const partialPackage = "loadout_partial"
+
+var partialPath = ast.Ref{ast.DefaultRootDocument, ast.StringTerm(partialPackage)}
 
 // prepare compiles the policy (opts: store, capabilities, modules) and prepares the decision
 // query. The query is partially evaluated once here, with the input unknown: the rules it
@@ -155,8 +162,7 @@ func prepare(ctx context.Context, opts []func(*rego.Rego)) (rego.PreparedEvalQue
 	if len(parts.Queries) == 0 || len(parts.Support) > 0 {
 		return rego.New(append(slices.Clip(opts), rego.Query(Query))...).PrepareForEval(ctx)
 	}
-	pkg := ast.Ref{ast.DefaultRootDocument, ast.StringTerm(partialPackage)}
-	module := &ast.Module{Package: &ast.Package{Path: pkg, Location: &ast.Location{File: partialPackage + ".rego"}}}
+	module := &ast.Module{Package: &ast.Package{Path: partialPath.Copy(), Location: &ast.Location{File: partialPackage + ".rego"}}}
 	for _, body := range parts.Queries {
 		module.Rules = append(module.Rules, &ast.Rule{
 			Head:   ast.NewHead(ast.Var("decision"), nil, ast.VarTerm(result)),

@@ -143,6 +143,42 @@ func TestDecideRefusesBadDecisions(t *testing.T) {
 	}
 }
 
+// TestDecideBodiesTheDataDecides holds a decision that partial evaluation leaves as several
+// bodies, one per case of the input, to the body the request meets.
+func TestDecideBodiesTheDataDecides(t *testing.T) {
+	t.Parallel()
+	body := `codes := {true: "with_user", false: "without_user"}
+
+decision := [["server", codes[input.request.run.hasUser], {0}]]`
+	e, err := New(context.Background(), Config{FS: withDecision(body)})
+	require.NoError(t, err, "New(two-case decision)")
+	for _, tc := range []struct {
+		run  spec.Run
+		want string
+	}{
+		{run: spec.Run{User: "alice", HasUser: true}, want: "with_user"},
+		{run: spec.Run{}, want: "without_user"},
+	} {
+		req := &spec.Request{Run: tc.run, Servers: []spec.Server{{ID: "a"}}, Skills: []spec.Skill{}}
+		d, err := e.Decide(context.Background(), req, nil)
+		require.NoError(t, err, "Decide(run %+v)", tc.run)
+		assert.Equal(t, []string{tc.want}, d.Servers[0].Reasons, "Decide(run %+v): servers[0].Reasons", tc.run)
+	}
+}
+
+// TestNewReservesThePartialPackage holds a tree that defines the package New builds the
+// partially evaluated decision in to an error: its rules would join the decision's.
+func TestNewReservesThePartialPackage(t *testing.T) {
+	t.Parallel()
+	fsys := withDecision(`decision := [["server", "id_invalid", {0}]]`)
+	fsys["loadout_partial/p.rego"] = &fstest.MapFile{Data: []byte("package loadout_partial\n\ndecision := []\n")}
+	_, err := New(context.Background(), Config{FS: fsys})
+	var ce *CompileError
+	require.ErrorAs(t, err, &ce, "New(tree defining loadout_partial): want a *CompileError")
+	require.NotNil(t, ce.Errors[0].Location, "New(tree defining loadout_partial): error without a location")
+	assert.Equal(t, "loadout_partial/p.rego", ce.Errors[0].Location.File, "New(tree defining loadout_partial): error file")
+}
+
 // TestDecideWarnings holds the decoded warnings to the statements that name them: one per
 // server (skill) of each statement, in order; a refused server's left out.
 func TestDecideWarnings(t *testing.T) {
