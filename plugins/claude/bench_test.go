@@ -13,6 +13,7 @@ import (
 	"github.com/loadout-dev/loadout/host/engine"
 	"github.com/loadout-dev/loadout/host/engine/wazero"
 	"github.com/loadout-dev/loadout/internal/testplugins"
+	"github.com/loadout-dev/loadout/plugins/claude/render"
 	"github.com/loadout-dev/loadout/sdk"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
@@ -42,7 +43,7 @@ func BenchmarkRender(b *testing.B) {
 	ctx := context.Background()
 	req, err := os.ReadFile("testdata/requests/rich.json")
 	require.NoError(b, err)
-	p, err := sdk.New(manifest, render)
+	p, err := sdk.New(render.Manifest, render.Render)
 	require.NoError(b, err)
 	want := p.Render(req)
 	require.False(b, bytes.Contains(want, []byte(`"error"`)), "native render failed: %s", want)

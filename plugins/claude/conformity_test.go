@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/conformity"
+	"github.com/loadout-dev/loadout/plugins/claude/render"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
@@ -18,8 +19,8 @@ func TestConformity(t *testing.T) {
 	const dir = "../../conformity/testdata/cases"
 	ex, err := conformity.LoadExceptions("../../conformity/testdata/exceptions.txt")
 	require.NoError(t, err, "conformity.LoadExceptions")
-	tg, err := conformity.Native(manifest, render)
-	require.NoError(t, err, "conformity.Native(%s)", manifest.Name)
+	tg, err := conformity.Native(render.Manifest, render.Render)
+	require.NoError(t, err, "conformity.Native(%s)", render.Manifest.Name)
 	rep, err := conformity.Run(context.Background(), conformity.Config{CaseDirs: []string{dir}, Targets: []conformity.Target{tg}, Exceptions: ex, TempDir: t.TempDir()})
 	require.NoError(t, err, "conformity.Run(%s)", dir)
 	require.NotEmpty(t, rep.Results, "conformity.Run(%s): no result", dir)
@@ -62,14 +63,14 @@ func TestConformityCatchesSkillFaults(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			faulty := func(req abi.Request) (abi.Plan, error) {
-				p, err := render(req)
+				p, err := render.Render(req)
 				if err == nil {
 					tc.mutate(&p)
 				}
 				return p, err
 			}
-			tg, err := conformity.Native(manifest, faulty)
-			require.NoError(t, err, "conformity.Native(faulty %s)", manifest.Name)
+			tg, err := conformity.Native(render.Manifest, faulty)
+			require.NoError(t, err, "conformity.Native(faulty %s)", render.Manifest.Name)
 			rep, err := conformity.Run(context.Background(), conformity.Config{CaseDirs: []string{dir}, Targets: []conformity.Target{tg}, TempDir: t.TempDir()})
 			require.NoError(t, err, "conformity.Run(%s)", dir)
 			var reasons []string

@@ -16,6 +16,8 @@ import (
 	"github.com/loadout-dev/loadout/host/engine/internal/meter"
 	"github.com/loadout-dev/loadout/host/engine/preinit"
 	"github.com/loadout-dev/loadout/internal/testplugins"
+	"github.com/loadout-dev/loadout/plugins/claude/render"
+	"github.com/loadout-dev/loadout/sdk"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
@@ -77,14 +79,15 @@ func warmCallWazero(b *testing.B, ctx context.Context, mod api.Module, req []byt
 	return bytes.Clone(view)
 }
 
-// BenchmarkWarmRender is the render of the claude plugin's rich request on a ready instance,
+// BenchmarkWarmRender is the render of the claude plugin's rich request natively (the same
+// code, plugins/claude/render, through the sdk's wire path) and on a ready instance,
 // with the deadline enforced: the instance is pre-initialized (as the engines' Preinit makes
 // it) and instantiated outside the timer, then the call runs inside it as an engine runs it on
 // a ready instance (ABI version check, request in, render, plan out), and the instance is
 // closed outside the timer. It is the request-path cost when instantiation happens ahead (a
-// pool); BenchmarkRender in plugins/claude gives the native render of the same request:
+// pool). The native render runs first, in the same process, so the ratios come from one run:
 //
-//	go test -tags wasmtime ./plugins/claude ./host/engine/bench -run '^$' -bench '^BenchmarkRender$|WarmRender'
+//	go test -tags wasmtime ./host/engine/bench -run '^$' -bench WarmRender -count 3
 //
 // wazero runs metered (host/engine/internal/meter, what the engine does) and, for comparison,
 // with its own WithCloseOnContextDone checks; wasmtime (bench_wasmtime_test.go) with epoch
@@ -93,6 +96,16 @@ func BenchmarkWarmRender(b *testing.B) {
 	snap, req := warmRenderInput(b)
 	metered, err := meter.Instrument(snap, meter.Options{})
 	require.NoError(b, err, "Instrument(claude)")
+	native, err := sdk.New(render.Manifest, render.Render)
+	require.NoError(b, err, "sdk.New(claude)")
+	want := native.Render(req)
+	require.False(b, bytes.Contains(want, []byte(`"error"`)), "native render failed: %s", want)
+	b.Run("native", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			native.Render(req)
+		}
+	})
 	for _, mode := range []struct {
 		name string
 		rt   func(b *testing.B) wazero.Runtime

@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"encoding/json"
@@ -24,7 +24,7 @@ var shape = formattest.ServerShape{Style: format.SpawnClaude, HeadersKey: "heade
 
 func loadRequest(t *testing.T, name string) abi.Request {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "requests", name+".json"))
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "requests", name+".json"))
 	require.NoError(t, err, "read request %s", name)
 	var req abi.Request
 	dec := json.NewDecoder(strings.NewReader(string(data)))
@@ -35,7 +35,7 @@ func loadRequest(t *testing.T, name string) abi.Request {
 
 func mustRender(t *testing.T, req abi.Request) abi.Plan {
 	t.Helper()
-	return sdktest.Render(t, manifest, render, req)
+	return sdktest.Render(t, Manifest, Render, req)
 }
 
 func TestGolden(t *testing.T) {
@@ -43,15 +43,15 @@ func TestGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			req := loadRequest(t, name)
 			plan := mustRender(t, req)
-			formattest.CheckPlan(t, manifest, plan)
+			formattest.CheckPlan(t, Manifest, plan)
 			{
 				_, servers := decodeServers(t, plan)
 				formattest.CheckServers(t, shape, req, servers)
 			}
 			got := formattest.Archive(plan)
 			again := formattest.Archive(mustRender(t, req))
-			assert.Equal(t, string(got), string(again), "render(%s) twice must give identical bytes", name)
-			formattest.Golden(t, filepath.Join("testdata", name+".txtar"), got, *update)
+			assert.Equal(t, string(got), string(again), "Render(%s) twice must give identical bytes", name)
+			formattest.Golden(t, filepath.Join("..", "testdata", name+".txtar"), got, *update)
 		})
 	}
 }
@@ -60,7 +60,7 @@ func TestManifest(t *testing.T) {
 	assert.Equal(t, abi.Manifest{
 		Name: "render.claude", Version: "1.0.0", ABIVersion: abi.Version, Harness: "claude",
 		Transports: []string{"stdio", "http"}, NativeSkills: true, Roots: []string{"config", "run", "checkout"},
-	}, manifest, "manifest")
+	}, Manifest, "Manifest")
 }
 
 func stdio(id string, restricted bool, tools ...string) abi.Server {
@@ -107,12 +107,12 @@ func TestAllowedTools(t *testing.T) {
 			assert.Equal(t, []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json"}, plan.Args[:2], "args must start with --mcp-config")
 			got := allowedTools(t, plan.Args)
 			if tc.want == nil {
-				assert.Nil(t, got, "render(%s): args %q must not carry --allowedTools", tc.name, plan.Args)
+				assert.Nil(t, got, "Render(%s): args %q must not carry --allowedTools", tc.name, plan.Args)
 				return
 			}
-			require.NotNil(t, got, "render(%s): args %q must carry --allowedTools", tc.name, plan.Args)
-			assert.Equal(t, builtinTools, got[:len(builtinTools)], "render(%s): built-in tools come first", tc.name)
-			assert.Equal(t, tc.want, got[len(builtinTools):], "render(%s): mcp__ rules", tc.name)
+			require.NotNil(t, got, "Render(%s): args %q must carry --allowedTools", tc.name, plan.Args)
+			assert.Equal(t, builtinTools, got[:len(builtinTools)], "Render(%s): built-in tools come first", tc.name)
+			assert.Equal(t, tc.want, got[len(builtinTools):], "Render(%s): mcp__ rules", tc.name)
 		})
 	}
 }
@@ -184,26 +184,26 @@ func TestServerEntries(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			plan := mustRender(t, abi.Request{ABIVersion: abi.Version, Servers: []abi.Server{tc.server}})
-			formattest.CheckPlan(t, manifest, plan)
+			formattest.CheckPlan(t, Manifest, plan)
 			f, servers := decodeServers(t, plan)
-			assert.Equal(t, tc.wantSecret, f.Secret, "render(%s): mcp-servers.json Secret", tc.name)
-			assert.Equal(t, "0600", f.Mode, "render(%s): mcp-servers.json mode", tc.name)
+			assert.Equal(t, tc.wantSecret, f.Secret, "Render(%s): mcp-servers.json Secret", tc.name)
+			assert.Equal(t, "0600", f.Mode, "Render(%s): mcp-servers.json mode", tc.name)
 			if tc.want == nil {
-				assert.NotContains(t, servers, tc.server.ID, "render(%s) must not render the server", tc.name)
-				assert.NotContains(t, plan.Prompt, tc.server.ID, "render(%s): the prompt must not offer the server", tc.name)
+				assert.NotContains(t, servers, tc.server.ID, "Render(%s) must not render the server", tc.name)
+				assert.NotContains(t, plan.Prompt, tc.server.ID, "Render(%s): the prompt must not offer the server", tc.name)
 			} else {
-				assert.Equal(t, tc.want, servers[tc.server.ID], "render(%s): server entry", tc.name)
-				assert.Contains(t, plan.Prompt, "- "+tc.server.ID+": all tools", "render(%s): the prompt states the tools", tc.name)
+				assert.Equal(t, tc.want, servers[tc.server.ID], "Render(%s): server entry", tc.name)
+				assert.Contains(t, plan.Prompt, "- "+tc.server.ID+": all tools", "Render(%s): the prompt states the tools", tc.name)
 			}
 			var codes []string
 			for _, w := range plan.Warnings {
 				codes = append(codes, w.Code)
-				assert.Equal(t, tc.server.ID, w.Server, "render(%s): warning %s names the server", tc.name, w.Code)
+				assert.Equal(t, tc.server.ID, w.Server, "Render(%s): warning %s names the server", tc.name, w.Code)
 			}
 			if tc.wantWarn == "" {
-				assert.Empty(t, codes, "render(%s): warnings", tc.name)
+				assert.Empty(t, codes, "Render(%s): warnings", tc.name)
 			} else {
-				assert.Equal(t, []string{tc.wantWarn}, codes, "render(%s): warnings", tc.name)
+				assert.Equal(t, []string{tc.wantWarn}, codes, "Render(%s): warnings", tc.name)
 			}
 		})
 	}
@@ -213,7 +213,7 @@ func TestSkillsPlacement(t *testing.T) {
 	skills := []abi.Skill{{Name: "My_Skill", Instructions: "do", Resources: []abi.Resource{{Path: "r/a.md", Content: "A"}}}}
 	t.Run("isolated", func(t *testing.T) {
 		plan := mustRender(t, abi.Request{Skills: skills})
-		formattest.CheckPlan(t, manifest, plan)
+		formattest.CheckPlan(t, Manifest, plan)
 		var paths []string
 		for _, f := range plan.Files {
 			paths = append(paths, f.Root+"/"+f.Path)
@@ -227,7 +227,7 @@ func TestSkillsPlacement(t *testing.T) {
 	})
 	t.Run("ambient", func(t *testing.T) {
 		plan := mustRender(t, abi.Request{Run: abi.Run{AmbientAuth: true}, Skills: skills})
-		formattest.CheckPlan(t, manifest, plan)
+		formattest.CheckPlan(t, Manifest, plan)
 		require.Len(t, plan.Files, 2, "mcp config and one resource")
 		assert.Equal(t, abi.File{Root: abi.RootCheckout, Path: ".cat-context/skill/my-skill/r/a.md", Mode: "0644", Format: abi.FormatText, Content: "A"}, plan.Files[1], "resource in the checkout")
 		assert.Equal(t, []string{".cat-context/"}, plan.GitExclude, "gitExclude of an ambient run")
@@ -252,12 +252,12 @@ func FuzzRender(f *testing.F) {
 			Skills: []abi.Skill{{Name: skill, Description: desc, Instructions: arg, Resources: []abi.Resource{{Path: "f.md", Content: val}}}},
 		}
 		if strings.Contains(arg+val+skill+desc, formattest.SecretPrefix) {
-			e := sdktest.RenderError(t, manifest, render, req)
+			e := sdktest.RenderError(t, Manifest, Render, req)
 			assert.Equal(t, abi.CodeInvalidInput, e.Code, "error code")
 			return
 		}
 		plan := mustRender(t, req)
-		formattest.CheckPlan(t, manifest, plan)
+		formattest.CheckPlan(t, Manifest, plan)
 		assert.Equal(t, string(formattest.Archive(plan)), string(formattest.Archive(mustRender(t, req))), "render must be deterministic")
 		_, servers := decodeServers(t, plan)
 		formattest.CheckServers(t, shape, req, servers)

@@ -1,4 +1,4 @@
-// Command claude is loadout's Claude Code renderer plugin (render.claude), measured against
+// Package render is loadout's Claude Code renderer (the render.claude plugin), measured against
 // Claude Code 2.1.328 (FORMATS.md §1).
 //
 // It renders:
@@ -29,8 +29,10 @@
 // is a placeholder the plugin cannot see into: the host must refuse or encode a secret value
 // holding "${".
 //
-// render is pure and deterministic; main.go registers it with the sdk for the wasm build.
-package main
+// Render is pure and deterministic. The plugin's main package registers it with the sdk for the
+// wasm build; it lives in a package of its own so that the engines' benchmarks can run the same
+// render natively, side by side with the wasm build (host/engine/bench).
+package render
 
 import (
 	"fmt"
@@ -40,7 +42,8 @@ import (
 	"github.com/loadout-dev/loadout/sdk/format"
 )
 
-var manifest = abi.Manifest{
+// Manifest is the plugin's manifest.
+var Manifest = abi.Manifest{
 	Name:         "render.claude",
 	Version:      "1.0.0",
 	ABIVersion:   abi.Version,
@@ -79,7 +82,8 @@ const (
 	warnToolName    = "tool_name_too_long"
 )
 
-func render(req abi.Request) (abi.Plan, error) {
+// Render renders req for Claude Code.
+func Render(req abi.Request) (abi.Plan, error) {
 	skills, skillWarns, err := format.PrepareSkills(req.Skills)
 	if err != nil {
 		return abi.Plan{}, err
