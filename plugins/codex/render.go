@@ -111,20 +111,8 @@ func render(req abi.Request) (abi.Plan, error) {
 	}
 
 	plan.Warnings = append(plan.Warnings, skillWarns...)
-	if req.Run.AmbientAuth {
-		files, folded, exclude := format.FoldSkills(skills)
-		plan.Files = append(plan.Files, files...)
-		plan.GitExclude = append(plan.GitExclude, exclude...)
-		if folded != "" && prompt.Len() > 0 {
-			prompt.WriteString("\n")
-		}
-		prompt.WriteString(folded)
-	} else {
-		files, err := format.SkillFiles(abi.RootConfig, "skills", skills)
-		if err != nil {
-			return abi.Plan{}, err
-		}
-		plan.Files = append(plan.Files, files...)
+	if err := format.PlaceSkills(&plan, &prompt, skills, req.Run.AmbientAuth, "skills"); err != nil {
+		return abi.Plan{}, err
 	}
 	plan.Prompt = prompt.String()
 	return plan, nil

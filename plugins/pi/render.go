@@ -170,15 +170,8 @@ func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning, bool) {
 		}
 	} else {
 		entry.Set("type", "http").Set("url", s.URL)
-		headers := format.NewObject()
-		for _, p := range s.Headers {
-			if p.Secret {
-				headers.Set(p.Name, p.Value)
-				secret = true
-			} else {
-				headers.Set(p.Name, format.PiLiteral(p.Value))
-			}
-		}
+		headers, secretHeader := format.HeaderObject(s.Headers, format.PiLiteral)
+		secret = secret || secretHeader
 		if headers.Len() > 0 {
 			entry.Set("headers", headers)
 		}

@@ -92,6 +92,29 @@ func SkillFiles(root, dir string, skills []PreparedSkill) ([]abi.File, error) {
 	return files, nil
 }
 
+// PlaceSkills adds skills to plan and prompt the way a harness with a native skills directory
+// does: installed under abi.RootConfig at dir/<name>/ (SkillFiles), or, when fold is set (a run
+// on the user's own config home, which loadout must not write to), placed in the checkout and
+// folded into the prompt (FoldSkills), after a line break when the prompt already has text.
+func PlaceSkills(plan *abi.Plan, prompt *strings.Builder, skills []PreparedSkill, fold bool, dir string) error {
+	if fold {
+		files, folded, exclude := FoldSkills(skills)
+		plan.Files = append(plan.Files, files...)
+		plan.GitExclude = append(plan.GitExclude, exclude...)
+		if folded != "" && prompt.Len() > 0 {
+			prompt.WriteString("\n")
+		}
+		prompt.WriteString(folded)
+		return nil
+	}
+	files, err := SkillFiles(abi.RootConfig, dir, skills)
+	if err != nil {
+		return err
+	}
+	plan.Files = append(plan.Files, files...)
+	return nil
+}
+
 // FoldSkills is the fallback for a harness that cannot install skills natively for this run:
 // each skill's resources go under the checkout's ContextDir/skill/<name>/ and its instructions
 // into the returned prompt section. gitExclude is ContextDir+"/" when a file was placed, else

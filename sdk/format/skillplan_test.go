@@ -76,3 +76,36 @@ func TestToolSummary(t *testing.T) {
 	assert.Equal(t, "no tools", ToolSummary(true, nil, id), "restricted to nothing")
 	assert.Equal(t, "only a, b", ToolSummary(true, []string{"a", "b"}, id), "restricted")
 }
+
+func TestPlaceSkills(t *testing.T) {
+	t.Parallel()
+	skills, _, err := PrepareSkills([]abi.Skill{{Name: "review", Description: "Reviews.", Instructions: "Read the diff.",
+		Resources: []abi.Resource{{Path: "notes.md", Content: "n"}}}})
+	require.NoError(t, err, "PrepareSkills")
+
+	var native abi.Plan
+	var prompt strings.Builder
+	prompt.WriteString("servers")
+	require.NoError(t, PlaceSkills(&native, &prompt, skills, false, "skills"), "PlaceSkills(native)")
+	var paths []string
+	for _, f := range native.Files {
+		assert.Equal(t, abi.RootConfig, f.Root, "native skill file %s root", f.Path)
+		paths = append(paths, f.Path)
+	}
+	assert.Equal(t, []string{"skills/review/SKILL.md", "skills/review/notes.md"}, paths, "native skill files")
+	assert.Equal(t, "servers", prompt.String(), "a native placement leaves the prompt alone")
+	assert.Empty(t, native.GitExclude, "a native placement excludes nothing")
+
+	var folded abi.Plan
+	require.NoError(t, PlaceSkills(&folded, &prompt, skills, true, "skills"), "PlaceSkills(fold)")
+	require.Len(t, folded.Files, 1, "a folded skill places its resource only")
+	assert.Equal(t, abi.RootCheckout, folded.Files[0].Root, "folded resource root")
+	assert.Equal(t, []string{ContextDir + "/"}, folded.GitExclude, "folded resources are git-excluded")
+	assert.True(t, strings.HasPrefix(prompt.String(), "servers\n## Skills\n"), "the folded section follows the prompt after a line break: %q", prompt.String())
+	assert.Contains(t, prompt.String(), "Read the diff.", "the instructions are in the prompt")
+
+	var empty abi.Plan
+	var none strings.Builder
+	require.NoError(t, PlaceSkills(&empty, &none, nil, true, "skills"), "PlaceSkills(no skills)")
+	assert.Empty(t, none.String(), "no skills, no prompt section")
+}

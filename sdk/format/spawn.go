@@ -168,6 +168,23 @@ func splitExpansions(v string) []string {
 	return parts
 }
 
+// HeaderObject is an http server's headers as a config object, in request order: a secret value
+// (a placeholder the host substitutes and encodes) as it is, every other value spelled by lit
+// (ClaudeLiteral, PiLiteral) for a harness that expands values. secret reports whether a value
+// was secret.
+func HeaderObject(headers []abi.Pair, lit func(string) string) (obj *Object, secret bool) {
+	obj = NewObject()
+	for _, p := range headers {
+		if p.Secret {
+			obj.Set(p.Name, p.Value)
+			secret = true
+		} else {
+			obj.Set(p.Name, lit(p.Value))
+		}
+	}
+	return obj, secret
+}
+
 // ClaudeLiteral spells v so that Claude Code's ${NAME} expansion gives v back: every "${"
 // becomes ClaudeDollar+"{".
 func ClaudeLiteral(v string) string {

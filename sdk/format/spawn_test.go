@@ -219,3 +219,20 @@ func TestPiUnliteral(t *testing.T) {
 		assert.Equal(t, v, got, "PiUnliteral(PiLiteral(%q))", v)
 	}
 }
+
+func TestHeaderObject(t *testing.T) {
+	obj, secret := HeaderObject([]abi.Pair{
+		{Name: "X-Plain", Value: "a${HOME}b"},
+		{Name: "Authorization", Value: "{{loadout.secret.1}}", Secret: true},
+	}, ClaudeLiteral)
+	got, err := MarshalJSON(obj)
+	require.NoError(t, err, "MarshalJSON(HeaderObject)")
+	assert.Equal(t, "{\n  \"X-Plain\": \"a"+ClaudeDollar+"{HOME}b\",\n  \"Authorization\": \"{{loadout.secret.1}}\"\n}\n", string(got),
+		"a plain value is spelled literally, a secret placeholder is kept, request order holds")
+	assert.True(t, secret, "HeaderObject reports the secret header")
+
+	obj, secret = HeaderObject([]abi.Pair{{Name: "X", Value: "$x"}}, PiLiteral)
+	v, _ := obj.Get("X")
+	assert.Equal(t, "$$x", v, "PiLiteral spells the plain value")
+	assert.False(t, secret, "no secret header")
+}

@@ -129,20 +129,10 @@ func Render(req abi.Request) (abi.Plan, error) {
 	writeServerPrompt(&prompt, rendered)
 
 	plan.Warnings = append(plan.Warnings, skillWarns...)
-	if req.Run.AmbientAuth {
-		files, folded, exclude := format.FoldSkills(skills)
-		plan.Files = append(plan.Files, files...)
-		plan.GitExclude = append(plan.GitExclude, exclude...)
-		if folded != "" && prompt.Len() > 0 {
-			prompt.WriteString("\n")
-		}
-		prompt.WriteString(folded)
-	} else {
-		files, err := format.SkillFiles(abi.RootConfig, "skills", skills)
-		if err != nil {
-			return abi.Plan{}, err
-		}
-		plan.Files = append(plan.Files, files...)
+	if err := format.PlaceSkills(&plan, &prompt, skills, req.Run.AmbientAuth, "skills"); err != nil {
+		return abi.Plan{}, err
+	}
+	if !req.Run.AmbientAuth {
 		plan.Env = append(plan.Env, abi.Pair{Name: "CLAUDE_CONFIG_DIR", Value: "{{loadout.root.config}}"})
 	}
 	plan.Prompt = prompt.String()
@@ -183,15 +173,8 @@ func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning, bool) {
 		}
 	} else {
 		entry.Set("type", "http").Set("url", format.ClaudeLiteral(s.URL))
-		headers := format.NewObject()
-		for _, p := range s.Headers {
-			if p.Secret {
-				headers.Set(p.Name, p.Value)
-				secret = true
-			} else {
-				headers.Set(p.Name, format.ClaudeLiteral(p.Value))
-			}
-		}
+		headers, secretHeader := format.HeaderObject(s.Headers, format.ClaudeLiteral)
+		secret = secret || secretHeader
 		if headers.Len() > 0 {
 			entry.Set("headers", headers)
 		}
