@@ -77,3 +77,52 @@ func benchmarkDecideVet(b *testing.B, n int) {
 
 func BenchmarkDecideVet5(b *testing.B)  { benchmarkDecideVet(b, 5) }
 func BenchmarkDecideVet50(b *testing.B) { benchmarkDecideVet(b, 50) }
+
+// BenchmarkDecideStages measures each stage of Decide+Vet on the 5-server request, and the
+// decision document evaluated both ways, side by side: by the residual (what Decide runs for
+// the embedded policies) and by OPA's topdown over the prepared query (what it runs for a
+// policy outside the residual's fragment).
+func BenchmarkDecideStages(b *testing.B) {
+	ctx := context.Background()
+	e, err := New(ctx, Config{})
+	if err != nil {
+		b.Fatalf("New: %v", err)
+	}
+	req := benchRequest(5)
+	facts := computeFacts(req, benchHostEnv, e.tunables)
+	input := inputValue(req, &facts, e.tunables)
+	doc, err := e.evalQuery(ctx, input)
+	if err != nil {
+		b.Fatalf("evalQuery: %v", err)
+	}
+	d, err := decodeDecision(doc.Value, req)
+	if err != nil {
+		b.Fatalf("decodeDecision: %v", err)
+	}
+	stages := []struct {
+		name string
+		run  func() error
+	}{
+		{"facts", func() error { computeFacts(req, benchHostEnv, e.tunables); return nil }},
+		{"input", func() error { inputValue(req, &facts, e.tunables); return nil }},
+		{"eval-residual", func() error {
+			if _, ok := e.residual.eval(ctx, input); !ok {
+				return fmt.Errorf("residual did not decide")
+			}
+			return nil
+		}},
+		{"eval-opa", func() error { _, err := e.evalQuery(ctx, input); return err }},
+		{"decode", func() error { _, err := decodeDecision(doc.Value, req); return err }},
+		{"vet", func() error { _, err := Vet(req, d, benchHostEnv, VetOptions{ContentByRef: true}); return err }},
+	}
+	for _, s := range stages {
+		b.Run(s.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := s.run(); err != nil {
+					b.Fatalf("%s: %v", s.name, err)
+				}
+			}
+		})
+	}
+}

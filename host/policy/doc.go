@@ -7,8 +7,9 @@
 //
 // New loads the policy tree (Config.FS, or the embedded policies.FS), compiles it in strict
 // mode with pinned capabilities (Capabilities: no http.send, no network, clock, entropy or
-// runtime built-ins) and prepares one query, partially evaluated (see Cost; a policy partial
-// evaluation cannot flatten is prepared as written; package loadout_partial is the host's). A
+// runtime built-ins) and prepares one query, partially evaluated, and its residual when it has
+// one (see Cost; a policy partial evaluation cannot flatten is prepared as written; package
+// loadout_partial is the host's). A
 // policy that does not compile is a *CompileError
 // naming each file:row and OPA error code. The Engine is immutable afterwards; Decide is safe
 // for concurrent use. Vet is a pure function; a Vetted is immutable and its accessors return
@@ -44,19 +45,22 @@
 // # Cost
 //
 // BenchmarkDecideVet5 and BenchmarkDecideVet50 measure Decide+Vet (cpu-ns/op is the
-// benchmark thread's CPU time, the honest figure on a shared machine). OPA's topdown costs per
-// expression evaluated: each builtin call, reference and composite value built costs about a
-// microsecond, each comprehension several (a child evaluation with its own bindings, even over
-// nothing), far more than per element of a set operation, which runs in Go. Hence the shape:
-// facts are sets, each policy area is one rule (its verdict, a list of statements) whose sets
-// are set expressions over the facts, with no comprehension; the decision lists the three
-// verdicts without merging them, and the host turns the sets into per-server verdicts. New
-// partially evaluates the decision once (the input unknown): the rules are inlined into one
-// query and the data they read (spawn_env's tunables) are constants in it, so a Decide
-// evaluates only the expressions that read the input. Their number does not grow with the
-// request, and a clean server adds no Rego work at all. What is left is mostly a fixed cost:
-// about sixty expressions; then building the input as AST objects and sets (one block of
-// terms, the empty sets and all-empty objects shared), Vet, and decoding the evaluated AST.
+// benchmark thread's CPU time, the honest figure on a shared machine); BenchmarkDecideStages
+// measures each stage, and the decision evaluated both ways side by side. New partially
+// evaluates the decision once (the input unknown): the rules are inlined into one query and
+// the data they read (spawn_env's tunables) are constants in it, so what is left to evaluate
+// per request is a handful of expressions over the input. When those are in a small fragment
+// of Rego (unifications of constants, input references, arrays and calls of pure set
+// built-ins: residual.go), New also compiles them into a residual that Decide runs itself,
+// with OPA's own values and built-in functions but without topdown's bindings and
+// continuations (about a fifth of its cost); any policy or evaluation outside that fragment is
+// OPA's evaluation, with the same result. Hence the shape: facts are sets, each policy area is
+// one rule (its verdict, a list of statements) whose sets are set expressions over the facts,
+// with no comprehension; the decision lists the three verdicts without merging them, and the
+// host turns the sets into per-server verdicts. The expressions do not grow with the request,
+// and a clean server adds no Rego work at all. What is left is mostly building the input as
+// AST objects and sets (one block of terms, the empty sets and all-empty objects shared), Vet,
+// and decoding the evaluated AST.
 //
 // # Decision document
 //

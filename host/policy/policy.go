@@ -43,6 +43,7 @@ type Config struct {
 // New, never changes afterwards, and is safe for concurrent use.
 type Engine struct {
 	query    rego.PreparedEvalQuery
+	residual *residual // nil: every decision is the query's evaluation
 	tunables *tunables
 	logger   *slog.Logger
 }
@@ -127,12 +128,12 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		}
 		opts = append(opts, rego.ParsedModule(m))
 	}
-	pq, err := prepare(ctx, opts)
+	pq, res, err := prepare(ctx, opts)
 	if err != nil {
 		return nil, compileError(err)
 	}
-	logger.Debug("policy prepared", "modules", len(modules), "query", Query)
-	return &Engine{query: pq, tunables: tun, logger: logger}, nil
+	logger.Debug("policy prepared", "modules", len(modules), "query", Query, "residual", res != nil)
+	return &Engine{query: pq, residual: res, tunables: tun, logger: logger}, nil
 }
 
 // partialPackage is the package of the rule prepare builds from the partially evaluated
@@ -152,15 +153,17 @@ var partialPath = ast.Ref{ast.DefaultRootDocument, ast.StringTerm(partialPackage
 // The rule is built here rather than by rego.WithPartialEval, which makes the shared
 // ast.Wildcard term its value and so writes to it while compiling (a data race with every
 // other evaluation in the process). A policy whose decision partial evaluation cannot
-// flatten into plain bodies is prepared as written.
-func prepare(ctx context.Context, opts []func(*rego.Rego)) (rego.PreparedEvalQuery, error) {
+// flatten into plain bodies is prepared as written. When the bodies are in the fragment a
+// residual runs, prepare compiles them into one as well (nil otherwise).
+func prepare(ctx context.Context, opts []func(*rego.Rego)) (rego.PreparedEvalQuery, *residual, error) {
 	const result = "result"
 	parts, err := rego.New(append(slices.Clip(opts), rego.Query(result+" = "+Query), rego.Unknowns([]string{"input"}))...).Partial(ctx)
 	if err != nil {
-		return rego.PreparedEvalQuery{}, err
+		return rego.PreparedEvalQuery{}, nil, err
 	}
 	if len(parts.Queries) == 0 || len(parts.Support) > 0 {
-		return rego.New(append(slices.Clip(opts), rego.Query(Query))...).PrepareForEval(ctx)
+		pq, err := rego.New(append(slices.Clip(opts), rego.Query(Query))...).PrepareForEval(ctx)
+		return pq, nil, err
 	}
 	module := &ast.Module{Package: &ast.Package{Path: partialPath.Copy(), Location: &ast.Location{File: partialPackage + ".rego"}}}
 	for _, body := range parts.Queries {
@@ -170,7 +173,11 @@ func prepare(ctx context.Context, opts []func(*rego.Rego)) (rego.PreparedEvalQue
 			Module: module,
 		})
 	}
-	return rego.New(append(slices.Clip(opts), rego.ParsedModule(module), rego.Query("data."+partialPackage+".decision"))...).PrepareForEval(ctx)
+	pq, err := rego.New(append(slices.Clip(opts), rego.ParsedModule(module), rego.Query("data."+partialPackage+".decision"))...).PrepareForEval(ctx)
+	if err != nil {
+		return pq, nil, err
+	}
+	return pq, compileResidual(parts.Queries, ast.Var(result)), nil
 }
 
 // load reads the policy tree: Rego modules (with tests when withTests), the store of its data
@@ -247,6 +254,31 @@ func compileError(err error) error {
 // Safe for concurrent use.
 func (e *Engine) Decide(ctx context.Context, req *spec.Request, hostEnv []spec.Pair) (*Decision, error) {
 	facts := computeFacts(req, hostEnv, e.tunables)
+	t, err := e.evaluate(ctx, inputValue(req, &facts, e.tunables))
+	if err != nil {
+		return nil, err
+	}
+	d, err := decodeDecision(t.Value, req)
+	if err != nil {
+		return nil, err
+	}
+	e.logger.Debug("policy decided", "servers", len(d.Servers), "skills", len(d.Skills), "secrets", len(d.Secrets))
+	return d, nil
+}
+
+// evaluate is the decision document for input: the residual's when it decides, otherwise
+// OPA's evaluation of the prepared query.
+func (e *Engine) evaluate(ctx context.Context, input ast.Value) (*ast.Term, error) {
+	if e.residual != nil && ctx.Err() == nil {
+		if t, ok := e.residual.eval(ctx, input); ok {
+			return t, nil
+		}
+	}
+	return e.evalQuery(ctx, input)
+}
+
+// evalQuery evaluates the prepared query over input with OPA's topdown.
+func (e *Engine) evalQuery(ctx context.Context, input ast.Value) (*ast.Term, error) {
 	// Cancellation: OPA would start a goroutine per evaluation to watch ctx; a callback
 	// registered on ctx (none for a context that is never done) costs less.
 	cancel := topdown.NewCancel()
@@ -255,7 +287,7 @@ func (e *Engine) Decide(ctx context.Context, req *spec.Request, hostEnv []spec.P
 		defer stop()
 	}
 	rs, err := e.query.Eval(ctx,
-		rego.EvalParsedInput(inputValue(req, &facts, e.tunables)),
+		rego.EvalParsedInput(input),
 		rego.EvalExternalCancel(cancel),
 		evalTimeOption, evalMetricsOption, evalKeepASTOption,
 	)
@@ -269,12 +301,7 @@ func (e *Engine) Decide(ctx context.Context, req *spec.Request, hostEnv []spec.P
 	if !ok {
 		return nil, fmt.Errorf("evaluate %s: result is %T, want an AST term", Query, rs[0].Expressions[0].Value)
 	}
-	d, err := decodeDecision(t.Value, req)
-	if err != nil {
-		return nil, err
-	}
-	e.logger.Debug("policy decided", "servers", len(d.Servers), "skills", len(d.Skills), "secrets", len(d.Secrets))
-	return d, nil
+	return t, nil
 }
 
 // The evaluation options every Decide passes, built once: the clock, no metrics, the result
