@@ -37,6 +37,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bytecodealliance/wasmtime-go/v39"
@@ -373,6 +374,9 @@ type Module struct {
 	mod     *wasmtime.Module
 	limits  engine.Limits
 	hasInit bool
+	// abiChecked is set once an instance reported abi.Version: every instance starts from the
+	// same state in the same sandbox, so every other one would report the same.
+	abiChecked atomic.Bool
 
 	mu       sync.Mutex
 	closed   bool
@@ -417,8 +421,9 @@ func (m *Module) ticks(ctx context.Context) uint64 {
 	return uint64(d/Tick) + 1
 }
 
-// Call instantiates the module in a new store, runs _initialize, checks the ABI version, hands
-// input to the guest (for abi.ExportRender) and returns a copy of the bytes the export returned.
+// Call instantiates the module in a new store, runs _initialize, checks the ABI version (until
+// one instance passed), hands input to the guest (for abi.ExportRender) and returns a copy of
+// the bytes the export returned.
 func (m *Module) Call(ctx context.Context, export string, input []byte) ([]byte, error) {
 	if err := sandbox.CheckCall(export); err != nil {
 		return nil, err
@@ -464,12 +469,15 @@ func (m *Module) Call(ctx context.Context, export string, input []byte) ([]byte,
 	}
 
 	store.SetEpochDeadline(m.ticks(ctx))
-	v, err := inst.GetFunc(store, abi.ExportABIVersion).Call(store)
-	if err != nil {
-		return nil, m.fail(ctx, store, mem, abi.ExportABIVersion, err, c)
-	}
-	if got := v.(int32); got != abi.Version {
-		return nil, fmt.Errorf("plugin reports ABI version %d, want %d: %w", got, abi.Version, engine.ErrABIVersion)
+	if !m.abiChecked.Load() {
+		v, err := inst.GetFunc(store, abi.ExportABIVersion).Call(store)
+		if err != nil {
+			return nil, m.fail(ctx, store, mem, abi.ExportABIVersion, err, c)
+		}
+		if got := v.(int32); got != abi.Version {
+			return nil, fmt.Errorf("plugin reports ABI version %d, want %d: %w", got, abi.Version, engine.ErrABIVersion)
+		}
+		m.abiChecked.Store(true)
 	}
 	var args []interface{}
 	if export == abi.ExportRender {

@@ -45,6 +45,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -316,6 +317,9 @@ type Module struct {
 	// recycler keeps the memories of finished instances for the next ones (capmem): as many as
 	// the pool holds, and two more for the calls in flight.
 	recycler *capmem.Recycler
+	// abiChecked is set once an instance reported abi.Version: every instance starts from the
+	// same state in the same sandbox, so every other one would report the same.
+	abiChecked atomic.Bool
 
 	mu     sync.Mutex
 	closed bool
@@ -425,8 +429,9 @@ func (m *Module) refill(ctx context.Context) {
 
 // Call runs one export in an instance no other call has used: one taken from the pool of
 // pre-initialized instances when the engine keeps one and it is not empty, otherwise one
-// instantiated and initialized now. It checks the ABI version, hands input to the guest (for
-// abi.ExportRender) and returns a copy of the bytes the export returned.
+// instantiated and initialized now. It checks the ABI version (until one instance passed),
+// hands input to the guest (for abi.ExportRender) and returns a copy of the bytes the export
+// returned.
 func (m *Module) Call(ctx context.Context, export string, input []byte) ([]byte, error) {
 	if err := sandbox.CheckCall(export); err != nil {
 		return nil, err
@@ -461,12 +466,15 @@ func (m *Module) Call(ctx context.Context, export string, input []byte) ([]byte,
 	// The call gets its own deadline.
 	phase, done := context.WithTimeout(ctx, m.limits.Deadline)
 	defer done()
-	res, err := mod.ExportedFunction(abi.ExportABIVersion).Call(phase)
-	if err != nil {
-		return nil, m.fail(ctx, phase, abi.ExportABIVersion, err, c)
-	}
-	if v := uint32(res[0]); v != abi.Version {
-		return nil, fmt.Errorf("plugin reports ABI version %d, want %d: %w", v, abi.Version, engine.ErrABIVersion)
+	if !m.abiChecked.Load() {
+		res, err := mod.ExportedFunction(abi.ExportABIVersion).Call(phase)
+		if err != nil {
+			return nil, m.fail(ctx, phase, abi.ExportABIVersion, err, c)
+		}
+		if v := uint32(res[0]); v != abi.Version {
+			return nil, fmt.Errorf("plugin reports ABI version %d, want %d: %w", v, abi.Version, engine.ErrABIVersion)
+		}
+		m.abiChecked.Store(true)
 	}
 	var args []uint64
 	if export == abi.ExportRender {
@@ -480,7 +488,7 @@ func (m *Module) Call(ctx context.Context, export string, input []byte) ([]byte,
 		}
 		args = []uint64{uint64(ptr), uint64(len(input))}
 	}
-	res, err = mod.ExportedFunction(export).Call(phase, args...)
+	res, err := mod.ExportedFunction(export).Call(phase, args...)
 	if err != nil {
 		return nil, m.fail(ctx, phase, export, err, c)
 	}
