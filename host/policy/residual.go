@@ -12,8 +12,8 @@ import (
 //
 //   - each expression is a plain unification (=), not negated, without with;
 //   - exactly one of them binds the query's result variable; every other compares two values;
-//   - a value is a constant, a reference into the input through constant keys, an array of
-//     values, or a call of one of the pure built-ins of residualBuiltins on values.
+//   - a value is a constant, a reference into the input through constant keys, an array or a
+//     set of values, or a call of one of the pure built-ins of residualBuiltins on values.
 //
 // That is what partial evaluation leaves of a policy that states facts as sets and combines
 // them with set operations (the default policies). The values, the built-in functions and the
@@ -42,6 +42,7 @@ type residualTerm struct {
 	constant *ast.Term
 	input    ast.Ref // the keys after input
 	array    []residualTerm
+	set      []residualTerm
 	call     *residualCall
 }
 
@@ -133,6 +134,16 @@ func compileResidualTerm(t *ast.Term, operands *int) (residualTerm, bool) {
 			elems[i] = e
 		}
 		return residualTerm{array: elems}, true
+	case ast.Set:
+		elems := make([]residualTerm, 0, v.Len())
+		for _, e := range v.Slice() {
+			t, ok := compileResidualTerm(e, operands)
+			if !ok {
+				return residualTerm{}, false
+			}
+			elems = append(elems, t)
+		}
+		return residualTerm{set: elems}, true
 	case ast.Call:
 		op, ok := v[0].Value.(ast.Ref)
 		if !ok {
@@ -237,6 +248,16 @@ func (ev *residualEval) term(t *residualTerm) (*ast.Term, bool) {
 			elems[i] = e
 		}
 		return ast.ArrayTerm(elems...), true
+	case t.set != nil:
+		elems := make([]*ast.Term, len(t.set))
+		for i := range t.set {
+			e, ok := ev.term(&t.set[i])
+			if !ok {
+				return nil, false
+			}
+			elems[i] = e
+		}
+		return ast.SetTerm(elems...), true
 	case t.call != nil:
 		n := len(t.call.args)
 		operands := ev.operands[:n:n]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -223,4 +224,101 @@ decision := [["server", codes[input.request.run.hasUser], input.facts.http]]`
 		binary.LittleEndian.PutUint64(seed[:], uint64(i)*0x9e3779b97f4a7c15)
 		requireSameDecision(t, e, fuzzRequest(seed[:]), nil)
 	}
+}
+
+// TestResidualMatchesOPAOnRandomPolicies holds the residual to OPA's evaluation on policies
+// built at random from what the fragment holds (input references, set and array built-ins,
+// constants, guards on the request) and from what it does not (comprehensions, other
+// built-ins), each decided over random requests. A policy the compiler refuses is skipped;
+// enough must compile, and enough must have a residual, for the test to mean anything.
+func TestResidualMatchesOPAOnRandomPolicies(t *testing.T) {
+	t.Parallel()
+	sets := []string{"input.facts.http", "input.facts.token", "input.facts.hasUsers", "input.facts.userListed",
+		"input.facts.credentials.shared", "input.facts.flags.idInvalid", "input.facts.url.baseMatch",
+		"input.facts.env.keyRefused", "input.facts.env.secretNamed", "input.facts.headers.secretNamed",
+		"input.facts.tools.noneValid", "input.facts.nothing", "set()", "{0}", "{0, 1, 2}"}
+	var compiled, withResidual, decided int
+	for seed := range 120 {
+		rng := newRand(uint64(seed))
+		var setExpr func(depth int) string
+		setExpr = func(depth int) string {
+			if depth == 0 || rng.n(3) == 0 {
+				return sets[rng.n(len(sets))]
+			}
+			a, b := setExpr(depth-1), setExpr(depth-1)
+			switch rng.n(12) {
+			case 0, 1, 2:
+				return "(" + a + " - " + b + ")"
+			case 3, 4:
+				return "(" + a + " & " + b + ")"
+			case 5, 6:
+				return "(" + a + " | " + b + ")"
+			case 7:
+				return "intersection({" + a + ", " + b + "})"
+			case 8:
+				return "union({" + a + "})"
+			case 9:
+				return "{i | some i in " + a + "}"
+			default:
+				return a
+			}
+		}
+		var statements []string
+		for range 1 + rng.n(4) {
+			code := fmt.Sprintf(`"c%d"`, rng.n(3))
+			if rng.n(5) == 0 {
+				code = `lower("C")`
+			}
+			statements = append(statements, `"server", `+code+`, `+setExpr(3))
+		}
+		if rng.n(3) == 0 {
+			statements = append(statements, `"spawn_env", ["PATH"], array.concat(["LC_"], [])`)
+		}
+		body := "decision := [[" + strings.Join(statements, ", ") + "]]"
+		switch rng.n(4) {
+		case 0:
+			body += ` if { input.request.harness = "claude" }`
+		case 1:
+			body = `codes := {true: "a", false: "b"}` + "\n\ndecision := [[\"server\", codes[input.request.run.hasUser], " + setExpr(2) + "], [" + strings.Join(statements, ", ") + "]]"
+		}
+		e, err := New(context.Background(), Config{FS: withDecision(body)})
+		if err != nil {
+			continue
+		}
+		compiled++
+		if e.residual == nil {
+			continue
+		}
+		withResidual++
+		for r := range 4 {
+			var seedBytes [16]byte
+			binary.LittleEndian.PutUint64(seedBytes[:], uint64(seed*31+r)*0x9e3779b97f4a7c15)
+			binary.LittleEndian.PutUint64(seedBytes[8:], uint64(seed+r)*0xbf58476d1ce4e5b9)
+			req := fuzzRequest(seedBytes[:])
+			facts := computeFacts(req, nil, e.tunables)
+			if _, err := e.evalQuery(context.Background(), inputValue(req, &facts, e.tunables)); err == nil {
+				decided++
+			}
+			if !t.Run(fmt.Sprintf("policy%d/request%d", seed, r), func(t *testing.T) { requireSameDecision(t, e, req, nil) }) {
+				t.Logf("policy %d:\n%s", seed, body)
+			}
+		}
+	}
+	assert.Greater(t, compiled, 60, "random policies that compile")
+	assert.Greater(t, withResidual, 60, "random policies with a residual")
+	assert.Greater(t, decided, 120, "decisions OPA's evaluation defines on those policies")
+	t.Logf("%d policies compiled, %d with a residual, %d decisions defined", compiled, withResidual, decided)
+}
+
+// rand is a small deterministic generator (splitmix64) for the random policies.
+type rand struct{ s uint64 }
+
+func newRand(seed uint64) *rand { return &rand{s: seed} }
+
+func (r *rand) n(k int) int {
+	r.s += 0x9e3779b97f4a7c15
+	z := r.s
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return int((z ^ (z >> 31)) % uint64(k))
 }
