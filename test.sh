@@ -25,6 +25,9 @@ echo "== build"
 echo "== go test (wazero)"
 go test -count=1 ./...
 
+echo "== go test -race (the policy engine's lock discipline, recycled wasm memories)"
+go test -race -count=1 ./host/policy ./host/engine/internal/capmem
+
 echo "== go test (wasmtime)"
 go test -count=1 -tags wasmtime ./host/... ./conformity/...
 

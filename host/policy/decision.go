@@ -93,6 +93,8 @@ func decodeDecision(v ast.Value, req *spec.Request) (*Decision, error) {
 		return nil, &MalformedError{Path: "decision", Msg: fmt.Sprintf("is %s, want a list of parts", kind(v))}
 	}
 	d := &Decision{raw: sync.OnceValue(func() any {
+		interned.RLock() // see interned
+		defer interned.RUnlock()
 		j, err := ast.JSON(v)
 		if err != nil {
 			return nil

@@ -172,7 +172,7 @@ func TestEntryFacts(t *testing.T) {
 // defaults.
 func TestTunablesFacts(t *testing.T) {
 	t.Parallel()
-	tun, err := readTunables(map[string]any{
+	tun, err := readTunablesShared(map[string]any{
 		"url":     map[string]any{"schemes_anywhere": []any{"HTTPS", "http"}, "schemes_loopback": []any{}},
 		"secrets": map[string]any{"always_secret_headers": []any{"X-Api-Key"}, "user_credential_headers": []any{}, "user_credential_env": []any{"my_token"}},
 		"allow": map[string]any{
@@ -221,7 +221,7 @@ func TestTunablesErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := readTunables(tc.doc)
+			_, err := readTunablesShared(tc.doc)
 			require.Error(t, err, "readTunables(%s): want an error", tc.name)
 			assert.Contains(t, err.Error(), tc.want, "readTunables(%s) error", tc.name)
 		})
@@ -230,7 +230,7 @@ func TestTunablesErrors(t *testing.T) {
 
 func TestNoTunablesFailClosed(t *testing.T) {
 	t.Parallel()
-	tun, err := readTunables(nil)
+	tun, err := readTunablesShared(nil)
 	require.NoError(t, err, "readTunables(nil)")
 	req := &spec.Request{Servers: []spec.Server{
 		{ID: "a", Transport: "stdio", Command: "npx", AllowedTools: []string{"read"}},
@@ -300,4 +300,22 @@ func TestUserListedAndToolFacts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readingAST runs f holding the package's interned lock shared, as Decide does: f builds AST
+// values outside Decide while other tests load policies. f must not call New.
+func readingAST[T any](f func() T) T {
+	interned.RLock()
+	defer interned.RUnlock()
+	return f()
+}
+
+// readTunablesShared is readTunables under readingAST.
+func readTunablesShared(doc any) (*tunables, error) {
+	type result struct {
+		t   *tunables
+		err error
+	}
+	r := readingAST(func() result { t, err := readTunables(doc); return result{t, err} })
+	return r.t, r.err
 }

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -97,6 +98,8 @@ func Capabilities() *ast.Capabilities {
 // mode with pinned capabilities. A policy that does not compile is an error naming each
 // file:row and OPA error code.
 func New(ctx context.Context, cfg Config) (*Engine, error) {
+	interned.Lock() // see interned
+	defer interned.Unlock()
 	fsys := cfg.FS
 	if fsys == nil {
 		fsys = policies.FS
@@ -135,6 +138,17 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	logger.Debug("policy prepared", "modules", len(modules), "query", Query, "residual", res != nil)
 	return &Engine{query: pq, residual: res, tunables: tun, logger: logger}, nil
 }
+
+// interned guards OPA's process-wide interned terms (ast.InternedEmptySet, small numbers,
+// ...). Partial evaluation rewrites the terms of what it returns in place (its copy
+// propagation, and rego's rewriting of the result), interned ones included: the values it
+// writes are equal, but the writes race with any code in the process that reads those terms
+// (go test -race found it with policies whose comprehensions hold set() and small numbers).
+// New and RunTests, which load, compile and partially evaluate, hold it exclusively; Decide
+// and Decision.Raw, which build and read AST values, hold it shared. Outside a policy load
+// (startup, loadout serve's reload) the shared lock is uncontended. Only this package uses
+// OPA, so the discipline is complete within it.
+var interned sync.RWMutex
 
 // partialPackage is the package of the rule prepare builds from the partially evaluated
 // decision (under data, as the default rego partial namespace is): New refuses a policy tree
@@ -253,6 +267,8 @@ func compileError(err error) error {
 // ErrNoDecision and a decision of the wrong shape a *MalformedError: both refuse the request.
 // Safe for concurrent use.
 func (e *Engine) Decide(ctx context.Context, req *spec.Request, hostEnv []spec.Pair) (*Decision, error) {
+	interned.RLock() // see interned
+	defer interned.RUnlock()
 	facts := computeFacts(req, hostEnv, e.tunables)
 	t, err := e.evaluate(ctx, inputValue(req, &facts, e.tunables))
 	if err != nil {

@@ -221,7 +221,12 @@ func TestInputMatchesJSON(t *testing.T) {
 	facts := defaultFacts(t, req, hostEnv)
 	e, err := defaultEngine()
 	require.NoError(t, err, "New with the embedded policies")
-	got, err := ast.JSON(inputValue(req, &facts, e.tunables))
+	var got any
+	err = readingAST(func() error {
+		var err error
+		got, err = ast.JSON(inputValue(req, &facts, e.tunables))
+		return err
+	})
 	require.NoError(t, err, "ast.JSON(inputValue)")
 
 	in := policyInput(req, &facts, e.tunables)

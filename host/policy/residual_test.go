@@ -19,6 +19,8 @@ import (
 // prepared query, value for value.
 func requireSameDecision(t testing.TB, e *Engine, req *spec.Request, hostEnv []spec.Pair) {
 	t.Helper()
+	interned.RLock() // as Decide does: other tests load policies meanwhile
+	defer interned.RUnlock()
 	ctx := context.Background()
 	facts := computeFacts(req, hostEnv, e.tunables)
 	input := inputValue(req, &facts, e.tunables)
@@ -295,10 +297,12 @@ func TestResidualMatchesOPAOnRandomPolicies(t *testing.T) {
 			binary.LittleEndian.PutUint64(seedBytes[:], uint64(seed*31+r)*0x9e3779b97f4a7c15)
 			binary.LittleEndian.PutUint64(seedBytes[8:], uint64(seed+r)*0xbf58476d1ce4e5b9)
 			req := fuzzRequest(seedBytes[:])
+			interned.RLock()
 			facts := computeFacts(req, nil, e.tunables)
 			if _, err := e.evalQuery(context.Background(), inputValue(req, &facts, e.tunables)); err == nil {
 				decided++
 			}
+			interned.RUnlock()
 			if !t.Run(fmt.Sprintf("policy%d/request%d", seed, r), func(t *testing.T) { requireSameDecision(t, e, req, nil) }) {
 				t.Logf("policy %d:\n%s", seed, body)
 			}

@@ -45,6 +45,8 @@ func RunTests(ctx context.Context, fsys fs.FS) (Report, error) {
 	if fsys == nil {
 		fsys = policies.FS
 	}
+	interned.Lock() // see interned
+	defer interned.Unlock()
 	modules, store, _, err := load(fsys, true)
 	if err != nil {
 		return Report{}, err
