@@ -302,20 +302,10 @@ func TestUserListedAndToolFacts(t *testing.T) {
 	}
 }
 
-// readingAST runs f holding the package's interned lock shared, as Decide does: f builds AST
-// values outside Decide while other tests load policies. f must not call New.
-func readingAST[T any](f func() T) T {
+// readTunablesShared is readTunables holding the package's interned lock shared, as Decide
+// does: it builds AST values while other tests load policies.
+func readTunablesShared(doc any) (*tunables, error) {
 	interned.RLock()
 	defer interned.RUnlock()
-	return f()
-}
-
-// readTunablesShared is readTunables under readingAST.
-func readTunablesShared(doc any) (*tunables, error) {
-	type result struct {
-		t   *tunables
-		err error
-	}
-	r := readingAST(func() result { t, err := readTunables(doc); return result{t, err} })
-	return r.t, r.err
+	return readTunables(doc)
 }
