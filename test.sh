@@ -31,6 +31,9 @@ go test -race -count=1 ./host/policy ./host/engine/internal/capmem
 echo "== go test (wasmtime)"
 go test -count=1 -tags wasmtime ./host/... ./conformity/...
 
+echo "== warm-render benchmarks, one iteration each (their setup checks wasm plans against native ones)"
+go test -count=1 -tags wasmtime ./host/engine/bench -run '^$' -bench WarmRender -benchtime 1x
+
 if [ -x .ci/policy.sh ]; then
 	echo "== policies (upstream opa)"
 	.ci/policy.sh

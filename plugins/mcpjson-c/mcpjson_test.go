@@ -240,31 +240,33 @@ func TestMCPJSONPluginSecretFlag(t *testing.T) {
 	}
 }
 
+// rejectCases are inputs the renderer must refuse, with the ABI error code each gets.
+var rejectCases = []struct {
+	name  string
+	input string
+	code  string
+}{
+	{"empty input", ``, abi.CodeInvalidInput},
+	{"not an object", `[1]`, abi.CodeInvalidInput},
+	{"duplicate key", `{"abiVersion":1,"harness":"mcpjson","harness":"mcpjson"}`, abi.CodeInvalidInput},
+	{"duplicate nested key", `{"abiVersion":1,"harness":"mcpjson","servers":[{"id":"a","id":"b"}]}`, abi.CodeInvalidInput},
+	{"unknown field", `{"abiVersion":1,"harness":"mcpjson","shell":"sh"}`, abi.CodeInvalidInput},
+	{"unknown server field", `{"abiVersion":1,"harness":"mcpjson","servers":[{"id":"a","shell":"sh"}]}`, abi.CodeInvalidInput},
+	{"trailing data", `{"abiVersion":1,"harness":"mcpjson"} {}`, abi.CodeInvalidInput},
+	{"invalid UTF-8", "{\"abiVersion\":1,\"harness\":\"mcpjson\",\"run\":{\"user\":\"\xc3\x28\"}}", abi.CodeInvalidInput},
+	{"overlong UTF-8", "{\"abiVersion\":1,\"harness\":\"mcpjson\",\"run\":{\"user\":\"\xc0\xaf\"}}", abi.CodeInvalidInput},
+	{"lone surrogate", `{"abiVersion":1,"harness":"mcpjson","run":{"user":"\udc00"}}`, abi.CodeInvalidInput},
+	{"raw newline in a string", "{\"abiVersion\":1,\"harness\":\"mcp\njson\"}", abi.CodeInvalidInput},
+	{"wrong type", `{"abiVersion":1,"harness":"mcpjson","servers":[{"args":"a"}]}`, abi.CodeInvalidInput},
+	{"other ABI version", `{"abiVersion":2,"harness":"mcpjson"}`, abi.CodeInvalidInput},
+	{"missing ABI version", `{"harness":"mcpjson"}`, abi.CodeInvalidInput},
+	{"other harness", `{"abiVersion":1,"harness":"claude"}`, abi.CodeUnsupported},
+	{"deep nesting", `{"abiVersion":1,"harness":"mcpjson","x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, abi.CodeInvalidInput},
+}
+
 func TestMCPJSONPluginRejects(t *testing.T) {
 	p := instantiate(t, build(t))
-	cases := []struct {
-		name  string
-		input string
-		code  string
-	}{
-		{"empty input", ``, abi.CodeInvalidInput},
-		{"not an object", `[1]`, abi.CodeInvalidInput},
-		{"duplicate key", `{"abiVersion":1,"harness":"mcpjson","harness":"mcpjson"}`, abi.CodeInvalidInput},
-		{"duplicate nested key", `{"abiVersion":1,"harness":"mcpjson","servers":[{"id":"a","id":"b"}]}`, abi.CodeInvalidInput},
-		{"unknown field", `{"abiVersion":1,"harness":"mcpjson","shell":"sh"}`, abi.CodeInvalidInput},
-		{"unknown server field", `{"abiVersion":1,"harness":"mcpjson","servers":[{"id":"a","shell":"sh"}]}`, abi.CodeInvalidInput},
-		{"trailing data", `{"abiVersion":1,"harness":"mcpjson"} {}`, abi.CodeInvalidInput},
-		{"invalid UTF-8", "{\"abiVersion\":1,\"harness\":\"mcpjson\",\"run\":{\"user\":\"\xc3\x28\"}}", abi.CodeInvalidInput},
-		{"overlong UTF-8", "{\"abiVersion\":1,\"harness\":\"mcpjson\",\"run\":{\"user\":\"\xc0\xaf\"}}", abi.CodeInvalidInput},
-		{"lone surrogate", `{"abiVersion":1,"harness":"mcpjson","run":{"user":"\udc00"}}`, abi.CodeInvalidInput},
-		{"raw newline in a string", "{\"abiVersion\":1,\"harness\":\"mcp\njson\"}", abi.CodeInvalidInput},
-		{"wrong type", `{"abiVersion":1,"harness":"mcpjson","servers":[{"args":"a"}]}`, abi.CodeInvalidInput},
-		{"other ABI version", `{"abiVersion":2,"harness":"mcpjson"}`, abi.CodeInvalidInput},
-		{"missing ABI version", `{"harness":"mcpjson"}`, abi.CodeInvalidInput},
-		{"other harness", `{"abiVersion":1,"harness":"claude"}`, abi.CodeUnsupported},
-		{"deep nesting", `{"abiVersion":1,"harness":"mcpjson","x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, abi.CodeInvalidInput},
-	}
-	for _, tc := range cases {
+	for _, tc := range rejectCases {
 		plan, rerr := sdktest.Decode(t, p.render(t, []byte(tc.input)))
 		if assert.NotNil(t, rerr, "render(%q) = plan %+v, want error %s", tc.input, plan, tc.code) {
 			assert.Equal(t, tc.code, rerr.Code, "render(%q) code (message %q)", tc.input, rerr.Message)

@@ -12,5 +12,8 @@
 // termination checks. WarmRender renders the claude plugin's rich request, pre-initialized as
 // the engines prepare it, on a ready instance (instantiation and close outside the timer), with
 // the deadline enforced as each engine enforces it: the request-path cost of a pool, to set
-// beside plugins/claude's native BenchmarkRender. The package has no non-test code.
+// beside the native render of the same code in the same run. WarmRenderC does the same for the
+// C plugin (plugins/mcpjson-c), whose native build (plugins/mcpjson-c/native, cgo) is the
+// baseline: it prices the engines and the boundary on code from an optimizing C compiler. The
+// package has no non-test code.
 package bench

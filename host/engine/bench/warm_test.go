@@ -115,30 +115,33 @@ func BenchmarkWarmRender(b *testing.B) {
 		{"wazero-meter", meteredWazero, metered},
 		{"wazero-closeondone", func(b *testing.B) wazero.Runtime { return rawWazero(b, true) }, snap},
 	} {
-		b.Run(mode.name, func(b *testing.B) {
-			ctx := context.Background()
-			r := mode.rt(b)
-			defer r.Close(ctx)
-			cm, err := r.CompileModule(ctx, mode.wasm)
-			require.NoError(b, err, "CompileModule")
-			// Memory comes from a recycler, as the engine's instances get it (capmem): the
-			// instantiations between renders leave the collector no garbage to run on.
-			recycler := &capmem.Recycler{Max: 2}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				alloc := &capmem.Allocator{Limit: uint64(engine.DefaultLimits.MemoryPages) * 65536, Recycler: recycler}
-				mod := instantiateWazero(b, experimental.WithMemoryAllocator(ctx, alloc), r, cm)
-				b.StartTimer()
-				call, cancel := deadline()
-				warmCallWazero(b, call, mod, req)
-				cancel()
-				b.StopTimer()
-				_ = mod.Close(ctx)
-				alloc.Release()
-				b.StartTimer()
-			}
-		})
+		b.Run(mode.name, func(b *testing.B) { benchWarmWazero(b, mode.rt(b), mode.wasm, req) })
+	}
+}
+
+// benchWarmWazero times warm renders of req on r: each on a fresh instance of wasm, instantiated
+// (with memory from a recycler, as the engine's instances get it) and closed outside the timer.
+// It closes r.
+func benchWarmWazero(b *testing.B, r wazero.Runtime, wasm, req []byte) {
+	ctx := context.Background()
+	defer r.Close(ctx)
+	cm, err := r.CompileModule(ctx, wasm)
+	require.NoError(b, err, "CompileModule")
+	// The recycler leaves the collector no garbage from the instantiations between renders.
+	recycler := &capmem.Recycler{Max: 2}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		alloc := &capmem.Allocator{Limit: uint64(engine.DefaultLimits.MemoryPages) * 65536, Recycler: recycler}
+		mod := instantiateWazero(b, experimental.WithMemoryAllocator(ctx, alloc), r, cm)
+		b.StartTimer()
+		call, cancel := deadline()
+		warmCallWazero(b, call, mod, req)
+		cancel()
+		b.StopTimer()
+		_ = mod.Close(ctx)
+		alloc.Release()
+		b.StartTimer()
 	}
 }

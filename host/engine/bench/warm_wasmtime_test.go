@@ -18,6 +18,13 @@ import (
 // store reuses a slot whose memory pages stayed resident.
 func BenchmarkWarmRenderWasmtime(b *testing.B) {
 	snap, req := warmRenderInput(b)
+	benchWarmWasmtime(b, snap, req, nil)
+}
+
+// benchWarmWasmtime times warm renders of req on Wasmtime configured as the engine's: each on a
+// fresh instance of the pre-initialized module snap, instantiated and closed outside the timer.
+// A non-nil want is the plan the first render must return.
+func benchWarmWasmtime(b *testing.B, snap, req, want []byte) {
 	cfg := wasmtime.NewConfig()
 	cfg.SetEpochInterruption(true)
 	cfg.SetCraneliftNanCanonicalization(true)
@@ -28,6 +35,11 @@ func BenchmarkWarmRenderWasmtime(b *testing.B) {
 	r := &rawWasmtime{engine: e, linker: l, epoch: true}
 	mod, err := wasmtime.NewModule(e, snap)
 	require.NoError(b, err, "NewModule")
+	if want != nil {
+		store, inst := r.instantiate(b, mod)
+		require.Equal(b, string(want), string(warmCallWasmtime(b, store, inst, req)), "wasm and native plans differ")
+		store.Close()
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -60,4 +72,10 @@ func warmCallWasmtime(b *testing.B, store *wasmtime.Store, inst *wasmtime.Instan
 		b.Fatalf("%s returned %#x: no plan in memory", abi.ExportRender, packed)
 	}
 	return bytes.Clone(mem[ptr : ptr+n])
+}
+
+// BenchmarkWarmRenderCWasmtime is BenchmarkWarmRenderC on Wasmtime, configured as the engine's.
+func BenchmarkWarmRenderCWasmtime(b *testing.B) {
+	snap, req, want := warmRenderCInput(b)
+	benchWarmWasmtime(b, snap, req, want)
 }

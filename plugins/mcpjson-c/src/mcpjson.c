@@ -18,10 +18,17 @@
 
 #include "json.h"
 
+#define HARNESS "mcpjson"
+
+static arena call_arena;
+static buffer output;
+
+#ifdef __wasm__
+/* ---- the ABI's exports (a native build, for benchmarks, has mcpjson_render instead) ----- */
+
 #define EXPORT(name) __attribute__((export_name(name)))
 
 #define ABI_VERSION 1
-#define HARNESS "mcpjson"
 
 static const char manifest_json[] =
 	"{\"name\":\"render.mcpjson\",\"version\":\"1.0.0\",\"abiVersion\":1,\"harness\":\"" HARNESS "\","
@@ -32,9 +39,6 @@ static const char manifest_json[] =
 static char *inputs[MAX_INPUTS];
 static size_t input_sizes[MAX_INPUTS];
 static size_t n_inputs;
-
-static arena call_arena;
-static buffer output;
 
 static uint64_t pack(const char *p, size_t n) { return (uint64_t)(uintptr_t)p << 32 | (uint64_t)(uint32_t)n; }
 
@@ -59,6 +63,7 @@ EXPORT("loadout_alloc") uint32_t loadout_alloc(uint32_t size) {
 }
 
 EXPORT("loadout_manifest") uint64_t loadout_manifest(void) { return pack(manifest_json, sizeof manifest_json - 1); }
+#endif
 
 /* ---- request access with type checks ---------------------------------------------------- */
 
@@ -436,6 +441,43 @@ static void write_error(buffer *out, const char *code, const char *msg) {
 	buf_str(out, "}}");
 }
 
+/*
+ * render_call renders the request in [in, in+len) into output and returns the plan (or the
+ * ABI error document) in *n bytes; the result lives until the next call. It is the whole render
+ * apart from the ABI's buffer handling, so a native build runs the same code.
+ */
+static const char *render_call(const char *in, size_t len, size_t *n) {
+	arena_free(&call_arena);
+	buf_free(&output);
+	char err[256];
+	json_value *req = json_parse(&call_arena, in, len, err, sizeof err);
+	failure f = {0};
+	if (req == NULL) {
+		write_error(&output, call_arena.oom ? "internal" : "invalid_input", err);
+	} else if (check_request(&f, req), f.code != NULL) {
+		write_error(&output, f.code, f.msg);
+	} else {
+		render_state st = {0};
+		render(&st, req);
+		write_plan(&output, &st);
+		if (st.file.oom || st.warnings.oom || st.prompt.oom || output.oom) {
+			write_error(&output, "internal", "out of memory");
+		}
+		buf_free(&st.file);
+		buf_free(&st.warnings);
+		buf_free(&st.prompt);
+	}
+	arena_free(&call_arena);
+	if (output.oom) {
+		static const char oom[] = "{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\"}}";
+		*n = sizeof oom - 1;
+		return oom;
+	}
+	*n = output.len;
+	return output.p;
+}
+
+#ifdef __wasm__
 /* input_range returns the input buffer that holds [ptr, ptr+len), or -1. */
 static int input_range(uint32_t ptr, uint32_t len) {
 	for (size_t i = 0; i < n_inputs; i++) {
@@ -448,38 +490,28 @@ static int input_range(uint32_t ptr, uint32_t len) {
 }
 
 EXPORT("loadout_render") uint64_t loadout_render(uint32_t ptr, uint32_t len) {
-	arena_free(&call_arena);
-	buf_free(&output);
+	const char *plan;
+	size_t n;
 	if (input_range(ptr, len) < 0) {
-		write_error(&output, "invalid_input", "request is not inside a buffer returned by loadout_alloc");
+		static const char outside[] = "{\"error\":{\"code\":\"invalid_input\",\"message\":"
+		                              "\"request is not inside a buffer returned by loadout_alloc\"}}";
+		plan = outside;
+		n = sizeof outside - 1;
 	} else {
-		char err[256];
-		json_value *req = json_parse(&call_arena, (const char *)(uintptr_t)ptr, len, err, sizeof err);
-		failure f = {0};
-		if (req == NULL) {
-			write_error(&output, call_arena.oom ? "internal" : "invalid_input", err);
-		} else if (check_request(&f, req), f.code != NULL) {
-			write_error(&output, f.code, f.msg);
-		} else {
-			render_state st = {0};
-			render(&st, req);
-			write_plan(&output, &st);
-			if (st.file.oom || st.warnings.oom || st.prompt.oom || output.oom) {
-				write_error(&output, "internal", "out of memory");
-			}
-			buf_free(&st.file);
-			buf_free(&st.warnings);
-			buf_free(&st.prompt);
-		}
+		plan = render_call((const char *)(uintptr_t)ptr, len, &n);
 	}
 	for (size_t i = 0; i < n_inputs; i++) {
 		free(inputs[i]);
 	}
 	n_inputs = 0;
-	arena_free(&call_arena);
-	if (output.oom) {
-		static const char oom[] = "{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\"}}";
-		return pack(oom, sizeof oom - 1);
-	}
-	return pack(output.p, output.len);
+	return pack(plan, n);
 }
+#else
+/*
+ * mcpjson_render is the renderer built natively, for benchmarks that compare it with the
+ * WebAssembly build: the same code as loadout_render without the ABI's buffers. It returns the
+ * plan (or the ABI error document) in *n bytes, valid until the next call; not safe for
+ * concurrent use.
+ */
+const char *mcpjson_render(const char *in, size_t len, size_t *n) { return render_call(in, len, n); }
+#endif
