@@ -53,12 +53,5 @@ func BenchmarkWarmRenderC(b *testing.B) {
 			native.Render(req)
 		}
 	})
-	b.Run("wazero-meter", func(b *testing.B) {
-		r := meteredWazero(b)
-		cm, err := r.CompileModule(context.Background(), metered)
-		require.NoError(b, err, "CompileModule")
-		mod := instantiateWazero(b, context.Background(), r, cm)
-		require.Equal(b, string(want), string(warmCallWazero(b, context.Background(), mod, req)), "wasm and native plans differ")
-		benchWarmWazero(b, r, metered, req)
-	})
+	b.Run("wazero-meter", func(b *testing.B) { benchWarmWazero(b, meteredWazero(b), metered, req, want) })
 }

@@ -25,14 +25,18 @@ import (
 )
 
 // warmRenderInput is the claude plugin pre-initialized as the engines prepare it (warm-up
-// renders included) and its rich example request.
-func warmRenderInput(b *testing.B) (snapshot, req []byte) {
+// renders included), its rich example request, and the plan the same code renders natively.
+func warmRenderInput(b *testing.B) (snapshot, req, want []byte) {
 	b.Helper()
 	snap, err := preinit.Snapshot(context.Background(), testplugins.Read(b, "claude"), preinit.Options{})
 	require.NoError(b, err, "Snapshot(claude)")
 	req, err = os.ReadFile(filepath.Join(testplugins.Root(b), "plugins", "claude", "testdata", "requests", "rich.json"))
 	require.NoError(b, err, "read rich.json")
-	return snap, req
+	native, err := sdk.New(render.Manifest, render.Render)
+	require.NoError(b, err, "sdk.New(claude)")
+	want = native.Render(req)
+	require.False(b, bytes.Contains(want, []byte(`"error"`)), "native render failed: %s", want)
+	return snap, req, want
 }
 
 // goPreinit is the Go test plugin pre-initialized as the engines' Preinit prepares it: the
@@ -94,13 +98,11 @@ func warmCallWazero(b *testing.B, ctx context.Context, mod api.Module, req []byt
 // with its own WithCloseOnContextDone checks; wasmtime (bench_wasmtime_test.go) with epoch
 // interruption.
 func BenchmarkWarmRender(b *testing.B) {
-	snap, req := warmRenderInput(b)
+	snap, req, want := warmRenderInput(b)
 	metered, err := meter.Instrument(snap, meter.Options{})
 	require.NoError(b, err, "Instrument(claude)")
 	native, err := sdk.New(render.Manifest, render.Render)
 	require.NoError(b, err, "sdk.New(claude)")
-	want := native.Render(req)
-	require.False(b, bytes.Contains(want, []byte(`"error"`)), "native render failed: %s", want)
 	b.Run("native", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -115,18 +117,21 @@ func BenchmarkWarmRender(b *testing.B) {
 		{"wazero-meter", meteredWazero, metered},
 		{"wazero-closeondone", func(b *testing.B) wazero.Runtime { return rawWazero(b, true) }, snap},
 	} {
-		b.Run(mode.name, func(b *testing.B) { benchWarmWazero(b, mode.rt(b), mode.wasm, req) })
+		b.Run(mode.name, func(b *testing.B) { benchWarmWazero(b, mode.rt(b), mode.wasm, req, want) })
 	}
 }
 
 // benchWarmWazero times warm renders of req on r: each on a fresh instance of wasm, instantiated
 // (with memory from a recycler, as the engine's instances get it) and closed outside the timer.
-// It closes r.
-func benchWarmWazero(b *testing.B, r wazero.Runtime, wasm, req []byte) {
+// want is the plan the first render must return. It closes r.
+func benchWarmWazero(b *testing.B, r wazero.Runtime, wasm, req, want []byte) {
 	ctx := context.Background()
 	defer r.Close(ctx)
 	cm, err := r.CompileModule(ctx, wasm)
 	require.NoError(b, err, "CompileModule")
+	first := instantiateWazero(b, ctx, r, cm)
+	require.Equal(b, string(want), string(warmCallWazero(b, ctx, first, req)), "wasm and native plans differ")
+	_ = first.Close(ctx)
 	// The recycler leaves the collector no garbage from the instantiations between renders.
 	recycler := &capmem.Recycler{Max: 2}
 	b.ReportAllocs()

@@ -441,6 +441,17 @@ static void write_error(buffer *out, const char *code, const char *msg) {
 	buf_str(out, "}}");
 }
 
+/* output_result returns output, or a fixed error document when writing it ran out of memory. */
+static const char *output_result(size_t *n) {
+	if (output.oom) {
+		static const char oom[] = "{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\"}}";
+		*n = sizeof oom - 1;
+		return oom;
+	}
+	*n = output.len;
+	return output.p;
+}
+
 /*
  * render_call renders the request in [in, in+len) into output and returns the plan (or the
  * ABI error document) in *n bytes; the result lives until the next call. It is the whole render
@@ -468,13 +479,7 @@ static const char *render_call(const char *in, size_t len, size_t *n) {
 		buf_free(&st.prompt);
 	}
 	arena_free(&call_arena);
-	if (output.oom) {
-		static const char oom[] = "{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\"}}";
-		*n = sizeof oom - 1;
-		return oom;
-	}
-	*n = output.len;
-	return output.p;
+	return output_result(n);
 }
 
 #ifdef __wasm__
@@ -493,10 +498,9 @@ EXPORT("loadout_render") uint64_t loadout_render(uint32_t ptr, uint32_t len) {
 	const char *plan;
 	size_t n;
 	if (input_range(ptr, len) < 0) {
-		static const char outside[] = "{\"error\":{\"code\":\"invalid_input\",\"message\":"
-		                              "\"request is not inside a buffer returned by loadout_alloc\"}}";
-		plan = outside;
-		n = sizeof outside - 1;
+		buf_free(&output);
+		write_error(&output, "invalid_input", "request is not inside a buffer returned by loadout_alloc");
+		plan = output_result(&n);
 	} else {
 		plan = render_call((const char *)(uintptr_t)ptr, len, &n);
 	}
