@@ -20,8 +20,7 @@ func ExampleDryRun() {
 	}
 	p := &abi.Plan{
 		Files: []abi.File{{Root: abi.RootConfig, Path: "agent.json", Mode: "0600", Format: abi.FormatJSON, Secret: true,
-			Content: `{"token":"{{loadout.secret.1}}"}`}},
-		Env: []abi.Pair{{Name: "ACME_HOME", Value: "{{loadout.root.config}}"}},
+			Content: `{"token":"{{loadout.secret.1}}","home":"{{loadout.root.config}}"}`}},
 	}
 	res, err := materialize.DryRun(context.Background(), p, in)
 	if err != nil {
@@ -29,8 +28,6 @@ func ExampleDryRun() {
 		return
 	}
 	fmt.Println(res.Files[0].Path, res.Files[0].Mode, res.Files[0].Content)
-	fmt.Println(res.Env[0].Name + "=" + res.Env[0].Value)
 	// Output:
-	// agent.json 0600 {"token":"********"}
-	// ACME_HOME=/home/ci/.loadout/config
+	// agent.json 0600 {"token":"********","home":"/home/ci/.loadout/config"}
 }

@@ -48,7 +48,8 @@ func checkInput(harness string) plan.Input {
 }
 
 const claudeConfig = `{"mcpServers":{` +
-	`"alpha":{"type":"stdio","command":"/usr/bin/alpha","args":["serve"],"env":{"API_KEY":"{{loadout.secret.1}}","MODE":"test"}},` +
+	`"alpha":{"type":"stdio","command":"/usr/bin/env","args":["-i","-S","API_KEY=${LOADOUT_SPAWN_DOLLAR:-$}{LOADOUT_SPAWN_1} MODE=${LOADOUT_SPAWN_DOLLAR:-$}{LOADOUT_SPAWN_2}",` +
+	`"/usr/bin/alpha","serve"],"env":{"LOADOUT_SPAWN_1":"{{loadout.secret.1}}","LOADOUT_SPAWN_2":"test"}},` +
 	`"beta":{"type":"http","url":"https://mcp.example.com/mcp","headers":{"Authorization":"Bearer {{loadout.secret.2}}"}}}}`
 
 func claudePlan() *abi.Plan {
@@ -127,7 +128,7 @@ func TestWriteClaudePlan(t *testing.T) {
 		} `json:"mcpServers"`
 	}
 	require.NoError(t, json.Unmarshal(data, &parsed), "parse written %s: %s", cfg, data)
-	assert.Equal(t, keyValue, parsed.MCPServers["alpha"].Env["API_KEY"], "alpha env API_KEY read back")
+	assert.Equal(t, keyValue, parsed.MCPServers["alpha"].Env["LOADOUT_SPAWN_1"], "alpha env alias of API_KEY read back")
 	assert.Equal(t, "Bearer "+authValue, parsed.MCPServers["beta"].Headers["Authorization"], "beta Authorization read back")
 
 	skill, err := os.ReadFile(filepath.Join(roots.Config, "skills/demo/SKILL.md"))

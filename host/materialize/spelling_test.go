@@ -52,6 +52,11 @@ func TestWriteSpellsSecretsForTheHarness(t *testing.T) {
 				Files: []abi.File{
 					{Root: tc.root, Path: tc.path, Mode: "0600", Format: tc.format, Content: tc.config, Secret: true},
 				},
+				Env: []abi.Pair{{Name: map[string]string{"pi": "PI_CODING_AGENT_DIR", "codex": "CODEX_HOME", "claude": "CLAUDE_CONFIG_DIR"}[tc.harness],
+					Value: "{{loadout.root.config}}"}},
+			}
+			if tc.harness == "claude" {
+				p.Args = []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--strict-mcp-config"}
 			}
 			roots := newRoots(t)
 			res, err := materialize.Write(context.Background(), p, materialize.Input{Roots: roots, Plan: in})

@@ -438,25 +438,6 @@ func (c *checker) literalPlaceholders(name, src string, strs []string) {
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 
-// refusedEnv reports whether the harness environment may not set name: variables that inject
-// code or redirect trust (SECURITY.md R4) must never come from a plugin.
-func refusedEnv(name string) bool {
-	u := strings.ToUpper(name)
-	switch u {
-	case "PATH", "NODE_OPTIONS", "NODE_PATH", "BASH_ENV", "ENV", "JAVA_TOOL_OPTIONS", "PERL5OPT",
-		"PERL5LIB", "RUBYOPT", "RUBYLIB", "MCP_ACCESS_TOKEN", "HOME", "SHELL", "IFS", "PROMPT_COMMAND",
-		"GCONV_PATH", "HOSTALIASES", "LOCALDOMAIN", "RES_OPTIONS", "NODE_EXTRA_CA_CERTS", "CURL_CA_BUNDLE",
-		"REQUESTS_CA_BUNDLE", "ZDOTDIR", "EDITOR", "VISUAL", "PAGER":
-		return true
-	}
-	for _, pre := range []string{"LD_", "DYLD_", "BASH_FUNC_", "PYTHON", "GIT_", "NPM_CONFIG_", "SSL_CERT_", "ANTHROPIC_", "OPENAI_"} {
-		if strings.HasPrefix(u, pre) {
-			return true
-		}
-	}
-	return strings.HasSuffix(u, "_PROXY")
-}
-
 func (c *checker) checkEnv(env []abi.Pair) {
 	if len(env) > c.lim.MaxEnv {
 		c.add("", "env", RuleLimit, "%d env entries, at most %d allowed", len(env), c.lim.MaxEnv)
@@ -467,13 +448,8 @@ func (c *checker) checkEnv(env []abi.Pair) {
 		field := "env[" + strconv.Itoa(i) + "]"
 		if !envName.MatchString(e.Name) {
 			c.add("", field+".name", RuleEnv, "invalid env name %q", truncate(e.Name, 64))
-		} else if refusedEnv(e.Name) {
-			c.add("", field+".name", RuleEnv, "env name %s may not be set by a plugin", e.Name)
 		} else if seen[e.Name] {
 			c.add("", field+".name", RuleEnv, "duplicate env name %s", e.Name)
-		} else if c.h != nil && c.h.spawn != nil && strings.HasPrefix(strings.ToUpper(e.Name), spawnAliasPrefix) &&
-			(e.Name != c.h.spawn.dollarVar || e.Value != "$") {
-			c.add("", field+".name", RuleEnv, "env name %s is the spawn wrapper's: only %s=$ may be set, and only for a harness that needs it", e.Name, claudeDollarVar)
 		}
 		seen[e.Name] = true
 		if e.Secret {
@@ -487,6 +463,7 @@ func (c *checker) checkEnv(env []abi.Pair) {
 			c.checkPlaceholders("", field+".value", e.Value, placement{root: true})
 		}
 	}
+	c.checkHarnessEnv(env)
 }
 
 func (c *checker) checkArgs(args []string) {
@@ -504,27 +481,8 @@ func (c *checker) checkArgs(args []string) {
 			continue
 		}
 		c.checkPlaceholders("", field, a, placement{root: true})
-		if refusedArg(a) {
-			c.add("", field, RuleArg, "argument %q may not be set by a plugin", truncate(a, 64))
-		}
 	}
-	if c.h != nil && c.h.checkArgs != nil {
-		c.h.checkArgs(c, args)
-	}
-}
-
-// refusedArg reports flags that would widen what the harness may do beyond the vetted request
-// (sandbox, approvals, config overrides, extra directories or settings), for every harness.
-func refusedArg(a string) bool {
-	flag, _, _ := strings.Cut(a, "=")
-	switch flag {
-	case "-c", "--config", "--sandbox", "-s", "--full-auto", "--yolo", "--add-dir", "--permission-mode",
-		"--settings", "--setting-sources", "--plugin-dir", "--extension", "-e", "--profile",
-		"--dangerously-skip-permissions", "--dangerously-bypass-approvals-and-sandbox",
-		"--allow-dangerously-skip-permissions", "--system-prompt", "--system-prompt-file":
-		return true
-	}
-	return strings.HasPrefix(flag, "--dangerously")
+	c.checkHarnessArgs(args)
 }
 
 func (c *checker) checkPrompt(prompt string) {

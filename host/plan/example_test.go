@@ -26,4 +26,5 @@ func ExampleCheck() {
 	// Output:
 	// path
 	// secret_placement
+	// arg
 }

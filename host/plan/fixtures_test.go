@@ -12,7 +12,8 @@ const (
 )
 
 // vetted is the vetted request every fixture plan renders: a stdio server with a secret env
-// value and an http server with a secret header and a tool restriction.
+// value and an http server with a secret header and a tool restriction. The fixture plans
+// launch the stdio server through the env wrapper (docs/SPAWN-ENV.md), as every harness needs.
 func vetted(harness string) abi.Request {
 	return abi.Request{
 		ABIVersion: abi.Version,
@@ -56,7 +57,9 @@ func input(harness string) plan.Input {
 }
 
 const claudeConfig = `{"mcpServers":{` +
-	`"alpha":{"type":"stdio","command":"/usr/bin/alpha","args":["serve"],"env":{"HOME":"/home/u","API_KEY":"{{loadout.secret.1}}","MODE":"test"}},` +
+	`"alpha":{"type":"stdio","command":"/usr/bin/env","args":["-i","-S",` +
+	`"HOME=${LOADOUT_SPAWN_DOLLAR:-$}{LOADOUT_SPAWN_1} API_KEY=${LOADOUT_SPAWN_DOLLAR:-$}{LOADOUT_SPAWN_2} MODE=${LOADOUT_SPAWN_DOLLAR:-$}{LOADOUT_SPAWN_3}",` +
+	`"/usr/bin/alpha","serve"],"env":{"LOADOUT_SPAWN_1":"/home/u","LOADOUT_SPAWN_2":"{{loadout.secret.1}}","LOADOUT_SPAWN_3":"test"}},` +
 	`"beta":{"type":"http","url":"https://mcp.example.com/mcp","headers":{"Authorization":"Bearer {{loadout.secret.2}}"}}}}`
 
 const skillMD = "---\nname: demo\ndescription: d\n---\n" + blobOne + "\n"
@@ -71,7 +74,7 @@ func claudePlan() *abi.Plan {
 		},
 		Args: []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--allowedTools", "Bash", "Read",
 			"mcp__alpha", "mcp__beta__search", "--strict-mcp-config"},
-		Env:        []abi.Pair{{Name: "CLAUDE_CONFIG_DIR", Value: "{{loadout.root.config}}"}},
+		Env:        []abi.Pair{{Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"}, {Name: "CLAUDE_CONFIG_DIR", Value: "{{loadout.root.config}}"}},
 		Prompt:     "Servers: alpha (all tools), beta (search).\n" + blobOne,
 		GitExclude: []string{".cat-context/"},
 		Warnings:   []abi.Warning{},
@@ -79,9 +82,9 @@ func claudePlan() *abi.Plan {
 }
 
 const codexConfig = `[mcp_servers.alpha]
-command = "/usr/bin/alpha"
-args = ["serve"]
-env = { HOME = "/home/u", API_KEY = "{{loadout.secret.1}}", MODE = "test" }
+command = "/usr/bin/env"
+args = ["-i", "-S", "HOME=${LOADOUT_SPAWN_1} API_KEY=${LOADOUT_SPAWN_2} MODE=${LOADOUT_SPAWN_3}", "/usr/bin/alpha", "serve"]
+env = { LOADOUT_SPAWN_1 = "/home/u", LOADOUT_SPAWN_2 = "{{loadout.secret.1}}", LOADOUT_SPAWN_3 = "test" }
 
 [mcp_servers.beta]
 url = "https://mcp.example.com/mcp"
@@ -104,7 +107,8 @@ func codexPlan() *abi.Plan {
 }
 
 const piConfig = `{"mcpServers":{` +
-	`"alpha":{"command":"/usr/bin/alpha","args":["serve"],"env":{"API_KEY":"{{loadout.secret.1}}","MODE":"test"}},` +
+	`"alpha":{"type":"stdio","command":"/usr/bin/env","args":["-i","-S","HOME=${LOADOUT_SPAWN_1} API_KEY=${LOADOUT_SPAWN_2} MODE=${LOADOUT_SPAWN_3}",` +
+	`"/usr/bin/alpha","serve"],"env":{"LOADOUT_SPAWN_1":"/home/u","LOADOUT_SPAWN_2":"{{loadout.secret.1}}","LOADOUT_SPAWN_3":"test"}},` +
 	`"beta":{"type":"http","url":"https://mcp.example.com/mcp","headers":{"Authorization":"Bearer {{loadout.secret.2}}"},` +
 	`"exposure":"hidden","toolExposure":{"search":"direct"}}}}`
 

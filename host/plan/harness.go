@@ -44,7 +44,12 @@ type harness struct {
 	typed      bool // the config has a "type" key per server
 	// toolsInArgs: tool restrictions travel as --allowedTools rules, not in the config.
 	toolsInArgs bool
-	checkArgs   func(c *checker, args []string)
+	// args and env are exactly what a plugin may return on the harness's command line and in
+	// its environment (argsenv.go); builtinTools are the harness's own tools, which an
+	// --allowedTools list may name besides the vetted servers' rules.
+	args         []argRule
+	env          []envRule
+	builtinTools []string
 	// literal spells a stdio server's command, args and cwd so that the harness passes them on
 	// unchanged (Claude expands ${NAME} in them).
 	literal func(string) string
@@ -74,12 +79,21 @@ var builtinHarnesses = map[string]*harness{
 		typed:       true,
 		toolsInArgs: true,
 		serverKeys:  setOf("type", "command", "args", "env", "url", "headers", "timeout", "alwaysLoad"),
-		checkArgs:   checkClaudeArgs,
-		literal:     claudeLiteral,
-		value:       claudeValue,
-		url:         claudeValue,
-		spellSecret: claudeSecret,
-		spawn:       &spawnStyle{ref: claudeDollar + "{", split: true, cwdFlag: true, dollarVar: claudeDollarVar},
+		args: []argRule{
+			{flag: "--mcp-config", value: argPinned, pinned: RootPlaceholder(abi.RootRun) + "/mcp-servers.json", variadic: true, required: true},
+			{flag: "--allowedTools", value: argTools, variadic: true},
+			{flag: "--strict-mcp-config", required: true},
+		},
+		env: []envRule{
+			{name: "CLAUDE_CONFIG_DIR", value: RootPlaceholder(abi.RootConfig), when: envIsolated},
+			{name: claudeDollarVar, value: "$", when: envOptional},
+		},
+		builtinTools: claudeBuiltinTools,
+		literal:      claudeLiteral,
+		value:        claudeValue,
+		url:          claudeValue,
+		spellSecret:  claudeSecret,
+		spawn:        &spawnStyle{ref: claudeDollar + "{", split: true, cwdFlag: true, dollarVar: claudeDollarVar},
 	},
 	"codex": {
 		paths: []pathRule{
@@ -91,11 +105,11 @@ var builtinHarnesses = map[string]*harness{
 		serversKey: "mcp_servers",
 		serverKeys: setOf("command", "args", "env", "env_vars", "cwd", "url", "http_headers", "enabled",
 			"required", "enabled_tools", "disabled_tools", "startup_timeout_sec", "tool_timeout_sec"),
-		checkArgs: checkNoFlags,
-		literal:   verbatim,
-		value:     verbatimValue,
-		url:       verbatimValue,
-		spawn:     &spawnStyle{ref: "${"},
+		env:     []envRule{{name: "CODEX_HOME", value: RootPlaceholder(abi.RootConfig), when: envAlways}},
+		literal: verbatim,
+		value:   verbatimValue,
+		url:     verbatimValue,
+		spawn:   &spawnStyle{ref: "${"},
 	},
 	"pi": {
 		paths: []pathRule{
@@ -109,7 +123,7 @@ var builtinHarnesses = map[string]*harness{
 		topKeys:    setOf("autoEnableCodemode"),
 		serverKeys: setOf("type", "command", "args", "env", "cwd", "url", "headers", "enabled",
 			"description", "timeout", "exposure", "toolExposure"),
-		checkArgs:   checkNoFlags,
+		env:         []envRule{{name: "PI_CODING_AGENT_DIR", value: RootPlaceholder(abi.RootConfig), when: envAlways}},
 		literal:     verbatim,
 		value:       piValue,
 		url:         verbatimValue,
@@ -602,8 +616,9 @@ func pairValue(ps []abi.Pair, name string) (string, bool) {
 	return "", false
 }
 
-// compareServer compares one rendered server with its vetted definition. A stdio server may be
-// rendered verbatim or through the env wrapper (checkSpawn, which relocates r.strs).
+// compareServer compares one rendered server with its vetted definition. A stdio server of a
+// harness with a spawn style must be rendered through the env wrapper (checkSpawn, which
+// relocates r.strs); one of a harness without may only be rendered verbatim.
 func (c *checker) compareServer(name string, r *rendered, v abi.Server) {
 	mismatch := func(field, format string, args ...any) {
 		c.add(name, r.loc+"."+field, RuleServerMismatch, format, args...)
@@ -626,8 +641,13 @@ func (c *checker) compareServer(name string, r *rendered, v abi.Server) {
 		for i, a := range v.Args {
 			args[i] = c.h.literal(a)
 		}
-		verbatim := r.command != nil && *r.command == command && slices.Equal(r.args, args)
-		if !verbatim && c.h.spawn != nil && r.command != nil && *r.command == spawnCommand {
+		if c.h.spawn != nil {
+			// The harness hands its own environment (API keys included) to a server it starts
+			// directly: the env wrapper is the only accepted launch (docs/SPAWN-ENV.md).
+			if r.command == nil || *r.command != spawnCommand {
+				c.add(name, r.loc+".command", RuleSpawnWrapper, "a stdio server of harness %q must be launched through %s -i (the harness passes its environment to the servers it starts)", c.in.Manifest.Harness, spawnCommand)
+				break
+			}
 			c.checkSpawn(name, r, v)
 			if r.cwd != nil && (v.Cwd == "" || *r.cwd != v.Cwd) {
 				mismatch("cwd", "cwd differs from the vetted one")
@@ -779,47 +799,12 @@ func (c *checker) secretPlacement(name string, r rendered, v *abi.Server) {
 	}
 }
 
-// checkClaudeArgs allows only the flags the claude renderer needs, --mcp-config pointing at the
-// run root's config, and --allowedTools rules granting no more than the vetted tools.
-func checkClaudeArgs(c *checker, args []string) {
-	allowedTools := false
-	for i, a := range args {
-		field := "args[" + strconv.Itoa(i) + "]"
-		switch {
-		case a == "--mcp-config":
-			if i+1 >= len(args) || args[i+1] != RootPlaceholder(abi.RootRun)+"/mcp-servers.json" {
-				c.add("", field, RuleArg, "--mcp-config must be followed by %s/mcp-servers.json", RootPlaceholder(abi.RootRun))
-			}
-		case a == "--strict-mcp-config":
-		case a == "--allowedTools" || a == "--allowed-tools":
-			allowedTools = true
-		case strings.HasPrefix(a, "-"):
-			c.add("", field, RuleArg, "flag %q is not one the claude harness may receive", truncate(a, 64))
-		case strings.HasPrefix(a, "mcp__"):
-			c.checkClaudeRule(field, a)
-		}
-	}
-	c.allowedToolsFlag = allowedTools
-}
-
-func (c *checker) checkClaudeRule(field, rule string) {
-	rest := strings.TrimPrefix(rule, "mcp__")
-	id, tool, hasTool := strings.Cut(rest, "__")
-	v, ok := c.vetted(id)
-	switch {
-	case !ok || !v.Enabled:
-		c.add("", field, RuleToolRestrictions, "rule %q names no vetted enabled server", truncate(rule, 64))
-	case !hasTool && v.ToolsRestricted:
-		c.add("", field, RuleToolRestrictions, "rule %q grants every tool of a restricted server", truncate(rule, 64))
-	case hasTool && v.ToolsRestricted && !slices.Contains(v.AllowedTools, tool):
-		c.add("", field, RuleToolRestrictions, "rule %q grants a tool outside the vetted allowedTools", truncate(rule, 64))
-	}
-}
-
-// checkNoFlags is the argument rule of a harness whose renderer configures it through files and
-// env only: no argument at all.
-func checkNoFlags(c *checker, args []string) {
-	for i, a := range args {
-		c.add("", "args["+strconv.Itoa(i)+"]", RuleArg, "harness %q takes no arguments from a plugin, got %q", c.in.Manifest.Harness, truncate(a, 64))
-	}
+// claudeBuiltinTools are the tools Claude Code 2.1.328 offers by default in -p mode
+// (docs/FORMATS.md): an --allowedTools list may name them besides the vetted servers' rules, so
+// that restricting an MCP server never takes a built-in tool away.
+var claudeBuiltinTools = []string{
+	"Task", "Bash", "CronCreate", "CronDelete", "CronList", "DesignSync", "Edit",
+	"EnterWorktree", "ExitWorktree", "ListAgents", "Monitor", "NotebookEdit", "Read", "ReportFindings",
+	"ScheduleWakeup", "SendMessage", "Skill", "TaskStop", "ToolSearch", "WebFetch", "WebSearch",
+	"Workflow", "Write",
 }

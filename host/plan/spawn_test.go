@@ -284,7 +284,8 @@ func TestCheckHostileSpawnWrappers(t *testing.T) {
 	}
 }
 
-// TestCheckHarnessSpelling checks the per-harness spelling of values outside the wrapper:
+// TestCheckHarnessSpelling checks the per-harness spelling of values outside the wrapper (and
+// that a verbatim stdio launch, which the harness would expand, is refused outright):
 // Claude expands ${NAME} in urls, headers and args, Pi resolves $ and a leading ! in headers.
 func TestCheckHarnessSpelling(t *testing.T) {
 	t.Parallel()
@@ -292,25 +293,26 @@ func TestCheckHarnessSpelling(t *testing.T) {
 		name, harness, config string
 		server                abi.Server
 		ok                    bool
+		rule                  string // the violation wanted when !ok; "" is server_mismatch
 	}{
 		{"claude header spelled", "claude", `{"mcpServers":{"h":{"type":"http","url":"https://x/","headers":{"X":"` + claudeD + `{HOME}"}}}}`,
-			abi.Server{ID: "h", Transport: abi.TransportHTTP, URL: "https://x/", Headers: []abi.Pair{{Name: "X", Value: "${HOME}"}}, Enabled: true}, true},
+			abi.Server{ID: "h", Transport: abi.TransportHTTP, URL: "https://x/", Headers: []abi.Pair{{Name: "X", Value: "${HOME}"}}, Enabled: true}, true, ""},
 		{"claude header expanded", "claude", `{"mcpServers":{"h":{"type":"http","url":"https://x/","headers":{"X":"${HOME}"}}}}`,
-			abi.Server{ID: "h", Transport: abi.TransportHTTP, URL: "https://x/", Headers: []abi.Pair{{Name: "X", Value: "${HOME}"}}, Enabled: true}, false},
+			abi.Server{ID: "h", Transport: abi.TransportHTTP, URL: "https://x/", Headers: []abi.Pair{{Name: "X", Value: "${HOME}"}}, Enabled: true}, false, ""},
 		{"claude url expanded", "claude", `{"mcpServers":{"h":{"type":"http","url":"https://${HOST}/"}}}`,
-			abi.Server{ID: "h", Transport: abi.TransportHTTP, URL: "https://${HOST}/", Enabled: true}, false},
+			abi.Server{ID: "h", Transport: abi.TransportHTTP, URL: "https://${HOST}/", Enabled: true}, false, ""},
 		{"claude url spelled", "claude", `{"mcpServers":{"h":{"type":"http","url":"https://` + claudeD + `{HOST}/"}}}`,
-			abi.Server{ID: "h", Transport: abi.TransportHTTP, URL: "https://${HOST}/", Enabled: true}, true},
+			abi.Server{ID: "h", Transport: abi.TransportHTTP, URL: "https://${HOST}/", Enabled: true}, true, ""},
 		{"claude verbatim arg expanded", "claude", `{"mcpServers":{"s":{"type":"stdio","command":"x","args":["${HOME}"]}}}`,
-			abi.Server{ID: "s", Transport: abi.TransportStdio, Command: "x", Args: []string{"${HOME}"}, Enabled: true}, false},
+			abi.Server{ID: "s", Transport: abi.TransportStdio, Command: "x", Args: []string{"${HOME}"}, Enabled: true}, false, plan.RuleSpawnWrapper},
 		{"pi header spelled", "pi", `{"mcpServers":{"h":{"type":"http","url":"https://x/","headers":{"X":"$!a$$b"}}}}`,
-			abi.Server{ID: "h", Transport: abi.TransportHTTP, URL: "https://x/", Headers: []abi.Pair{{Name: "X", Value: "!a$b"}}, Enabled: true}, true},
+			abi.Server{ID: "h", Transport: abi.TransportHTTP, URL: "https://x/", Headers: []abi.Pair{{Name: "X", Value: "!a$b"}}, Enabled: true}, true, ""},
 		{"pi header runs a command", "pi", `{"mcpServers":{"h":{"type":"http","url":"https://x/","headers":{"X":"!a"}}}}`,
-			abi.Server{ID: "h", Transport: abi.TransportHTTP, URL: "https://x/", Headers: []abi.Pair{{Name: "X", Value: "!a"}}, Enabled: true}, false},
+			abi.Server{ID: "h", Transport: abi.TransportHTTP, URL: "https://x/", Headers: []abi.Pair{{Name: "X", Value: "!a"}}, Enabled: true}, false, ""},
 		{"pi verbatim env expands", "pi", `{"mcpServers":{"s":{"type":"stdio","command":"x","env":{"A":"$HOME"}}}}`,
-			abi.Server{ID: "s", Transport: abi.TransportStdio, Command: "x", Env: []abi.Pair{{Name: "A", Value: "$HOME"}}, Enabled: true}, false},
+			abi.Server{ID: "s", Transport: abi.TransportStdio, Command: "x", Env: []abi.Pair{{Name: "A", Value: "$HOME"}}, Enabled: true}, false, plan.RuleSpawnWrapper},
 		{"codex header literal", "codex", "[mcp_servers.h]\nurl = \"https://x/\"\nhttp_headers = { X = \"${HOME} !a\" }\n",
-			abi.Server{ID: "h", Transport: abi.TransportHTTP, URL: "https://x/", Headers: []abi.Pair{{Name: "X", Value: "${HOME} !a"}}, Enabled: true}, true},
+			abi.Server{ID: "h", Transport: abi.TransportHTTP, URL: "https://x/", Headers: []abi.Pair{{Name: "X", Value: "${HOME} !a"}}, Enabled: true}, true, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -326,7 +328,11 @@ func TestCheckHarnessSpelling(t *testing.T) {
 				require.NoError(t, err, "Check(%s config %s) = %v, want nil", tc.harness, tc.config, err)
 				return
 			}
-			assert.Contains(t, rules(err), plan.RuleServerMismatch, "Check(%s config %s) rules, want server_mismatch; error: %v", tc.harness, tc.config, err)
+			want := tc.rule
+			if want == "" {
+				want = plan.RuleServerMismatch
+			}
+			assert.Contains(t, rules(err), want, "Check(%s config %s) rules, want %s; error: %v", tc.harness, tc.config, want, err)
 		})
 	}
 }

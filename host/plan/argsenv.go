@@ -1,0 +1,171 @@
+package plan
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/loadout-dev/loadout/sdk/abi"
+)
+
+// The args and env a plugin returns go straight onto the harness's command line and into its
+// environment, so each harness lists exactly what a plugin may return there: an allowlist of
+// flags with the exact shape of their values, and of env names with pinned values. Anything
+// else is refused; a required entry that is missing is a violation too. A harness the host has
+// no rules for gets neither args nor env.
+
+// argValue is the shape of the values a flag takes.
+type argValue int
+
+const (
+	// argNone: the flag stands alone.
+	argNone argValue = iota
+	// argPinned: exactly one value, equal to argRule.pinned.
+	argPinned
+	// argTools: one or more tool rules (Claude's --allowedTools), each checked against the
+	// vetted request by checkToolRules.
+	argTools
+)
+
+// argRule is one flag a plugin may return.
+type argRule struct {
+	flag   string
+	value  argValue
+	pinned string // the only value of an argPinned flag
+	// variadic: the harness reads every following argument up to the next flag as a value
+	// of this one (Claude's --mcp-config and --allowedTools), so the values must be followed by
+	// another flag: whatever the caller appends after the plan's args must never become one.
+	variadic bool
+	required bool
+}
+
+// envWhen says in which runs an env entry must (and may) be present.
+type envWhen int
+
+const (
+	envOptional envWhen = iota // may be present, need not be
+	envAlways                  // must be present in every run
+	envIsolated                // must be present when the run is isolated (not ambientAuth), absent otherwise
+)
+
+// envRule is one env entry a plugin may return, with its only value.
+type envRule struct {
+	name, value string
+	when        envWhen
+}
+
+// checkHarnessArgs parses args as the harness reads them and allows exactly h.args.
+func (c *checker) checkHarnessArgs(args []string) {
+	var rules []argRule
+	if c.h != nil {
+		rules = c.h.args
+	}
+	seen := map[string]bool{}
+	for i := 0; i < len(args); i++ {
+		field := "args[" + strconv.Itoa(i) + "]"
+		a := args[i]
+		j := slices.IndexFunc(rules, func(r argRule) bool { return r.flag == a })
+		if j < 0 {
+			if strings.HasPrefix(a, "-") {
+				c.add("", field, RuleArg, "flag %q is not one harness %q may receive from a plugin", truncate(a, 64), c.in.Manifest.Harness)
+			} else {
+				c.add("", field, RuleArg, "argument %q is not the value of an allowed flag", truncate(a, 64))
+			}
+			continue
+		}
+		r := rules[j]
+		if seen[r.flag] {
+			c.add("", field, RuleArg, "flag %s is given more than once", r.flag)
+		}
+		seen[r.flag] = true
+		switch r.value {
+		case argPinned:
+			if i+1 >= len(args) || args[i+1] != r.pinned {
+				c.add("", field, RuleArg, "%s must be followed by exactly %s", r.flag, r.pinned)
+				continue
+			}
+			i++
+		case argTools:
+			n := 0
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
+				n++
+				c.checkToolRules("args["+strconv.Itoa(i)+"]", args[i])
+			}
+			if n == 0 {
+				c.add("", field, RuleArg, "%s has no value", r.flag)
+			}
+			c.allowedToolsFlag = true
+		}
+		if r.variadic && i+1 >= len(args) {
+			c.add("", field, RuleArg, "%s takes every following argument as a value: another flag must end its values", r.flag)
+		}
+		// A variadic flag's values run to the next flag: a non-flag argument right after a
+		// pinned value would be read as a second value, and is reported above as unexpected.
+	}
+	for _, r := range rules {
+		if r.required && !seen[r.flag] {
+			c.add("", "args", RuleArg, "required flag %s is missing", r.flag)
+		}
+	}
+}
+
+// checkToolRules checks one --allowedTools argument the way Claude Code splits it (at commas
+// and whitespace): every rule in it must be a built-in tool of the harness, mcp__<id> for a
+// vetted enabled server without a restriction, or mcp__<id>__<tool> for one of its vetted tools.
+func (c *checker) checkToolRules(field, arg string) {
+	rules := strings.FieldsFunc(arg, func(r rune) bool {
+		return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f'
+	})
+	if len(rules) == 0 {
+		c.add("", field, RuleToolRestrictions, "empty tool rule")
+	}
+	for _, rule := range rules {
+		if slices.Contains(c.h.builtinTools, rule) {
+			continue
+		}
+		rest, ok := strings.CutPrefix(rule, "mcp__")
+		if !ok {
+			c.add("", field, RuleToolRestrictions, "rule %q is neither a built-in tool of harness %q nor a vetted server's tool", truncate(rule, 64), c.in.Manifest.Harness)
+			continue
+		}
+		id, tool, hasTool := strings.Cut(rest, "__")
+		v, ok := c.vetted(id)
+		switch {
+		case !ok || !v.Enabled:
+			c.add("", field, RuleToolRestrictions, "rule %q names no vetted enabled server", truncate(rule, 64))
+		case !hasTool && v.ToolsRestricted:
+			c.add("", field, RuleToolRestrictions, "rule %q grants every tool of a restricted server", truncate(rule, 64))
+		case hasTool && (!v.ToolsRestricted || !slices.Contains(v.AllowedTools, tool)):
+			c.add("", field, RuleToolRestrictions, "rule %q is not one of the vetted tool rules", truncate(rule, 64))
+		}
+	}
+}
+
+// checkHarnessEnv allows exactly h.env: each name with its pinned value, the required ones
+// present.
+func (c *checker) checkHarnessEnv(env []abi.Pair) {
+	var rules []envRule
+	if c.h != nil {
+		rules = c.h.env
+	}
+	isolated := !c.in.Request.Run.AmbientAuth
+	for i, e := range env {
+		field := "env[" + strconv.Itoa(i) + "]"
+		j := slices.IndexFunc(rules, func(r envRule) bool { return r.name == e.Name })
+		switch {
+		case j < 0:
+			c.add("", field+".name", RuleEnv, "env %s is not one harness %q may receive from a plugin", truncate(e.Name, 64), c.in.Manifest.Harness)
+		case e.Value != rules[j].value:
+			c.add("", field+".value", RuleEnv, "env %s must be exactly %s", e.Name, rules[j].value)
+		case rules[j].when == envIsolated && !isolated:
+			c.add("", field+".name", RuleEnv, "env %s is for isolated runs only; this run uses ambient auth", e.Name)
+		}
+	}
+	for _, r := range rules {
+		need := r.when == envAlways || (r.when == envIsolated && isolated)
+		if need && !slices.ContainsFunc(env, func(p abi.Pair) bool { return p.Name == r.name }) {
+			c.add("", "env", RuleEnv, "required env %s=%s is missing", r.name, r.value)
+		}
+	}
+}
