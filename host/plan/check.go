@@ -118,6 +118,7 @@ const (
 	RuleServerSet        = "server_set"       // servers added, reordered or silently omitted
 	RuleServerMismatch   = "server_mismatch"  // a server differs from its vetted definition
 	RuleToolRestrictions = "tool_restriction" // a tool grant beyond the vetted allowedTools
+	RuleSkill            = "skill"            // a skill missing, added, or differing from its vetted definition
 	// The env wrapper of a stdio server (docs/SPAWN-ENV.md):
 	RuleSpawnWrapper = "spawn_wrapper" // an env option other than -i, -C <vetted cwd>, -S SPEC, or not the vetted command after them
 	RuleSpawnSpec    = "spawn_spec"    // SPEC holds anything but NAME=<alias references> tokens
@@ -225,6 +226,7 @@ func Check(p *abi.Plan, in Input) error {
 	c.checkWarnings(p.Warnings)
 	if c.h != nil {
 		c.checkConfig(p)
+		c.checkSkills(p)
 	}
 	return errors.Join(c.vs...)
 }

@@ -62,7 +62,7 @@ const claudeConfig = `{"mcpServers":{` +
 	`"/usr/bin/alpha","serve"],"env":{"LOADOUT_SPAWN_1":"/home/u","LOADOUT_SPAWN_2":"{{loadout.secret.1}}","LOADOUT_SPAWN_3":"test"}},` +
 	`"beta":{"type":"http","url":"https://mcp.example.com/mcp","headers":{"Authorization":"Bearer {{loadout.secret.2}}"}}}}`
 
-const skillMD = "---\nname: demo\ndescription: d\n---\n" + blobOne + "\n"
+const skillMD = "---\nname: demo\ndescription: d\n---\n" + blobOne
 
 // claudePlan is a plan the claude renderer could return for vetted("claude"); Check accepts it.
 func claudePlan() *abi.Plan {
@@ -70,7 +70,7 @@ func claudePlan() *abi.Plan {
 		Files: []abi.File{
 			{Root: abi.RootRun, Path: "mcp-servers.json", Mode: "0600", Format: abi.FormatJSON, Content: claudeConfig, Secret: true},
 			{Root: abi.RootConfig, Path: "skills/demo/SKILL.md", Mode: "0644", Format: abi.FormatMarkdown, Content: skillMD},
-			{Root: abi.RootCheckout, Path: ".cat-context/skill/demo/notes.md", Mode: "0644", Format: abi.FormatText, Content: "notes for {{loadout.root.checkout}}"},
+			{Root: abi.RootCheckout, Path: ".cat-context/notes.md", Mode: "0644", Format: abi.FormatText, Content: "notes for {{loadout.root.checkout}}"},
 		},
 		Args: []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--allowedTools", "Bash", "Read",
 			"mcp__alpha", "mcp__beta__search", "--strict-mcp-config"},
@@ -117,6 +117,7 @@ func piPlan() *abi.Plan {
 	return &abi.Plan{
 		Files: []abi.File{
 			{Root: abi.RootConfig, Path: "mcp.json", Mode: "0600", Format: abi.FormatJSON, Content: piConfig, Secret: true},
+			{Root: abi.RootConfig, Path: "skills/demo/SKILL.md", Mode: "0644", Format: abi.FormatMarkdown, Content: skillMD},
 		},
 		Env: []abi.Pair{{Name: "PI_CODING_AGENT_DIR", Value: "{{loadout.root.config}}"}},
 	}

@@ -61,6 +61,8 @@ type harness struct {
 	// spellSecret spells a secret value for the config file so that the harness reads it back
 	// unchanged (materialize applies it when it substitutes the secret); nil: no spelling.
 	spellSecret func(string) string
+	// skills is where the harness installs skills (skills.go); nil: it has none.
+	skills *skillsLayout
 	// spawn is how the harness's renderer wraps a stdio server in env -i (docs/SPAWN-ENV.md).
 	spawn *spawnStyle
 }
@@ -89,6 +91,7 @@ var builtinHarnesses = map[string]*harness{
 			{name: claudeDollarVar, value: "$", when: envOptional},
 		},
 		builtinTools: claudeBuiltinTools,
+		skills:       &skillsLayout{dir: "skills", folds: true},
 		literal:      claudeLiteral,
 		value:        claudeValue,
 		url:          claudeValue,
@@ -106,6 +109,7 @@ var builtinHarnesses = map[string]*harness{
 		serverKeys: setOf("command", "args", "env", "env_vars", "cwd", "url", "http_headers", "enabled",
 			"required", "enabled_tools", "disabled_tools", "startup_timeout_sec", "tool_timeout_sec"),
 		env:     []envRule{{name: "CODEX_HOME", value: RootPlaceholder(abi.RootConfig), when: envAlways}},
+		skills:  &skillsLayout{dir: "skills", folds: true},
 		literal: verbatim,
 		value:   verbatimValue,
 		url:     verbatimValue,
@@ -124,6 +128,7 @@ var builtinHarnesses = map[string]*harness{
 		serverKeys: setOf("type", "command", "args", "env", "cwd", "url", "headers", "enabled",
 			"description", "timeout", "exposure", "toolExposure"),
 		env:         []envRule{{name: "PI_CODING_AGENT_DIR", value: RootPlaceholder(abi.RootConfig), when: envAlways}},
+		skills:      &skillsLayout{dir: "skills"},
 		literal:     verbatim,
 		value:       piValue,
 		url:         verbatimValue,

@@ -68,8 +68,9 @@ const (
 	CodeTooManySegments = "too_many_segments"
 	// CodePathTooLong: a sanitized relPath is longer than MaxPathBytes.
 	CodePathTooLong = "path_too_long"
-	// CodeReservedPath: a relPath is SKILL.md at the skill root or lies below a SKILL.md
-	// directory at the root (any case); the generated SKILL.md owns that name.
+	// CodeReservedPath: a relPath has a segment SKILL.md (any case) at any depth: the generated
+	// SKILL.md owns that name at the root, and a harness that discovers skills recursively
+	// (Codex) would load a nested one as a skill of its own.
 	CodeReservedPath = "reserved_path"
 	// CodeDuplicatePath: a relPath case-insensitively equals an earlier kept one (first wins).
 	CodeDuplicatePath = "duplicate_path"

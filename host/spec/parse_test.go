@@ -280,11 +280,12 @@ func TestParseResources(t *testing.T) {
 		},
 		{
 			name:      "reserved SKILL.md",
-			resources: `[{"relPath":"SKILL.md","content":"x"},{"relPath":"Skill.md/x","content":"x"},{"relPath":"docs/SKILL.md","content":"x"}]`,
-			want:      []string{"docs/SKILL.md"},
+			resources: `[{"relPath":"SKILL.md","content":"x"},{"relPath":"Skill.md/x","content":"x"},{"relPath":"docs/SKILL.md","content":"x"},{"relPath":"docs/notes.md","content":"x"}]`,
+			want:      []string{"docs/notes.md"},
 			wantDiags: []diag{
 				{"resource", "skills[0].resources[0].relPath", spec.CodeReservedPath},
 				{"resource", "skills[0].resources[1].relPath", spec.CodeReservedPath},
+				{"resource", "skills[0].resources[2].relPath", spec.CodeReservedPath},
 			},
 		},
 		{

@@ -232,11 +232,16 @@ func sanitizeRelPath(raw string) (string, *relPathProblem) {
 		if p := segmentProblem(seg); p != nil {
 			return "", p
 		}
-		if first && strings.EqualFold(seg, skillMD) {
-			if more {
-				return "", &relPathProblem{CodeReservedPath, "relPath lies below a SKILL.md directory at the skill root"}
+		if strings.EqualFold(seg, skillMD) {
+			switch {
+			case first && !more:
+				return "", &relPathProblem{CodeReservedPath, "SKILL.md at the skill root is the generated file"}
+			case more:
+				return "", &relPathProblem{CodeReservedPath, "relPath lies below a directory named SKILL.md"}
 			}
-			return "", &relPathProblem{CodeReservedPath, "SKILL.md at the skill root is the generated file"}
+			// Codex discovers skills recursively and loads a nested SKILL.md as a skill of its
+			// own, with a name, description and body no policy has seen.
+			return "", &relPathProblem{CodeReservedPath, "SKILL.md is reserved at every depth: a harness that discovers skills recursively would load it as another skill"}
 		}
 		if !more {
 			break

@@ -1,0 +1,143 @@
+package plan
+
+import (
+	"strings"
+
+	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format"
+)
+
+// skillsLayout is where a harness installs skills: natively under the config root at
+// dir/<name>/ (a SKILL.md and the resources), or, when folds is set and the run uses ambient
+// auth (loadout must not write the user's own config home), with the resources under the
+// checkout's context directory and the instructions in the prompt.
+type skillsLayout struct {
+	dir   string
+	folds bool
+}
+
+// skillArea is one directory a skill's files live in, as the plan must render it.
+type skillArea struct {
+	skill abi.Skill
+	dir   string // the skill's directory name (format.SkillNames)
+	root  string
+	base  string // path prefix of the skill's files, ending in "/"
+	desc  string // the description SKILL.md must carry
+}
+
+// checkSkills compares the skills the plan renders with the vetted ones: every vetted skill is
+// rendered, SKILL.md's front matter holds exactly its name and description and its body is the
+// instructions, every resource has its vetted content, and nothing else is written in a skill's
+// directory or in the skills directory. The names and descriptions are those sdk/format
+// defines for every renderer (format.SkillNames, format.SkillDescription).
+func (c *checker) checkSkills(p *abi.Plan) {
+	l := c.h.skills
+	if l == nil {
+		return
+	}
+	folded := l.folds && c.in.Request.Run.AmbientAuth
+	names := make([]string, len(c.in.Request.Skills))
+	for i, sk := range c.in.Request.Skills {
+		names[i] = sk.Name
+	}
+	dirs := format.SkillNames(names)
+	areas := make([]skillArea, len(c.in.Request.Skills))
+	for i, sk := range c.in.Request.Skills {
+		a := skillArea{skill: sk, dir: dirs[i], root: abi.RootConfig, base: l.dir + "/" + dirs[i] + "/"}
+		if folded {
+			a.root, a.base = abi.RootCheckout, CheckoutContextDir+"/skill/"+dirs[i]+"/"
+		}
+		a.desc, _ = format.SkillDescription(sk.Description)
+		if a.desc == "" {
+			a.desc = format.GeneratedSkillDescription(a.dir)
+		}
+		areas[i] = a
+	}
+	seen := map[string]bool{}
+	for _, f := range p.Files {
+		name := f.Root + ":" + f.Path
+		inSkills := (f.Root == abi.RootConfig && strings.HasPrefix(f.Path, l.dir+"/")) ||
+			(f.Root == abi.RootCheckout && strings.HasPrefix(f.Path, CheckoutContextDir+"/skill/"))
+		if !inSkills {
+			continue
+		}
+		a, ok := findArea(areas, f.Root, f.Path)
+		if !ok {
+			c.add(name, "path", RuleSkill, "no vetted skill is rendered at %s", truncate(f.Path, 128))
+			continue
+		}
+		rel := strings.TrimPrefix(f.Path, a.base)
+		seen[name] = true
+		if rel == "SKILL.md" && !folded {
+			c.compareSkillMD(name, f, a)
+			continue
+		}
+		i := -1
+		for j, r := range a.skill.Resources {
+			if r.Path == rel {
+				i = j
+				break
+			}
+		}
+		switch {
+		case i < 0:
+			c.add(name, "path", RuleSkill, "%s is not a resource of vetted skill %q", truncate(rel, 128), a.skill.Name)
+		case f.Content != a.skill.Resources[i].Content:
+			c.add(name, "content", RuleSkill, "resource %s of skill %q differs from the vetted content", rel, a.skill.Name)
+		}
+	}
+	for _, a := range areas {
+		if folded {
+			if !strings.Contains(p.Prompt, a.skill.Instructions) {
+				c.add("", "prompt", RuleSkill, "the prompt does not hold the instructions of vetted skill %q", a.skill.Name)
+			}
+		} else if !seen[a.root+":"+a.base+"SKILL.md"] {
+			c.add(a.root+":"+a.base+"SKILL.md", "", RuleSkill, "vetted skill %q is not rendered", a.skill.Name)
+		}
+		for _, r := range a.skill.Resources {
+			if !seen[a.root+":"+a.base+r.Path] {
+				c.add(a.root+":"+a.base+r.Path, "", RuleSkill, "resource %s of vetted skill %q is not rendered", r.Path, a.skill.Name)
+			}
+		}
+	}
+}
+
+func findArea(areas []skillArea, root, p string) (skillArea, bool) {
+	for _, a := range areas {
+		if a.root == root && strings.HasPrefix(p, a.base) {
+			return a, true
+		}
+	}
+	return skillArea{}, false
+}
+
+// compareSkillMD checks one SKILL.md: front matter with exactly name and description (no
+// allowed-tools, hooks or any other key a harness would act on), then the instructions.
+func (c *checker) compareSkillMD(name string, f abi.File, a skillArea) {
+	if f.Format != abi.FormatMarkdown {
+		c.add(name, "format", RuleSkill, "SKILL.md has format %q, want markdown", truncate(f.Format, 16))
+		return
+	}
+	fm, value, has, err := FrontMatter(f.Content)
+	if err != nil || !has {
+		c.add(name, "content", RuleSkill, "SKILL.md of skill %q has no valid front matter", a.skill.Name)
+		return
+	}
+	for k := range value {
+		if k != "name" && k != "description" {
+			c.add(name, "content", RuleSkill, "SKILL.md front matter key %q is not allowed", truncate(k, 64))
+		}
+	}
+	if value["name"] != a.dir {
+		c.add(name, "content", RuleSkill, "SKILL.md name is not %q", a.dir)
+	}
+	if value["description"] != a.desc {
+		c.add(name, "content", RuleSkill, "SKILL.md description of skill %q differs from the vetted one", a.skill.Name)
+	}
+	body := strings.TrimPrefix(f.Content, "---\n"+fm)
+	body = strings.TrimPrefix(body, "---")
+	body = strings.TrimPrefix(body, "\n")
+	if body != a.skill.Instructions {
+		c.add(name, "content", RuleSkill, "SKILL.md body of skill %q is not its vetted instructions", a.skill.Name)
+	}
+}
