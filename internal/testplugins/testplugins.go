@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -34,12 +35,24 @@ func Root(tb testing.TB) string {
 // (GOOS=wasip1 GOARCH=wasm -buildmode=c-shared); a C plugin with its own build.sh.
 func Path(tb testing.TB, name string) string {
 	tb.Helper()
+	return build(tb, name, filepath.Join("plugins", name))
+}
+
+// HostilePath returns internal/testplugins/hostile built to WebAssembly: a Claude renderer that
+// tampers with its plan as the run's user names it, for the hostile-plan tests.
+func HostilePath(tb testing.TB) string {
+	tb.Helper()
+	return build(tb, "hostile", filepath.Join("internal", "testplugins", "hostile"))
+}
+
+func build(tb testing.TB, name, rel string) string {
+	tb.Helper()
 	root := Root(tb)
-	src := filepath.Join(root, "plugins", name)
+	src := filepath.Join(root, rel)
 	if _, err := os.Stat(src); err != nil {
 		tb.Fatalf("testplugins: plugin %q: %v", name, err)
 	}
-	sum, err := hashInputs(root, name)
+	sum, err := hashInputs(root, rel)
 	if err != nil {
 		tb.Fatalf("testplugins: hash %s: %v", name, err)
 	}
@@ -63,7 +76,7 @@ func Path(tb testing.TB, name string) string {
 	tmp := out + ".tmp"
 	var cmd *exec.Cmd
 	if _, err := os.Stat(filepath.Join(src, "main.go")); err == nil {
-		cmd = exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", tmp, "./plugins/"+name)
+		cmd = exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", tmp, "./"+filepath.ToSlash(rel))
 		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 	} else {
 		cmd = exec.Command(filepath.Join(src, "build.sh"), tmp)
@@ -88,16 +101,16 @@ func Read(tb testing.TB, name string) []byte {
 	return b
 }
 
-// hashInputs hashes go.mod, go.sum, sdk/ and plugins/<name>/ (paths and contents) and the Go
-// version.
-func hashInputs(root, name string) (string, error) {
+// hashInputs hashes go.mod, go.sum, sdk/, plugins/ and the plugin's own directory rel (paths
+// and contents) and the Go version: a plugin may import another plugin's renderer.
+func hashInputs(root, rel string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n", runtime.Version())
 	var files []string
 	for _, p := range []string{"go.mod", "go.sum"} {
 		files = append(files, filepath.Join(root, p))
 	}
-	for _, d := range []string{"sdk", filepath.Join("plugins", name)} {
+	for _, d := range slices.Compact([]string{"plugins", "sdk", rel}) {
 		err := filepath.WalkDir(filepath.Join(root, d), func(p string, e fs.DirEntry, err error) error {
 			if err != nil {
 				return err
