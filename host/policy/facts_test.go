@@ -140,8 +140,10 @@ func TestEntryFacts(t *testing.T) {
 		{Name: "_X", Value: ""},
 		{Name: "LOG_LEVEL", Value: "debug"},
 		{Name: "mcp_access_token", Value: "t"},
-		{Name: "NOPROXY", Value: "x"},
+		{Name: "GOPROXY", Value: "x"},
 		{Name: "HTTPS_PROXY", Value: "x"},
+		{Name: "xdg_config_home", Value: "x"},
+		{Name: "Git_Ssh_Command", Value: "x"},
 	}, Headers: []spec.Pair{
 		{Name: "X-Api-Key", Value: "v"},
 		{Name: "Bad Name", Value: "v"},
@@ -156,8 +158,11 @@ func TestEntryFacts(t *testing.T) {
 		{Key: "K", ValueInvalid: true, SecretNamed: true},
 		{Key: "_X", SecretNamed: true, ValueEmpty: true},
 		{Key: "mcp_access_token", KeyRefused: true, UserCredential: true},
+		{Key: "GOPROXY", KeyRefused: true},
 		{Key: "HTTPS_PROXY", KeyRefused: true},
-	}, f.Env, "defaultFacts env facts: LOG_LEVEL and NOPROXY have none and are not listed")
+		{Key: "xdg_config_home", KeyRefused: true},
+		{Key: "Git_Ssh_Command", KeyRefused: true},
+	}, f.Env, "defaultFacts env facts: LOG_LEVEL has none and is not listed")
 	assert.Equal(t, []EntryFacts{
 		{Key: "X-Api-Key", SecretNamed: true},
 		{Key: "Bad Name", NameInvalid: true},
@@ -214,7 +219,7 @@ func TestTunablesErrors(t *testing.T) {
 		want string
 	}{
 		{name: "prefix without underscore", doc: map[string]any{"allow": map[string]any{"env_refused": map[string]any{"prefixes": []any{"LD"}}}}, want: "must end with"},
-		{name: "suffix without underscore", doc: map[string]any{"allow": map[string]any{"env_refused": map[string]any{"suffixes": []any{"PROXY"}}}}, want: "must start with"},
+		{name: "empty suffix", doc: map[string]any{"allow": map[string]any{"env_refused": map[string]any{"suffixes": []any{""}}}}, want: "must not be empty"},
 		{name: "bad pattern", doc: map[string]any{"allow": map[string]any{"tools": map[string]any{"pattern": "("}}}, want: "allow.tools.pattern"},
 		{name: "list of the wrong type", doc: map[string]any{"allow": map[string]any{"ids": map[string]any{"reserved": "servers"}}}, want: "read data.tunables"},
 	}

@@ -57,7 +57,7 @@ type tunables struct {
 	reservedPrefixes                 []string
 	toolPattern                      *regexp.Regexp // nil: no pattern, every tool name is invalid
 	refusedKeys                      set            // uppercased
-	refusedPrefixes, refusedSuffixes []string       // uppercased; end / start with "_"
+	refusedPrefixes, refusedSuffixes []string       // uppercased; prefixes end with "_"
 	deniedSkills                     set            // lowercased
 	credentialModes                  set            // exact
 	credentialModeList               []string       // in the tunables' order, without repeats
@@ -120,8 +120,8 @@ func readTunables(doc any) (*tunables, error) {
 		t.refusedPrefixes = append(t.refusedPrefixes, strings.ToUpper(p))
 	}
 	for i, s := range d.Allow.EnvRefused.Suffixes {
-		if !strings.HasPrefix(s, "_") {
-			return nil, fmt.Errorf("read %s: allow.env_refused.suffixes[%d] %q must start with \"_\"", TunablesPath, i, s)
+		if s == "" {
+			return nil, fmt.Errorf("read %s: allow.env_refused.suffixes[%d] must not be empty", TunablesPath, i)
 		}
 		t.refusedSuffixes = append(t.refusedSuffixes, strings.ToUpper(s))
 	}

@@ -33,7 +33,7 @@ func TestVetServers(t *testing.T) {
 		Servers: []spec.Server{
 			{Index: 0, ID: "dup", Transport: "http", URL: "http://evil.example/"},
 			{Index: 1, ID: "dup", Transport: "stdio", Command: "npx", Enabled: true,
-				Env:        []spec.Pair{{Name: "HOME", Value: "/srv"}, {Name: "LD_PRELOAD", Value: "x.so"}, {Name: "KEY", Value: "k-secret"}},
+				Env:        []spec.Pair{{Name: "TMPDIR", Value: "/srv"}, {Name: "LD_PRELOAD", Value: "x.so"}, {Name: "KEY", Value: "k-secret"}},
 				SecretKeys: []string{"KEY"}, ToolsDeclared: true, AllowedTools: []string{"read", "x,Bash"}},
 			{Index: 2, ID: "dup", Transport: "stdio", Command: "other"},
 			{Index: 3, ID: "web", Transport: "http", URL: "https://mcp.example.com/", Credentials: "user",
@@ -42,7 +42,7 @@ func TestVetServers(t *testing.T) {
 		},
 		Tokens: []spec.Pair{{Name: "dup", Value: "tok-dup"}, {Name: "web", Value: "tok-web"}},
 	}
-	hostEnv := []spec.Pair{{Name: "PATH", Value: "/bin"}, {Name: "HOME", Value: "/home/u"}, {Name: "LC_ALL", Value: "C"}, {Name: "AWS_SECRET", Value: "no"}}
+	hostEnv := []spec.Pair{{Name: "PATH", Value: "/bin"}, {Name: "HOME", Value: "/home/u"}, {Name: "TMPDIR", Value: "/tmp"}, {Name: "LC_ALL", Value: "C"}, {Name: "AWS_SECRET", Value: "no"}}
 	v := vet(t, req, hostEnv, VetOptions{})
 	got := v.Request()
 
@@ -51,18 +51,18 @@ func TestVetServers(t *testing.T) {
 	assert.Equal(t, "dup", fs.ID, "the first allowed server claims the id")
 	assert.Equal(t, "npx", fs.Command, "the first allowed dup is the stdio one")
 	assert.Equal(t, []abi.Pair{
-		{Name: "HOME", Value: "/srv"},
+		{Name: "TMPDIR", Value: "/srv"},
 		{Name: "KEY", Value: "{{loadout.secret.1}}", Secret: true},
 		{Name: "MCP_ACCESS_TOKEN", Value: "{{loadout.secret.2}}", Secret: true},
 	}, fs.Env, "Vet: stdio env with drops applied, secrets replaced and the token last")
-	assert.Equal(t, []abi.Pair{{Name: "PATH", Value: "/bin"}, {Name: "HOME", Value: "/home/u"}, {Name: "LC_ALL", Value: "C"}}, fs.HostEnv,
+	assert.Equal(t, []abi.Pair{{Name: "PATH", Value: "/bin"}, {Name: "HOME", Value: "/home/u"}, {Name: "TMPDIR", Value: "/tmp"}, {Name: "LC_ALL", Value: "C"}}, fs.HostEnv,
 		"Vet: host env filtered by the allowlist")
 	assert.True(t, fs.ToolsRestricted, "declared allowedTools restrict")
 	assert.Equal(t, []string{"read"}, fs.AllowedTools, "invalid tool removed")
 	assert.Equal(t, []spec.Pair{
-		{Name: "PATH", Value: "/bin"}, {Name: "HOME", Value: "/srv"}, {Name: "LC_ALL", Value: "C"},
+		{Name: "PATH", Value: "/bin"}, {Name: "HOME", Value: "/home/u"}, {Name: "TMPDIR", Value: "/srv"}, {Name: "LC_ALL", Value: "C"},
 		{Name: "KEY", Value: "k-secret"}, {Name: "MCP_ACCESS_TOKEN", Value: "tok-dup"},
-	}, v.SpawnEnv("dup"), "SpawnEnv: host allowlist, then kept env (overriding HOME), then the token")
+	}, v.SpawnEnv("dup"), "SpawnEnv: host allowlist, then kept env (overriding TMPDIR), then the token")
 
 	assert.Equal(t, []abi.Pair{
 		{Name: "X-Key", Value: "{{loadout.secret.1}}", Secret: true},

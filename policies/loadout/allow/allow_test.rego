@@ -153,15 +153,17 @@ test_credential_modes_tunable if {
 	{"user", "shared"} == {m | some m in data.tunables.allow.credentials.modes}
 }
 
-# Refused prefixes and suffixes are matched at the underscores of a key: every tunable must
-# end (start) with one (host/policy refuses to start otherwise).
-test_refused_prefixes_and_suffixes_are_cut_at_underscores if {
+# Refused prefixes are matched at the underscores of a key: every prefix tunable must end with
+# one (host/policy refuses to start otherwise). A suffix matches anywhere, so PROXY refuses
+# GOPROXY as well as HTTPS_PROXY.
+test_refused_prefixes_are_cut_at_underscores if {
 	every p in data.tunables.allow.env_refused.prefixes {
 		endswith(p, "_")
 	}
 	every s in data.tunables.allow.env_refused.suffixes {
-		startswith(s, "_")
+		s != ""
 	}
+	"PROXY" in data.tunables.allow.env_refused.suffixes
 }
 
 test_refused_keys_are_uppercase if {
