@@ -244,9 +244,11 @@ func serverFacts(sf *ServerFacts, req *spec.Request, s *spec.Server, t *tunables
 			ValueInvalid:   strings.ContainsAny(p.Value, "\r\n\x00"),
 			UserCredential: t.userHeaders.has(lower),
 			TokenHeader:    lower == "authorization",
-			SecretNamed:    slices.Contains(s.SecretKeys, p.Name),
-			AlwaysSecret:   t.alwaysSecretHeaders.has(lower),
-			ValueEmpty:     p.Value == "",
+			// Header names are case-insensitive (RFC 9110): secretKeys "authorization" names
+			// the header Authorization. Env keys stay exact.
+			SecretNamed:  slices.ContainsFunc(s.SecretKeys, func(k string) bool { return strings.EqualFold(k, p.Name) }),
+			AlwaysSecret: t.alwaysSecretHeaders.has(lower),
+			ValueEmpty:   p.Value == "",
 		}
 		if e.listed() {
 			sf.Headers = append(sf.Headers, e)

@@ -197,7 +197,7 @@ func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (
 		}
 		vt.skill(sk, opts)
 	}
-	vt.redactions()
+	vt.redactions(req, d)
 	return vt.out, nil
 }
 
@@ -461,7 +461,9 @@ func (vt *vetter) skill(sk *spec.Skill, opts VetOptions) {
 	vt.out.req.Skills = append(vt.out.req.Skills, out)
 }
 
-func (vt *vetter) redactions() {
+// redactions spells every secret value the run may log: the rendered ones, a declared secret
+// the run's token replaced, and every stored token, kept server or not.
+func (vt *vetter) redactions(req *spec.Request, d *Decision) {
 	var seen map[string]bool // once there are many
 	add := func(spelling string) {
 		if spelling == "" {
@@ -483,13 +485,53 @@ func (vt *vetter) redactions() {
 		}
 		vt.out.redactions = append(vt.out.redactions, spelling)
 	}
-	for _, s := range vt.out.secrets {
-		add(s.Value)
-		if !spelledAsIs(s.Value) {
-			add(jsonSpelling(s.Value))
-			add(tomlSpelling(s.Value))
+	spell := func(v string) {
+		add(v)
+		if !spelledAsIs(v) {
+			add(jsonSpelling(v))
+			add(tomlSpelling(v))
 		}
 	}
+	for _, s := range vt.out.secrets {
+		spell(s.Value)
+	}
+	// A credential the run's token replaced (replaced_by_token, credentials_user) is not
+	// rendered but is still a credential that may show up in a log: a declared secret among
+	// them stays masked.
+	for i := range req.Servers {
+		s, sd := &req.Servers[i], d.Servers[i]
+		if !sd.Allow {
+			continue
+		}
+		for _, dr := range sd.Drop {
+			if dr.Reason != "replaced_by_token" && dr.Reason != "credentials_user" {
+				continue
+			}
+			switch dr.Field {
+			case "env":
+				if slices.Contains(s.SecretKeys, dr.Key) {
+					spell(lastValue(s.Env, dr.Key))
+				}
+			case "headers":
+				if slices.ContainsFunc(s.SecretKeys, func(k string) bool { return strings.EqualFold(k, dr.Key) }) {
+					spell(lastValue(s.Headers, dr.Key))
+				}
+			}
+		}
+	}
+	for _, t := range req.Tokens {
+		spell(t.Value)
+	}
+}
+
+// lastValue is the value of the last pair named key ("" when there is none).
+func lastValue(ps []spec.Pair, key string) string {
+	for i := len(ps) - 1; i >= 0; i-- {
+		if ps[i].Name == key {
+			return ps[i].Value
+		}
+	}
+	return ""
 }
 
 // spelledAsIs reports whether s is its own JSON and TOML spelling: printable ASCII without

@@ -281,3 +281,44 @@ func TestPlaceholder(t *testing.T) {
 		assert.Equal(t, tc.want, placeholder(tc.kind, tc.n), "placeholder(%q, %d)", tc.kind, tc.n)
 	}
 }
+
+// TestVetSecretKeysMatchHeadersInAnyCase: header names are case-insensitive, so secretKeys
+// "authorization" makes the Authorization header's value a secret; env keys stay exact.
+func TestVetSecretKeysMatchHeadersInAnyCase(t *testing.T) {
+	t.Parallel()
+	req := &spec.Request{Harness: "claude", Servers: []spec.Server{
+		{Index: 0, ID: "web", Transport: "http", URL: "https://mcp.example.com/", Enabled: true,
+			Headers:    []spec.Pair{{Name: "Authorization", Value: "Bearer header-secret-1"}},
+			SecretKeys: []string{"authorization"}},
+		{Index: 1, ID: "fs", Transport: "stdio", Command: "npx", Enabled: true,
+			Env:        []spec.Pair{{Name: "API_KEY", Value: "env-value-not-named"}},
+			SecretKeys: []string{"api_key"}},
+	}}
+	v := vet(t, req, nil, VetOptions{})
+	got := v.Request()
+	require.Len(t, got.Servers, 2, "Vet: kept servers")
+	assert.Equal(t, []abi.Pair{{Name: "Authorization", Value: "{{loadout.secret.1}}", Secret: true}}, got.Servers[0].Headers,
+		"Vet: secretKeys authorization names the header Authorization")
+	assert.Contains(t, v.Redactions(), "Bearer header-secret-1", "Redactions")
+	assert.Equal(t, []abi.Pair{{Name: "API_KEY", Value: "env-value-not-named"}}, got.Servers[1].Env, "Vet: env keys match secretKeys exactly")
+}
+
+// TestVetRedactsSecretsThatAreNotRendered: a declared static credential replaced by the run's
+// token and a token of a server that is not kept are still credentials that may appear in a
+// log, so they stay in the redaction set.
+func TestVetRedactsSecretsThatAreNotRendered(t *testing.T) {
+	t.Parallel()
+	req := &spec.Request{Harness: "claude", Servers: []spec.Server{
+		{Index: 0, ID: "web", Transport: "http", URL: "https://mcp.example.com/", Credentials: "user", Enabled: true,
+			Headers:    []spec.Pair{{Name: "Authorization", Value: "Bearer static-admin-credential"}},
+			SecretKeys: []string{"Authorization"}},
+		{Index: 1, ID: "plain", Transport: "http", URL: "http://evil.example/", Enabled: true,
+			Headers:    []spec.Pair{{Name: "X-Key", Value: "dropped-server-secret"}},
+			SecretKeys: []string{"X-Key"}},
+	}, Tokens: []spec.Pair{{Name: "web", Value: "run-token-for-web"}, {Name: "plain", Value: "run-token-for-plain"}}}
+	v := vet(t, req, nil, VetOptions{})
+	require.Len(t, v.Request().Servers, 1, "Vet: the plain-http server is dropped")
+	for _, want := range []string{"Bearer static-admin-credential", "run-token-for-web", "run-token-for-plain"} {
+		assert.Contains(t, v.Redactions(), want, "Redactions keeps a secret that is not rendered")
+	}
+}
