@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -249,14 +251,36 @@ func TestPluginsListAndVerify(t *testing.T) {
 // TestRedactFindsWrittenSecrets renders a secret that JSON and TOML spell differently from its
 // raw form, then pipes every written file through `loadout redact`: the substitution's
 // spelling and the redaction set must agree, or the secret survives in the config file.
+// redactSecrets are the secrets TestRedactFindsWrittenSecrets renders: fixed ones with every
+// character a harness or a file format spells differently, and random ones drawn from those
+// characters. Each ends in "-k<n>ab", which only the secret holds, so that a spelling that
+// survives redaction is found.
+func redactSecrets() []string {
+	out := []string{"tok<&>\"\\\x1bE\u2028nd", "s3cr$t!x${HOME}-\"q", "!$${A}$", "a$\\'{}!\"$"}
+	rng := rand.New(rand.NewPCG(7, 11))
+	const alphabet = "ab$!\\\"'{}<>&\t=; "
+	for i := 0; i < 12; i++ {
+		b := make([]byte, 4+rng.IntN(12))
+		for j := range b {
+			b[j] = alphabet[rng.IntN(len(alphabet))]
+		}
+		out = append(out, string(b))
+	}
+	for i := range out {
+		out[i] += fmt.Sprintf("-k%dab", i)
+	}
+	return out
+}
+
 func TestRedactFindsWrittenSecrets(t *testing.T) {
-	secret := "tok<&>\"\\\x1bE\u2028nd-91ab"
-	reqJSON, err := json.Marshal(map[string]any{
-		"mcpServers": []any{
-			map[string]any{"id": "s", "command": "/usr/bin/srv", "env": map[string]string{"TOKEN": secret}, "secretKeys": []string{"TOKEN"}},
-			map[string]any{"id": "h", "transport": "http", "url": "https://mcp.example.com/", "headers": map[string]string{"X-Key": secret}, "secretKeys": []string{"X-Key"}},
-		},
-	})
+	secrets := redactSecrets()
+	var servers []any
+	for i, secret := range secrets {
+		servers = append(servers,
+			map[string]any{"id": fmt.Sprintf("s%d", i), "command": "/usr/bin/srv", "env": map[string]string{"TOKEN": secret}, "secretKeys": []string{"TOKEN"}},
+			map[string]any{"id": fmt.Sprintf("h%d", i), "transport": "http", "url": "https://mcp.example.com/", "headers": map[string]string{"X-Key": secret}, "secretKeys": []string{"X-Key"}})
+	}
+	reqJSON, err := json.Marshal(map[string]any{"mcpServers": servers})
 	require.NoError(t, err)
 	reqPath := filepath.Join(t.TempDir(), "request.json")
 	require.NoError(t, os.WriteFile(reqPath, reqJSON, 0o600))
@@ -279,7 +303,9 @@ func TestRedactFindsWrittenSecrets(t *testing.T) {
 				code, redacted, stderr := runCLI(t, string(written), "redact", reqPath)
 				require.Equal(t, exitOK, code, "stderr: %s", stderr)
 				assert.Contains(t, redacted, "[REDACTED]", "%s: the secret is found in %s", h, f.Path)
-				assert.NotContains(t, redacted, "91ab", "%s: a spelling of the secret survives redaction in %s:\n%s", h, f.Path, redacted)
+				for i, secret := range secrets {
+					assert.NotContains(t, redacted, fmt.Sprintf("-k%dab", i), "%s: a spelling of secret %q survives redaction in %s", h, secret, f.Path)
+				}
 			}
 			assert.Positive(t, secretFiles, "%s writes the secrets to a secret file", h)
 		})

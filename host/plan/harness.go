@@ -149,6 +149,27 @@ func SecretSpelling(harness, root, path string) func(string) string {
 	return h.spellSecret
 }
 
+// SecretSpellings returns every spelling of a secret value that a harness config file loadout
+// writes can hold, before the file format's own escaping: the value itself, then each distinct
+// harness spelling (SecretSpelling) in harness order. loadout redact masks each of them, and
+// their JSON and TOML spellings, so that no secret a render wrote survives in a log.
+func SecretSpellings(v string) []string {
+	out := []string{v}
+	names := make([]string, 0, len(builtinHarnesses))
+	for name := range builtinHarnesses {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if spell := builtinHarnesses[name].spellSecret; spell != nil {
+			if sp := spell(v); !slices.Contains(out, sp) {
+				out = append(out, sp)
+			}
+		}
+	}
+	return out
+}
+
 // genericPaths applies to a third-party harness: anything under its config and run roots, and
 // only the context directory of the checkout.
 var genericPaths = []pathRule{

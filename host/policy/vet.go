@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"github.com/loadout-dev/loadout/host/plan"
 	"slices"
 	"strconv"
 	"strings"
@@ -486,10 +487,14 @@ func (vt *vetter) redactions(req *spec.Request, d *Decision) {
 		vt.out.redactions = append(vt.out.redactions, spelling)
 	}
 	spell := func(v string) {
-		add(v)
-		if !spelledAsIs(v) {
-			add(jsonSpelling(v))
-			add(tomlSpelling(v))
+		// Each harness spelling loadout may write (Claude's ${…:-$}, Pi's $$ and $!), each
+		// also as the config file's format escapes it.
+		for _, sp := range plan.SecretSpellings(v) {
+			add(sp)
+			if !spelledAsIs(sp) {
+				add(jsonSpelling(sp))
+				add(tomlSpelling(sp))
+			}
 		}
 	}
 	for _, s := range vt.out.secrets {
