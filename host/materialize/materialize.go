@@ -299,8 +299,9 @@ func (t *tx) rollback() {
 // directory Write created is removed and the roots are as they were. A rename failing midway
 // (the file system failing under us) is reported; the files renamed so far stay.
 //
-// Writes go through os.Root: a symlink inside a root may be followed only within that root.
-// An existing directory, symlink or special file where a plan file must go is an error; an
+// Writes go through os.Root and never through a symlink: a symlink on the path of a written
+// file (a directory of it, or the file itself) is an error even when it points inside the
+// root. An existing directory or special file where a plan file must go is an error; an
 // existing regular file is replaced.
 //
 // gitExclude: when the checkout's .git is a directory, each entry not already a line of
@@ -442,8 +443,13 @@ func (t *tx) mkdirs(r *os.Root, dir string, mode os.FileMode) error {
 	segs := strings.Split(dir, "/")
 	for i := range segs {
 		p := strings.Join(segs[:i+1], "/")
-		fi, err := r.Stat(p)
+		// Lstat: a symlink on the way is refused even when it stays inside the root, so
+		// that a checkout's .cat-context -> src (or -> .git) cannot turn a plan file into a
+		// write over a tracked file.
+		fi, err := r.Lstat(p)
 		switch {
+		case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+			return fmt.Errorf("%s is a symlink; loadout does not write through symlinks", p)
 		case err == nil && fi.IsDir():
 			continue
 		case err == nil:
@@ -516,12 +522,19 @@ func (t *tx) stageGitExclude(r *os.Root, entries []string) (added []string, warn
 			Message: "the checkout's .git is not a directory (a linked worktree or a submodule); add " +
 				strings.Join(entries, ", ") + " to its exclude file yourself"}, nil
 	}
+	// Every component of the exclude file's path must be what it says, not a symlink (stage
+	// checks the directories again; this keeps ReadFile from following one too).
+	for _, p := range []string{".git/info", excludePath} {
+		if fi, err := r.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, nil, fmt.Errorf("%s is a symlink; loadout does not write through symlinks", p)
+		}
+	}
 	old, err := r.ReadFile(excludePath)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, err
 	}
 	mode := os.FileMode(0o644)
-	if fi, err := r.Stat(excludePath); err == nil {
+	if fi, err := r.Lstat(excludePath); err == nil {
 		mode = fi.Mode().Perm()
 	}
 	have := map[string]bool{}

@@ -38,7 +38,7 @@ func checkInput(harness string) plan.Input {
 				Env: []abi.Pair{{Name: "API_KEY", Value: secretKey, Secret: true}, {Name: "MODE", Value: "test"}}, Enabled: true},
 			{ID: "beta", Transport: abi.TransportHTTP, URL: "https://mcp.example.com/mcp",
 				Headers: []abi.Pair{{Name: "Authorization", Value: "Bearer " + secretAuth, Secret: true}}, Enabled: true},
-		}},
+		}, Skills: []abi.Skill{{Name: "demo", Description: "d", Instructions: blobOne}}},
 		Secrets: []plan.Secret{
 			{Placeholder: secretKey, Value: keyValue, Server: "alpha", Field: plan.FieldEnv, Key: "API_KEY"},
 			{Placeholder: secretAuth, Value: authValue, Server: "beta", Field: plan.FieldHeaders, Key: "Authorization"},
@@ -58,7 +58,7 @@ func claudePlan() *abi.Plan {
 			{Root: abi.RootRun, Path: "mcp-servers.json", Mode: "0600", Format: abi.FormatJSON, Content: claudeConfig, Secret: true},
 			{Root: abi.RootConfig, Path: "skills/demo/SKILL.md", Mode: "0644", Format: abi.FormatMarkdown,
 				Content: "---\nname: demo\ndescription: d\n---\n" + blobOne},
-			{Root: abi.RootCheckout, Path: ".cat-context/skill/demo/notes.md", Mode: "0644", Format: abi.FormatText,
+			{Root: abi.RootCheckout, Path: ".cat-context/notes.md", Mode: "0644", Format: abi.FormatText,
 				Content: "in {{loadout.root.checkout}}"},
 		},
 		Args:       []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--strict-mcp-config"},
@@ -134,7 +134,7 @@ func TestWriteClaudePlan(t *testing.T) {
 	skill, err := os.ReadFile(filepath.Join(roots.Config, "skills/demo/SKILL.md"))
 	require.NoError(t, err, "read SKILL.md")
 	assert.Equal(t, "---\nname: demo\ndescription: d\n---\n"+blobValue, string(skill), "SKILL.md with its blob filled in (and the blob not rescanned)")
-	notes, err := os.ReadFile(filepath.Join(roots.Checkout, ".cat-context/skill/demo/notes.md"))
+	notes, err := os.ReadFile(filepath.Join(roots.Checkout, ".cat-context/notes.md"))
 	require.NoError(t, err, "read notes.md")
 	assert.Equal(t, "in "+roots.Checkout, string(notes), "checkout root placeholder filled in")
 
@@ -306,4 +306,37 @@ func TestDryRun(t *testing.T) {
 	res, err = materialize.DryRun(context.Background(), claudePlan(), materialize.Input{Plan: checkInput("claude")})
 	require.NoError(t, err, "DryRun(claude plan) without roots")
 	assert.True(t, strings.Contains(res.Args[1], "{{loadout.root.run}}"), "DryRun without roots Args[1] = %q, want the placeholder", res.Args[1])
+}
+
+// TestWriteNotFollowingSymlinksInside: a symlink that stays inside the checkout is refused too
+// (.cat-context -> src would overwrite tracked files; -> .git would write into the repository's
+// internals), and nothing is written.
+func TestWriteNotFollowingSymlinksInside(t *testing.T) {
+	for _, tc := range []struct{ name, link, target string }{
+		{"context dir to a source dir", ".cat-context", "src"},
+		{"context dir to .git", ".cat-context", ".git"},
+		{"exclude file to a tracked file", ".git/info", "../src"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			roots := newRoots(t)
+			src := filepath.Join(roots.Checkout, "src")
+			require.NoError(t, os.MkdirAll(src, 0o755))
+			tracked := filepath.Join(src, "exclude")
+			require.NoError(t, os.WriteFile(tracked, []byte("tracked\n"), 0o644))
+			require.NoError(t, os.MkdirAll(filepath.Join(roots.Checkout, "src", "skill", "demo"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(roots.Checkout, "src", "skill", "demo", "notes.md"), []byte("tracked notes\n"), 0o644))
+			link := filepath.Join(roots.Checkout, filepath.FromSlash(tc.link))
+			require.NoError(t, os.RemoveAll(link))
+			require.NoError(t, os.MkdirAll(filepath.Dir(link), 0o755))
+			require.NoError(t, os.Symlink(tc.target, link), "plant symlink")
+			before := tree(t, roots.Checkout)
+			_, err := materialize.Write(context.Background(), claudePlan(), materialize.Input{Roots: roots, Plan: checkInput("claude")})
+			require.Error(t, err, "Write(plan) through %s -> %s = nil error", tc.link, tc.target)
+			assert.Contains(t, err.Error(), "symlink", "Write error names the symlink")
+			assert.Equal(t, before, tree(t, roots.Checkout), "the checkout changed although Write failed")
+			got, err := os.ReadFile(tracked)
+			require.NoError(t, err)
+			assert.Equal(t, "tracked\n", string(got), "tracked file content")
+		})
+	}
 }
