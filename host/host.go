@@ -316,10 +316,11 @@ func Classify(err error) Class {
 	var re *spec.RejectError
 	var ue *UsageError
 	var pf *PluginFailure
+	var root *materialize.RootError
 	switch {
 	case errors.As(err, &re), policy.IsRejected(err):
 		return ClassRejected
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &root):
 		return ClassUsage
 	case errors.As(err, &pf):
 		return ClassPlugin

@@ -311,3 +311,20 @@ func TestRedactFindsWrittenSecrets(t *testing.T) {
 		})
 	}
 }
+
+// TestRenderRefusesRunRootInCheckout: the secret-bearing run root may not be the checkout; the
+// CLI says which flag and rule, exits 2 and writes nothing.
+func TestRenderRefusesRunRootInCheckout(t *testing.T) {
+	base := t.TempDir()
+	checkout := filepath.Join(base, "repo")
+	require.NoError(t, os.MkdirAll(filepath.Join(checkout, ".git"), 0o755))
+	args := append([]string{"render", "--harness", "claude", "--config-dir", filepath.Join(base, "config"),
+		"--run-dir", checkout, "--checkout", checkout, examplePath(t)}, pluginArgs(t)...)
+	code, _, stderr := runCLI(t, "", args...)
+	assert.Equal(t, exitUsage, code, "exit code; stderr: %s", stderr)
+	assert.Contains(t, stderr, "root run", "stderr names the root")
+	assert.Contains(t, stderr, "disjoint", "stderr names the rule")
+	entries, err := os.ReadDir(checkout)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "the checkout holds only .git")
+}

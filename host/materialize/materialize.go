@@ -316,6 +316,13 @@ func Write(ctx context.Context, p *abi.Plan, in Input) (res *Result, err error) 
 	if err != nil {
 		return nil, fmt.Errorf("materialize: %w", err)
 	}
+	writes := map[string]bool{}
+	for _, pf := range files {
+		writes[pf.f.Root] = true
+	}
+	if err := checkRoots(in.Roots, writes); err != nil {
+		return nil, fmt.Errorf("materialize: %w", err)
+	}
 	t := &tx{}
 	roots := map[string]*os.Root{}
 	defer func() {
@@ -344,6 +351,13 @@ func Write(ctx context.Context, p *abi.Plan, in Input) (res *Result, err error) 
 			return nil, fmt.Errorf("open root %s: %w", name, err)
 		}
 		roots[name] = r
+		if name != abi.RootCheckout {
+			if _, err := r.Lstat(OwnMarker); errors.Is(err, fs.ErrNotExist) {
+				if err := t.stage(r, OwnMarker, []byte("made by loadout for one run's "+name+" files\n"), 0o600, 0o700); err != nil {
+					return nil, fmt.Errorf("mark root %s: %w", name, err)
+				}
+			}
+		}
 		return r, nil
 	}
 	for _, pf := range files {

@@ -340,3 +340,73 @@ func TestWriteNotFollowingSymlinksInside(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteRefusesUnsafeRoots: the config and run roots must be disjoint from the checkout and
+// from each other, and an existing one must be the caller's, not group- or other-writable, and
+// empty or loadout's own; anything else is refused with its rule and nothing is written.
+func TestWriteRefusesUnsafeRoots(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, r *materialize.Roots)
+		rule  string
+	}{
+		{"run root is the checkout", func(t *testing.T, r *materialize.Roots) { r.Run = r.Checkout }, materialize.RootRuleDisjoint},
+		{"run root inside the checkout", func(t *testing.T, r *materialize.Roots) { r.Run = filepath.Join(r.Checkout, "tmp") }, materialize.RootRuleDisjoint},
+		{"config root holds the checkout", func(t *testing.T, r *materialize.Roots) { r.Config = filepath.Dir(r.Checkout) }, materialize.RootRuleDisjoint},
+		{"config root is the run root", func(t *testing.T, r *materialize.Roots) { r.Config = r.Run }, materialize.RootRuleDisjoint},
+		{"run root reaches the checkout through a symlink", func(t *testing.T, r *materialize.Roots) {
+			link := filepath.Join(t.TempDir(), "link")
+			require.NoError(t, os.Symlink(r.Checkout, link))
+			r.Run = filepath.Join(link, "run")
+		}, materialize.RootRuleDisjoint},
+		{"run root writable by others", func(t *testing.T, r *materialize.Roots) {
+			require.NoError(t, os.Mkdir(r.Run, 0o700))
+			require.NoError(t, os.Chmod(r.Run, 0o777))
+		}, materialize.RootRuleMode},
+		{"config root not empty and not loadout's", func(t *testing.T, r *materialize.Roots) {
+			require.NoError(t, os.MkdirAll(r.Config, 0o700))
+			require.NoError(t, os.WriteFile(filepath.Join(r.Config, "settings.json"), []byte("{}"), 0o600))
+		}, materialize.RootRuleNotOwn},
+		{"run root is a symlink", func(t *testing.T, r *materialize.Roots) {
+			require.NoError(t, os.Symlink(t.TempDir(), r.Run))
+		}, materialize.RootRuleNotDir},
+	}
+	if os.Getuid() == 0 {
+		tests = append(tests, struct {
+			name  string
+			setup func(t *testing.T, r *materialize.Roots)
+			rule  string
+		}{"run root owned by another user", func(t *testing.T, r *materialize.Roots) {
+			require.NoError(t, os.Mkdir(r.Run, 0o700))
+			require.NoError(t, os.Chown(r.Run, 65534, 65534))
+		}, materialize.RootRuleOwner})
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			roots := newRoots(t)
+			tc.setup(t, &roots)
+			before := tree(t, filepath.Dir(roots.Checkout))
+			_, err := materialize.Write(context.Background(), claudePlan(), materialize.Input{Roots: roots, Plan: checkInput("claude")})
+			var re *materialize.RootError
+			require.True(t, errors.As(err, &re), "Write with %s: error %v, want a *RootError", tc.name, err)
+			assert.Equal(t, tc.rule, re.Rule, "Write with %s: rule; error: %v", tc.name, err)
+			assert.Equal(t, before, tree(t, filepath.Dir(roots.Checkout)), "Write with %s changed the tree", tc.name)
+		})
+	}
+}
+
+// TestWriteReusesItsOwnRoots: a second render into roots loadout wrote before is allowed (they
+// carry its marker), and so is an empty directory a platform made for the run.
+func TestWriteReusesItsOwnRoots(t *testing.T) {
+	roots := newRoots(t)
+	require.NoError(t, os.Mkdir(roots.Run, 0o700), "an empty run root made by the platform")
+	for i := 0; i < 2; i++ {
+		_, err := materialize.Write(context.Background(), claudePlan(), materialize.Input{Roots: roots, Plan: checkInput("claude")})
+		require.NoError(t, err, "Write #%d", i+1)
+	}
+	for _, d := range []string{roots.Config, roots.Run} {
+		fi, err := os.Lstat(filepath.Join(d, materialize.OwnMarker))
+		require.NoError(t, err, "marker in %s", d)
+		assert.True(t, fi.Mode().IsRegular(), "marker is a regular file")
+	}
+}
