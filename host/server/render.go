@@ -176,7 +176,7 @@ func (s *Server) handleRender(w http.ResponseWriter, r *http.Request) {
 	s.metrics.inflight.Inc()
 	defer s.metrics.inflight.Dec()
 
-	a := s.render(r, id)
+	a := s.render(w, r, id)
 	if a.status == http.StatusOK {
 		writeJSON(w, http.StatusOK, a.result)
 	} else {
@@ -201,11 +201,19 @@ func (s *Server) handleRender(w http.ResponseWriter, r *http.Request) {
 
 // render runs one render request and decides its answer. It never panics: a panicking
 // renderer is an internal error.
-func (s *Server) render(r *http.Request, id string) (a answer) {
+func (s *Server) render(w http.ResponseWriter, r *http.Request, id string) (a answer) {
 	a.harness = "none"
 	query := r.URL.Query().Get("harness")
 	if query != "" && !harnessPattern.MatchString(query) {
 		return failure(http.StatusBadRequest, OutcomeBadRequest, "harness query parameter is not a harness id")
+	}
+	// The body is read, bounded in size and time, before a render slot is taken: a client
+	// that sends its body slowly then holds its own connection only, never a slot that
+	// other requests wait for.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
+	body, a2, ok := s.readBody(r)
+	if !ok {
+		return a2
 	}
 	if !s.acquireSlot(r.Context()) {
 		if r.Context().Err() != nil {
@@ -217,10 +225,6 @@ func (s *Server) render(r *http.Request, id string) (a answer) {
 
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Timeout)
 	defer cancel()
-	body, a2, ok := s.readBody(r)
-	if !ok {
-		return a2
-	}
 	st := s.acquire()
 	if st == nil {
 		return failure(http.StatusServiceUnavailable, OutcomeClosed, "server is shutting down")

@@ -19,7 +19,13 @@
 // under a lock. While a reload compiles the policies, policy decisions wait for it (OPA's
 // partial evaluation writes to terms every evaluation reads; host/policy), about 13 ms for the
 // embedded policies. Renders are bounded by MaxConcurrent slots; a request over the limit waits up to
-// QueueWait for a slot and is then answered 503 with Retry-After.
+// QueueWait for a slot and is then answered 503 with Retry-After. A request's headers and body
+// are read, each within its own deadline (HeaderTimeout, BodyTimeout), before it takes a slot,
+// so slow clients hold only their own connections.
+//
+// The server does not limit connections per client: in front of untrusted clients, run it
+// behind a reverse proxy that does (for example nginx's limit_conn, or Envoy's per-downstream
+// connection limits), as for any service that holds a connection per request.
 //
 // # Secrets
 //
@@ -64,6 +70,8 @@ const (
 	DefaultAddr          = "127.0.0.1:8080"
 	DefaultMaxBody       = 1 << 20
 	DefaultTimeout       = 10 * time.Second
+	DefaultBodyTimeout   = 5 * time.Second
+	DefaultHeaderTimeout = 5 * time.Second
 	DefaultQueueWait     = 100 * time.Millisecond
 	DefaultShutdownGrace = 15 * time.Second
 	DefaultDebounce      = 250 * time.Millisecond
@@ -84,9 +92,14 @@ type Config struct {
 	// QueueWait is how long a render over the limit waits for a slot before it is answered 503;
 	// default DefaultQueueWait, a negative value answers 503 at once.
 	QueueWait time.Duration
-	// Timeout bounds each render request (body read and render); default DefaultTimeout. A render
-	// cut short by it is answered 503 with code "timeout".
+	// Timeout bounds each render once its body is read; default DefaultTimeout. A render cut
+	// short by it is answered 503 with code "timeout".
 	Timeout time.Duration
+	// BodyTimeout bounds reading a render request's body, which happens before the request
+	// takes a render slot; default DefaultBodyTimeout. Headers have HeaderTimeout.
+	BodyTimeout time.Duration
+	// HeaderTimeout bounds reading a request's headers; default DefaultHeaderTimeout.
+	HeaderTimeout time.Duration
 	// ShutdownGrace is how long Serve lets in-flight requests finish after its context is
 	// cancelled before it cancels them; default DefaultShutdownGrace.
 	ShutdownGrace time.Duration
@@ -160,6 +173,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.QueueWait == 0 {
 		cfg.QueueWait = DefaultQueueWait
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
+	}
+	if cfg.HeaderTimeout <= 0 {
+		cfg.HeaderTimeout = DefaultHeaderTimeout
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
@@ -335,9 +354,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer cancelBase()
 	hs := &http.Server{
 		Handler:           s.handler,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       s.cfg.Timeout,
-		WriteTimeout:      s.cfg.Timeout + 5*time.Second,
+		ReadHeaderTimeout: s.cfg.HeaderTimeout,
+		ReadTimeout:       s.cfg.HeaderTimeout + s.cfg.BodyTimeout,
+		WriteTimeout:      s.cfg.HeaderTimeout + s.cfg.BodyTimeout + s.cfg.Timeout + 5*time.Second,
 		IdleTimeout:       60 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return baseCtx },

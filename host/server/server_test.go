@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -266,4 +268,28 @@ func TestScrubber(t *testing.T) {
 		assert.Equal(t, tc.want, sc.clean(tc.in), "scrubber.clean(%q)", tc.in)
 	}
 	assert.Equal(t, "x", newScrubber([]byte(`{"env":`)).clean("x"), "scrubber over a truncated body")
+}
+
+// TestSlowClientsDoNotTakeSlots: clients that send headers and one byte of their body hold
+// their connections while a legitimate request still gets a render slot, because the body is
+// read before a slot is taken.
+func TestSlowClientsDoNotTakeSlots(t *testing.T) {
+	fake := newFake("claude")
+	s, _ := newTestServer(t, Config{MaxConcurrent: 1, QueueWait: -1, BodyTimeout: time.Minute}, fixedLoader(fake))
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	const slow = 4
+	for i := 0; i < slow; i++ {
+		c, err := net.Dial("tcp", ts.Listener.Addr().String())
+		require.NoError(t, err, "dial slow client %d", i)
+		defer c.Close()
+		_, err = io.WriteString(c, "POST /v1/render HTTP/1.1\r\nHost: loadout\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
+		require.NoError(t, err, "slow client %d sends headers and one byte", i)
+	}
+	eventually(t, "the slow clients' requests to be in flight", func() bool { return gaugeValue(t, s.metrics.inflight) == slow })
+	resp, err := http.Post(ts.URL+"/v1/render", "application/json", strings.NewReader(requestBody("claude")))
+	require.NoError(t, err, "legitimate POST /v1/render")
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "legitimate render while %d slow clients hold connections: %s", slow, b)
 }
