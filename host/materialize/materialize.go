@@ -13,7 +13,6 @@ package materialize
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -268,11 +267,36 @@ type staged struct {
 	tmp, final string
 }
 
-// tx records what Write created, so that a failure before the renames can undo it.
+// tx records what Write created, so that a failure before the renames can undo it, and its
+// staging directory in each root (stage.go), so that a killed Write's can be cleaned later.
 type tx struct {
 	staged  []staged
 	dirs    []dirEntry // created directories, in creation order
 	mkRoots []string   // root directories created
+	stages  map[*os.Root]*stage
+}
+
+// stageOf returns r's staging directory, created on first use.
+func (t *tx) stageOf(r *os.Root) (*stage, error) {
+	if st, ok := t.stages[r]; ok {
+		return st, nil
+	}
+	st, err := openStage(r)
+	if err != nil {
+		return nil, err
+	}
+	if t.stages == nil {
+		t.stages = map[*os.Root]*stage{}
+	}
+	t.stages[r] = st
+	return st, nil
+}
+
+// closeStages removes every staging directory (after the renames, or after a rollback).
+func (t *tx) closeStages() {
+	for _, st := range t.stages {
+		st.remove()
+	}
 }
 
 type dirEntry struct {
@@ -284,6 +308,7 @@ func (t *tx) rollback() {
 	for _, s := range t.staged {
 		_ = s.root.Remove(s.tmp)
 	}
+	t.closeStages()
 	for i := len(t.dirs) - 1; i >= 0; i-- {
 		_ = t.dirs[i].root.Remove(t.dirs[i].path)
 	}
@@ -408,6 +433,7 @@ func Write(ctx context.Context, p *abi.Plan, in Input) (res *Result, err error) 
 			for _, rest := range t.staged[i:] {
 				_ = rest.root.Remove(rest.tmp)
 			}
+			t.closeStages()
 			return nil, fmt.Errorf("materialize: rename %s (after %d of %d files): %w", s.final, i, len(t.staged), err)
 		}
 		if synced[s.root] == nil {
@@ -415,6 +441,7 @@ func Write(ctx context.Context, p *abi.Plan, in Input) (res *Result, err error) 
 		}
 		synced[s.root][path.Dir(s.final)] = true
 	}
+	t.closeStages()
 	for r, dirs := range synced {
 		for d := range dirs {
 			if f, err := r.Open(d); err == nil {
@@ -471,6 +498,13 @@ func (t *tx) mkdirs(r *os.Root, dir string, mode os.FileMode) error {
 		case !errors.Is(err, fs.ErrNotExist):
 			return err
 		}
+		st, err := t.stageOf(r)
+		if err != nil {
+			return err
+		}
+		if err := st.created(p); err != nil {
+			return err
+		}
 		if err := r.Mkdir(p, mode); err != nil {
 			return err
 		}
@@ -489,9 +523,11 @@ func (t *tx) stage(r *os.Root, p string, data []byte, mode, dirMode os.FileMode)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	var rnd [8]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := path.Join(path.Dir(p), ".loadout-"+hex.EncodeToString(rnd[:])+".tmp") // short: the final name may be 255 bytes
+	st, err := t.stageOf(r)
+	if err != nil {
+		return err
+	}
+	tmp := st.tempName()
 	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
