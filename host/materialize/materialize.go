@@ -261,6 +261,9 @@ func DryRun(ctx context.Context, p *abi.Plan, in Input) (*Result, error) {
 	return res, nil
 }
 
+// afterStaged, when set (by tests only), runs once every file is staged, before the renames.
+var afterStaged func()
+
 // staged is one temp file waiting to be renamed into place.
 type staged struct {
 	root       *os.Root
@@ -426,6 +429,9 @@ func Write(ctx context.Context, p *abi.Plan, in Input) (res *Result, err error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if afterStaged != nil {
+		afterStaged()
+	}
 	committed = true
 	synced := map[*os.Root]map[string]bool{}
 	for i, s := range t.staged {
@@ -515,6 +521,11 @@ func (t *tx) mkdirs(r *os.Root, dir string, mode os.FileMode) error {
 
 // stage writes data to a temp file next to p, synced and with its mode.
 func (t *tx) stage(r *os.Root, p string, data []byte, mode, dirMode os.FileMode) error {
+	// The stage first: opening it cleans what a killed render left, its empty directories
+	// included, before this render looks at the directories it needs.
+	if _, err := t.stageOf(r); err != nil {
+		return err
+	}
 	if err := t.mkdirs(r, path.Dir(p), dirMode); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -82,10 +83,18 @@ func checkRoots(r Roots, writes map[string]bool) error {
 		if fi.Mode().Perm()&0o022 != 0 {
 			return &RootError{Root: name, Dir: d, Rule: RootRuleMode, Msg: fmt.Sprintf("has mode %04o: another user could replace what loadout writes", fi.Mode().Perm())}
 		}
+		// What a killed render left (stage.go) goes first: its stage and the directories it
+		// created are loadout's own.
+		if r, err := os.OpenRoot(d); err == nil {
+			cleanStale(r)
+			r.Close()
+		}
 		entries, err := os.ReadDir(d)
 		if err != nil {
 			return err
 		}
+		// A stage a killed render left (stage.go) is loadout's own too: Write cleans it.
+		entries = slices.DeleteFunc(entries, func(e fs.DirEntry) bool { return strings.HasPrefix(e.Name(), stagePrefix) })
 		if len(entries) > 0 {
 			if m, err := os.Lstat(filepath.Join(d, OwnMarker)); err != nil || !m.Mode().IsRegular() {
 				return &RootError{Root: name, Dir: d, Rule: RootRuleNotOwn,
