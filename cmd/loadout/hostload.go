@@ -27,7 +27,7 @@ type hostOptions struct {
 	pins     string   // JSON file {"<file name>": "sha256:<hex>"} pinning the --plugin files
 	engine   string   // "wazero" or "wasmtime"
 	noCache  bool     // do not keep compiled code on disk
-	// pool is how many pre-initialized instances each plugin keeps ready off the request path
+	// pool is how many initialized instances each plugin keeps ready off the request path
 	// (wazero; serve sets it). 0: instantiate on the request path.
 	pool int
 }
@@ -35,7 +35,6 @@ type hostOptions struct {
 // engineConfig is what a factory needs to build an engine.
 type engineConfig struct {
 	cacheDir string // "" = no on-disk cache
-	preinit  bool   // pre-initialize modules at compile time (host/engine/preinit)
 	pool     int
 }
 
@@ -61,8 +60,6 @@ func engineNames() []string {
 }
 
 // newEngine builds the named engine with its compile cache under the user cache directory.
-// Modules are pre-initialized (one _initialize per plugin, kept in the cache, instead of one per
-// render) whenever a cache keeps that work, and always in a long-running process (pool > 0).
 func (o *hostOptions) newEngine(ctx context.Context, name string) (engine.Engine, error) {
 	factory, ok := engineFactories[name]
 	if !ok {
@@ -80,7 +77,7 @@ func (o *hostOptions) newEngine(ctx context.Context, name string) (engine.Engine
 			}
 		}
 	}
-	return factory(ctx, engineConfig{cacheDir: cacheDir, preinit: cacheDir != "" || o.pool > 0, pool: o.pool})
+	return factory(ctx, engineConfig{cacheDir: cacheDir, pool: o.pool})
 }
 
 // artifacts lists the plugin artifacts: the built-in ones, then each --plugin file with its pin.
