@@ -2,7 +2,8 @@
 # build.sh builds the renderer plugins to WebAssembly and then the loadout binary, which embeds
 # the built-in plugins and their sha256 pins.
 #
-#   ./build.sh            plugins → host/builtin/wasm/<harness>.wasm (+ pins.json), binary → bin/loadout
+#   ./build.sh            plugins → host/builtin/wasm/<name>.wasm (+ pins.json: digests and
+#                         manifests), binary → bin/loadout
 #   ./build.sh plugins    plugins only
 #   ./build.sh wasmtime   as all, with the wasmtime engine too (-tags wasmtime, cgo): --engine wasmtime|all
 #
@@ -40,16 +41,13 @@ build_plugins() {
 		fi
 		built+=("$name")
 	done
-	# pins.json: {"<name>.wasm": "sha256:<hex>", ...} in name order.
-	{
-		printf '{'
-		local sep=""
-		for name in "${built[@]}"; do
-			printf '%s\n  "%s.wasm": "sha256:%s"' "$sep" "$name" "$(sha256sum "$stage/$name.wasm" | cut -d' ' -f1)"
-			sep=","
-		done
-		printf '\n}\n'
-	} >"$stage/pins.json"
+	# pins.json: {"<name>.wasm": {"sha256": "sha256:<hex>", "manifest": {…}}, ...} in name order,
+	# each manifest read by loading the module as loadout does: a command then picks a plugin
+	# by harness without instantiating the others.
+	if [ ${#built[@]} -gt 0 ]; then
+		go run ./host/builtin/internal/pinsgen "$stage" >"$stage/pins.json.tmp"
+		mv "$stage/pins.json.tmp" "$stage/pins.json"
+	fi
 	rm -f "$out"/*.wasm "$out"/pins.json # a plugin no longer built must not stay embedded
 	mv "$stage"/* "$out"/
 	rmdir "$stage"

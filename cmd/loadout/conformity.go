@@ -155,7 +155,11 @@ func conformityArtifacts(files []string) ([]registry.Artifact, error) {
 		}
 		var arts []registry.Artifact
 		for _, b := range bi {
-			arts = append(arts, registry.Artifact{Name: b.Name, Wasm: b.Bytes, SHA256: b.SHA256})
+			wasm, err := b.Wasm()
+			if err != nil {
+				return nil, fmt.Errorf("built-in plugin %s: %w", b.Name, err)
+			}
+			arts = append(arts, registry.Artifact{Name: b.Name, Wasm: wasm, SHA256: b.SHA256, Harness: b.Manifest.Harness})
 		}
 		return arts, nil
 	}
