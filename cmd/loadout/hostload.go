@@ -99,7 +99,7 @@ func (o *hostOptions) artifacts() ([]artifact, error) {
 	for i := range bi {
 		b := &bi[i]
 		arts = append(arts, artifact{builtin: b, source: "builtin",
-			art: registry.Artifact{Name: b.Name, SHA256: b.SHA256, Harness: b.Manifest.Harness}})
+			art: registry.Artifact{Name: b.Name, SHA256: b.SHA256, Harness: b.Manifest.Harness, Manifest: &b.Manifest}})
 	}
 	if len(o.plugins) == 0 {
 		return arts, nil
