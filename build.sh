@@ -5,7 +5,11 @@
 #   ./build.sh            plugins → host/builtin/wasm/<name>.wasm (+ pins.json: digests and
 #                         manifests), binary → bin/loadout
 #   ./build.sh plugins    plugins only
-#   ./build.sh wasmtime   as all, with the wasmtime engine too (-tags wasmtime, cgo): --engine wasmtime|all
+#   ./build.sh wasmtime   as all, with the wasmtime engine too (-tags wasmtime, cgo); it is then
+#                         the default engine (--engine wazero still picks the pure-Go one)
+#   ./build.sh purego     as all, pure Go only (CGO_ENABLED=0): wazero, no C toolchain needed
+#
+# all builds like wasmtime where cgo has a C compiler, and like purego elsewhere.
 #
 # Go plugins: GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath (a reactor whose
 # _initialize runs package init, where the plugin registers its renderer with the sdk).
@@ -62,8 +66,18 @@ plugins)
 	;;
 all)
 	build_plugins
+	if command -v "$(go env CC)" >/dev/null 2>&1; then
+		CGO_ENABLED=1 go build -tags wasmtime -trimpath -o bin/loadout ./cmd/loadout
+		echo "bin/loadout (wasmtime, the default, and wazero)"
+	else
+		CGO_ENABLED=0 go build -trimpath -o bin/loadout ./cmd/loadout
+		echo "bin/loadout (wazero)"
+	fi
+	;;
+purego)
+	build_plugins
 	CGO_ENABLED=0 go build -trimpath -o bin/loadout ./cmd/loadout
-	echo "bin/loadout"
+	echo "bin/loadout (wazero)"
 	;;
 wasmtime)
 	build_plugins
@@ -71,7 +85,7 @@ wasmtime)
 	echo "bin/loadout (wazero and wasmtime)"
 	;;
 *)
-	echo "usage: ./build.sh [all|plugins|wasmtime]" >&2
+	echo "usage: ./build.sh [all|plugins|wasmtime|purego]" >&2
 	exit 2
 	;;
 esac

@@ -44,13 +44,24 @@ func (o *hostOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.policies, "policies", "", "policy directory (default: the embedded policies)")
 	f.StringArrayVar(&o.plugins, "plugin", nil, "renderer plugin .wasm file, added to the built-in ones or replacing the one of its harness (repeatable; each must be pinned in --pins)")
 	f.StringVar(&o.pins, "pins", "", `JSON file {"<file name>.wasm": "sha256:<hex>"} pinning every --plugin file`)
-	f.StringVar(&o.engine, "engine", "wazero", "WebAssembly engine: "+strings.Join(engineNames(), " or "))
+	f.StringVar(&o.engine, "engine", defaultEngine(), "WebAssembly engine: "+strings.Join(engineNames(), " or "))
 	f.BoolVar(&o.noCache, "no-compile-cache", false, "do not keep compiled plugin code in the user cache directory")
 }
 
 // engineFactories holds the engines this binary was built with (wasmtime only with -tags
 // wasmtime).
 var engineFactories = map[string]func(ctx context.Context, cfg engineConfig) (engine.Engine, error){}
+
+// defaultEngine is wasmtime when this binary has it (built with cgo and -tags wasmtime, as
+// ./build.sh does where a C compiler is available) and wazero otherwise: wazero validates every
+// function body of a module before it looks in its compile cache, which keeps a pure-Go render
+// about twice as slow as a Wasmtime one (docs/PERFORMANCE.md).
+func defaultEngine() string {
+	if _, ok := engineFactories["wasmtime"]; ok {
+		return "wasmtime"
+	}
+	return "wazero"
+}
 
 func engineNames() []string {
 	names := []string{"wazero"}
