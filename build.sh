@@ -2,9 +2,14 @@
 # build.sh builds the renderer plugins to WebAssembly and then the loadout binary, which embeds
 # the built-in plugins and their sha256 pins.
 #
-#   ./build.sh            plugins → host/builtin/wasm/<harness>.wasm (+ pins.json), binary → bin/loadout
+#   ./build.sh            plugins → host/builtin/wasm/<name>.wasm (+ pins.json: digests and
+#                         manifests), binary → bin/loadout
 #   ./build.sh plugins    plugins only
-#   ./build.sh wasmtime   as all, with the wasmtime engine too (-tags wasmtime, cgo): --engine wasmtime|all
+#   ./build.sh wasmtime   as all, with the wasmtime engine too (-tags wasmtime, cgo); it is then
+#                         the default engine (--engine wazero still picks the pure-Go one)
+#   ./build.sh purego     as all, pure Go only (CGO_ENABLED=0): wazero, no C toolchain needed
+#
+# all builds like wasmtime where cgo has a C compiler, and like purego elsewhere.
 #
 # Go plugins: GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath (a reactor whose
 # _initialize runs package init, where the plugin registers its renderer with the sdk).
@@ -40,16 +45,13 @@ build_plugins() {
 		fi
 		built+=("$name")
 	done
-	# pins.json: {"<name>.wasm": "sha256:<hex>", ...} in name order.
-	{
-		printf '{'
-		local sep=""
-		for name in "${built[@]}"; do
-			printf '%s\n  "%s.wasm": "sha256:%s"' "$sep" "$name" "$(sha256sum "$stage/$name.wasm" | cut -d' ' -f1)"
-			sep=","
-		done
-		printf '\n}\n'
-	} >"$stage/pins.json"
+	# pins.json: {"<name>.wasm": {"sha256": "sha256:<hex>", "manifest": {…}}, ...} in name order,
+	# each manifest read by loading the module as loadout does: a command then picks a plugin
+	# by harness without instantiating the others.
+	if [ ${#built[@]} -gt 0 ]; then
+		go run ./host/builtin/internal/pinsgen "$stage" >"$stage/pins.json.tmp"
+		mv "$stage/pins.json.tmp" "$stage/pins.json"
+	fi
 	rm -f "$out"/*.wasm "$out"/pins.json # a plugin no longer built must not stay embedded
 	mv "$stage"/* "$out"/
 	rmdir "$stage"
@@ -64,8 +66,18 @@ plugins)
 	;;
 all)
 	build_plugins
+	if command -v "$(go env CC)" >/dev/null 2>&1; then
+		CGO_ENABLED=1 go build -tags wasmtime -trimpath -o bin/loadout ./cmd/loadout
+		echo "bin/loadout (wasmtime, the default, and wazero)"
+	else
+		CGO_ENABLED=0 go build -trimpath -o bin/loadout ./cmd/loadout
+		echo "bin/loadout (wazero)"
+	fi
+	;;
+purego)
+	build_plugins
 	CGO_ENABLED=0 go build -trimpath -o bin/loadout ./cmd/loadout
-	echo "bin/loadout"
+	echo "bin/loadout (wazero)"
 	;;
 wasmtime)
 	build_plugins
@@ -73,7 +85,7 @@ wasmtime)
 	echo "bin/loadout (wazero and wasmtime)"
 	;;
 *)
-	echo "usage: ./build.sh [all|plugins|wasmtime]" >&2
+	echo "usage: ./build.sh [all|plugins|wasmtime|purego]" >&2
 	exit 2
 	;;
 esac

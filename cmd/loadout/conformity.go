@@ -133,7 +133,7 @@ Exit codes: 0 every case passed, 2 usage error, 4 some case failed, 1 internal e
 	f := cmd.Flags()
 	f.StringArrayVar(&cases, "cases", nil, "directory of case files (repeatable; default "+defaultCasesDir+")")
 	f.StringArrayVar(&plugins, "plugin", nil, "plugin .wasm file to certify (repeatable; default: the built-in plugins)")
-	f.StringVar(&engineFlag, "engine", "wazero", "engine: wazero, wasmtime (with -tags wasmtime) or all")
+	f.StringVar(&engineFlag, "engine", defaultEngine(), "engine: wazero, wasmtime (with -tags wasmtime) or all (default: the one render and serve use)")
 	f.StringVar(&format, "format", "text", "output format: text or json")
 	f.StringVar(&exceptions, "exceptions", "", "exceptions file of known divergences (<harness>/<case>: <reason> lines)")
 	f.IntVar(&parallel, "parallel", 0, "case runs in flight (default GOMAXPROCS)")
@@ -155,7 +155,11 @@ func conformityArtifacts(files []string) ([]registry.Artifact, error) {
 		}
 		var arts []registry.Artifact
 		for _, b := range bi {
-			arts = append(arts, registry.Artifact{Name: b.Name, Wasm: b.Bytes, SHA256: b.SHA256})
+			wasm, err := b.Wasm()
+			if err != nil {
+				return nil, fmt.Errorf("built-in plugin %s: %w", b.Name, err)
+			}
+			arts = append(arts, registry.Artifact{Name: b.Name, Wasm: wasm, SHA256: b.SHA256, Harness: b.Manifest.Harness})
 		}
 		return arts, nil
 	}

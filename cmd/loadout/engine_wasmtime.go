@@ -11,8 +11,7 @@ import (
 
 func init() {
 	engineFactories["wasmtime"] = func(ctx context.Context, cfg engineConfig) (engine.Engine, error) {
-		// Wasmtime instantiates a pre-initialized module from a copy-on-write image, so it needs
-		// no pool.
-		return wasmtime.New(ctx, wasmtime.Config{CacheDir: cfg.cacheDir, Preinit: cfg.preinit})
+		// Wasmtime instantiates from a copy-on-write memory image, so it needs no pool.
+		return wasmtime.New(ctx, wasmtime.Config{CacheDir: cfg.cacheDir})
 	}
 }

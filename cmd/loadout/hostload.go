@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -27,7 +28,7 @@ type hostOptions struct {
 	pins     string   // JSON file {"<file name>": "sha256:<hex>"} pinning the --plugin files
 	engine   string   // "wazero" or "wasmtime"
 	noCache  bool     // do not keep compiled code on disk
-	// pool is how many pre-initialized instances each plugin keeps ready off the request path
+	// pool is how many initialized instances each plugin keeps ready off the request path
 	// (wazero; serve sets it). 0: instantiate on the request path.
 	pool int
 }
@@ -35,7 +36,6 @@ type hostOptions struct {
 // engineConfig is what a factory needs to build an engine.
 type engineConfig struct {
 	cacheDir string // "" = no on-disk cache
-	preinit  bool   // pre-initialize modules at compile time (host/engine/preinit)
 	pool     int
 }
 
@@ -44,13 +44,24 @@ func (o *hostOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.policies, "policies", "", "policy directory (default: the embedded policies)")
 	f.StringArrayVar(&o.plugins, "plugin", nil, "renderer plugin .wasm file, added to the built-in ones or replacing the one of its harness (repeatable; each must be pinned in --pins)")
 	f.StringVar(&o.pins, "pins", "", `JSON file {"<file name>.wasm": "sha256:<hex>"} pinning every --plugin file`)
-	f.StringVar(&o.engine, "engine", "wazero", "WebAssembly engine: "+strings.Join(engineNames(), " or "))
+	f.StringVar(&o.engine, "engine", defaultEngine(), "WebAssembly engine: "+strings.Join(engineNames(), " or "))
 	f.BoolVar(&o.noCache, "no-compile-cache", false, "do not keep compiled plugin code in the user cache directory")
 }
 
 // engineFactories holds the engines this binary was built with (wasmtime only with -tags
 // wasmtime).
 var engineFactories = map[string]func(ctx context.Context, cfg engineConfig) (engine.Engine, error){}
+
+// defaultEngine is wasmtime when this binary has it (built with cgo and -tags wasmtime, as
+// ./build.sh does where a C compiler is available) and wazero otherwise: wazero validates every
+// function body of a module before it looks in its compile cache, which keeps a pure-Go render
+// about twice as slow as a Wasmtime one (docs/PERFORMANCE.md).
+func defaultEngine() string {
+	if _, ok := engineFactories["wasmtime"]; ok {
+		return "wasmtime"
+	}
+	return "wazero"
+}
 
 func engineNames() []string {
 	names := []string{"wazero"}
@@ -61,8 +72,6 @@ func engineNames() []string {
 }
 
 // newEngine builds the named engine with its compile cache under the user cache directory.
-// Modules are pre-initialized (one _initialize per plugin, kept in the cache, instead of one per
-// render) whenever a cache keeps that work, and always in a long-running process (pool > 0).
 func (o *hostOptions) newEngine(ctx context.Context, name string) (engine.Engine, error) {
 	factory, ok := engineFactories[name]
 	if !ok {
@@ -80,41 +89,77 @@ func (o *hostOptions) newEngine(ctx context.Context, name string) (engine.Engine
 			}
 		}
 	}
-	return factory(ctx, engineConfig{cacheDir: cacheDir, preinit: cacheDir != "" || o.pool > 0, pool: o.pool})
+	return factory(ctx, engineConfig{cacheDir: cacheDir, pool: o.pool})
+}
+
+// artifact is one plugin the options name: a built-in one (harness known from its build-time
+// manifest, bytes read only if it is loaded) or a --plugin file (harness known once loaded).
+type artifact struct {
+	builtin *builtin.Artifact
+	art     registry.Artifact // Wasm unset for a built-in one until it is loaded
+	source  string            // "builtin" or the --plugin path
 }
 
 // artifacts lists the plugin artifacts: the built-in ones, then each --plugin file with its pin.
-func (o *hostOptions) artifacts() ([]registry.Artifact, []string, error) {
-	var arts []registry.Artifact
-	var sources []string
+func (o *hostOptions) artifacts() ([]artifact, error) {
+	var arts []artifact
 	bi, err := builtin.Artifacts()
 	if err != nil && !(errors.Is(err, builtin.ErrNotBuilt) && len(o.plugins) > 0) {
-		return nil, nil, err
+		return nil, err
 	}
-	for _, b := range bi {
-		arts = append(arts, registry.Artifact{Name: b.Name, Wasm: b.Bytes, SHA256: b.SHA256})
-		sources = append(sources, "builtin")
+	for i := range bi {
+		b := &bi[i]
+		arts = append(arts, artifact{builtin: b, source: "builtin",
+			art: registry.Artifact{Name: b.Name, SHA256: b.SHA256, Harness: b.Manifest.Harness, Manifest: &b.Manifest}})
 	}
 	if len(o.plugins) == 0 {
-		return arts, sources, nil
+		return arts, nil
 	}
 	pins, err := o.readPins()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	for _, p := range o.plugins {
 		wasm, err := os.ReadFile(p)
 		if err != nil {
-			return nil, nil, fmt.Errorf("plugin: %w", err)
+			return nil, fmt.Errorf("plugin: %w", err)
 		}
 		pin, ok := pins[filepath.Base(p)]
 		if !ok {
-			return nil, nil, usagef("plugin %s is not pinned: add %q: %q to the --pins file (after checking that digest against a trusted source)", p, filepath.Base(p), registry.Digest(wasm))
+			return nil, usagef("plugin %s is not pinned: add %q: %q to the --pins file (after checking that digest against a trusted source)", p, filepath.Base(p), registry.Digest(wasm))
 		}
-		arts = append(arts, registry.Artifact{Name: filepath.Base(p), Wasm: wasm, SHA256: pin})
-		sources = append(sources, p)
+		arts = append(arts, artifact{art: registry.Artifact{Name: filepath.Base(p), Wasm: wasm, SHA256: pin}, source: p})
 	}
-	return arts, sources, nil
+	return arts, nil
+}
+
+// selectArtifacts returns the artifacts a command rendering only the harnesses in want needs:
+// every --plugin file (its harness is known only once it is loaded, and it may replace a
+// built-in one) and the built-in plugins of those harnesses. With want empty, or when a wanted
+// harness has no built-in plugin (a --plugin file may render it; if none does, the error lists
+// every harness there is), it returns them all.
+func selectArtifacts(arts []artifact, want []string) []artifact {
+	if len(want) == 0 {
+		return arts
+	}
+	have := map[string]bool{}
+	for _, a := range arts {
+		if a.builtin != nil {
+			have[a.art.Harness] = true
+		}
+	}
+	for _, h := range want {
+		if !have[h] {
+			return arts
+		}
+	}
+	var out []artifact
+	for _, a := range arts {
+		if a.builtin == nil || slices.Contains(want, a.art.Harness) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func (o *hostOptions) readPins() (map[string]string, error) {
@@ -147,18 +192,20 @@ func (o *hostOptions) policyFS() (fs.FS, error) {
 	return os.DirFS(o.policies), nil
 }
 
-// openHost builds a Host from the options: policies compiled, engine started, every plugin
-// verified against its pin, compiled and its manifest read. The Host owns the engine and the
-// plugins (closing it closes them).
-func (a *app) openHost(ctx context.Context, o hostOptions) (_ *host.Host, err error) {
+// openHost builds a Host from the options: policies compiled, engine started, plugins verified
+// against their pins, compiled and their manifests read. With harnesses set, only the plugins
+// those harnesses need are loaded (selectArtifacts); otherwise every plugin is. The Host owns
+// the engine and the plugins (closing it closes them).
+func (a *app) openHost(ctx context.Context, o hostOptions, harnesses ...string) (_ *host.Host, err error) {
 	pfs, err := o.policyFS()
 	if err != nil {
 		return nil, err
 	}
-	arts, sources, err := o.artifacts()
+	arts, err := o.artifacts()
 	if err != nil {
 		return nil, err
 	}
+	arts = selectArtifacts(arts, harnesses)
 	eng, err := o.newEngine(ctx, o.engine)
 	if err != nil {
 		return nil, err
@@ -178,17 +225,22 @@ func (a *app) openHost(ctx context.Context, o hostOptions) (_ *host.Host, err er
 		}
 	}()
 	cfg := host.Config{Policies: pfs, Logger: a.logger, OnClose: closeAll}
-	for i, art := range arts {
-		p, err := registry.Load(ctx, eng, art)
+	for _, art := range arts {
+		if art.builtin != nil {
+			if art.art.Wasm, err = art.builtin.Wasm(); err != nil {
+				return nil, fmt.Errorf("built-in plugin %s: %w", art.art.Name, err)
+			}
+		}
+		p, err := registry.Load(ctx, eng, art.art)
 		if err != nil {
-			return nil, &pluginError{fmt.Errorf("plugin %s: %w", art.Name, err)}
+			return nil, &pluginError{fmt.Errorf("plugin %s: %w", art.art.Name, err)}
 		}
 		loaded = append(loaded, p)
 		m := p.Manifest()
 		cfg.Plugins = append(cfg.Plugins, host.LoadedPlugin{Plugin: p, Info: host.PluginInfo{
 			Name: m.Name, Version: m.Version, ABIVersion: m.ABIVersion, Harness: m.Harness,
 			SHA256: p.Digest(), Transports: m.Transports, NativeSkills: m.NativeSkills, Roots: m.Roots,
-			Source: sources[i], Engine: eng.Name(),
+			Source: art.source, Engine: eng.Name(),
 		}})
 	}
 	cfg.Plugins = overrideBuiltins(cfg.Plugins)
@@ -226,4 +278,32 @@ func envPairs(environ []string) []spec.Pair {
 		pairs = append(pairs, spec.Pair{Name: name, Value: value})
 	}
 	return pairs
+}
+
+// splitHarnesses splits a --harness value on commas, dropping empty items and repeats, in the
+// order given.
+func splitHarnesses(flag string) []string {
+	var out []string
+	for _, h := range strings.Split(flag, ",") {
+		if h = strings.TrimSpace(h); h != "" && !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// wantedHarnesses returns the harnesses a render will ask for, so that only their plugins are
+// loaded: the --harness ones, else the request's "harness" field. The request is only peeked
+// at here (host.Render decodes it strictly); nil (load every plugin) when it names none.
+func wantedHarnesses(flag []string, body []byte) []string {
+	if len(flag) > 0 {
+		return flag
+	}
+	var peek struct {
+		Harness string `json:"harness"`
+	}
+	if json.Unmarshal(body, &peek) != nil || peek.Harness == "" {
+		return nil
+	}
+	return []string{peek.Harness}
 }

@@ -66,7 +66,7 @@ pin before compiling anything, then compiles it on the chosen engine and validat
 manifest and ABI. It prints one line per plugin and exits 4 if any fails.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			arts, sources, err := ho.artifacts()
+			arts, err := ho.artifacts()
 			if err != nil {
 				return classify(err)
 			}
@@ -76,20 +76,22 @@ manifest and ABI. It prints one line per plugin and exits 4 if any fails.`,
 			}
 			defer eng.Close(context.WithoutCancel(cmd.Context()))
 			var failed []error
-			for i, art := range arts {
-				if err := registry.Verify(art); err != nil {
-					failed = append(failed, fmt.Errorf("%s: %w", sources[i], err))
-					fmt.Fprintf(a.stdout, "FAIL %s (%s): %v\n", art.Name, sources[i], err)
-					continue
+			for _, a0 := range arts {
+				art, src := a0.art, a0.source
+				if a0.builtin != nil {
+					if art.Wasm, err = a0.builtin.Wasm(); err != nil {
+						return err
+					}
 				}
+				// Load checks the pin before anything is compiled.
 				p, err := registry.Load(cmd.Context(), eng, art)
 				if err != nil {
-					failed = append(failed, fmt.Errorf("%s: %w", sources[i], err))
-					fmt.Fprintf(a.stdout, "FAIL %s (%s): %v\n", art.Name, sources[i], err)
+					failed = append(failed, fmt.Errorf("%s: %w", src, err))
+					fmt.Fprintf(a.stdout, "FAIL %s (%s): %v\n", art.Name, src, err)
 					continue
 				}
 				m := p.Manifest()
-				fmt.Fprintf(a.stdout, "ok   %s (%s) %s %s harness=%s abi=v%d on %s\n", art.Name, sources[i], m.Name, art.SHA256, m.Harness, m.ABIVersion, eng.Name())
+				fmt.Fprintf(a.stdout, "ok   %s (%s) %s %s harness=%s abi=v%d on %s\n", art.Name, src, m.Name, art.SHA256, m.Harness, m.ABIVersion, eng.Name())
 				_ = p.Close(cmd.Context())
 			}
 			if len(failed) > 0 {

@@ -48,32 +48,62 @@ See docs/SPAWN-ENV.md for how each harness is made to honour it.`,
 			if err != nil {
 				return err
 			}
-			rr := host.RenderRequest{Body: body, Harness: harness, DryRun: dryRun, HostEnv: envPairs(a.environ)}
-			if !dryRun {
-				if rr.Roots, err = resolveRoots(out, roots); err != nil {
-					return err
-				}
+			harnesses := splitHarnesses(harness)
+			if len(harnesses) > 1 && (roots != host.Roots{}) {
+				return usagef("--harness with several harnesses writes DIR/<harness>/…: give --out DIR, not --config-dir/--run-dir/--checkout")
 			}
-			load, err := a.loadHost(ho)
-			if err != nil {
-				return err
+			if len(harnesses) > 1 && !dryRun && out == "" {
+				return usagef("--harness with several harnesses writes DIR/<harness>/…: give --out DIR (or use --dry-run)")
 			}
-			h, err := load(cmd.Context())
+			h, err := a.openHost(cmd.Context(), ho, wantedHarnesses(harnesses, body)...)
 			if err != nil {
 				return classify(err)
 			}
 			defer h.Close(context.WithoutCancel(cmd.Context()))
-			res, err := h.Render(cmd.Context(), rr)
-			if err != nil {
-				return classify(err)
+			if len(harnesses) <= 1 {
+				rr := host.RenderRequest{Body: body, Harness: harness, DryRun: dryRun, HostEnv: envPairs(a.environ)}
+				if !dryRun {
+					if rr.Roots, err = resolveRoots(out, roots); err != nil {
+						return err
+					}
+				}
+				res, err := h.Render(cmd.Context(), rr)
+				if err != nil {
+					return classify(err)
+				}
+				if format == "json" {
+					return writeJSON(a.stdout, res)
+				}
+				return writeResultText(a.stdout, res)
+			}
+			// Several harnesses: one Host, one render (and one all-or-nothing write) each, in
+			// the order given, under DIR/<harness>; the first failure stops the rest.
+			var results []*host.Result
+			for _, hn := range harnesses {
+				rr := host.RenderRequest{Body: body, Harness: hn, DryRun: dryRun, HostEnv: envPairs(a.environ)}
+				if !dryRun {
+					if rr.Roots, err = resolveRoots(filepath.Join(out, hn), host.Roots{}); err != nil {
+						return err
+					}
+				}
+				res, err := h.Render(cmd.Context(), rr)
+				if err != nil {
+					return classify(fmt.Errorf("harness %s: %w", hn, err))
+				}
+				if format != "json" {
+					if err := writeResultText(a.stdout, res); err != nil {
+						return err
+					}
+				}
+				results = append(results, res)
 			}
 			if format == "json" {
-				return writeJSON(a.stdout, res)
+				return writeJSON(a.stdout, results)
 			}
-			return writeResultText(a.stdout, res)
+			return nil
 		},
 	}
-	cmd.Flags().StringVar(&harness, "harness", "", "harness to render for (claude, codex, pi, …); overrides the request's \"harness\"")
+	cmd.Flags().StringVar(&harness, "harness", "", "harness to render for (claude, codex, pi, …), or several separated by commas (with --out DIR: DIR/<harness>/…); overrides the request's \"harness\"")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "stop before writing; print the plan with secrets masked")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	cmd.Flags().StringVar(&out, "out", "", "write under DIR/config, DIR/run and DIR/checkout (created as needed)")

@@ -1,36 +1,57 @@
 // Package builtin holds the built-in renderer plugins, embedded into the loadout binary by
-// ./build.sh (which builds plugins/<name> to wasm/<name>.wasm and writes wasm/pins.json with
-// each module's sha256). A binary built without running ./build.sh first has no built-in
-// plugins; Artifacts then says so.
+// ./build.sh, which builds plugins/<name> to wasm/<name>.wasm and writes wasm/pins.json
+// (host/builtin/internal/pinsgen): for each module its sha256 and the manifest it reported at
+// build time. A binary built without running ./build.sh first has no built-in plugins;
+// Artifacts then says so.
+//
+// Artifacts reads pins.json only, so a command learns every plugin's harness without reading,
+// hashing or instantiating a module, and loads just the ones it needs. A module's bytes are
+// checked against its pin where they are compiled (host/registry.Load), once. The package
+// keeps no state; its functions are safe for concurrent use.
 package builtin
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"sort"
 	"strings"
+
+	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
 //go:embed wasm
 var files embed.FS
 
-// Artifact is one embedded plugin module and its pin.
+// Pin is one entry of pins.json, keyed by the module's file name. It is an object so that
+// more pinned facts about a module can sit beside its digest.
+type Pin struct {
+	SHA256   string       `json:"sha256"`   // "sha256:<hex>" of the module
+	Manifest abi.Manifest `json:"manifest"` // what the module reported when it was built
+}
+
+// Artifact is one embedded plugin module, its pin and its build-time manifest.
 type Artifact struct {
-	Name   string // file name, e.g. "claude.wasm"
-	Bytes  []byte
-	SHA256 string // "sha256:<hex>", from pins.json
+	Name     string // file name, e.g. "claude.wasm"
+	SHA256   string // "sha256:<hex>", from pins.json
+	Manifest abi.Manifest
+	fsys     fs.FS
+}
+
+// Wasm returns the module's bytes, unverified: the caller checks them against SHA256 before
+// compiling (registry.Load does).
+func (a Artifact) Wasm() ([]byte, error) {
+	return fs.ReadFile(a.fsys, "wasm/"+a.Name)
 }
 
 // ErrNotBuilt means the binary was built without its plugins.
 var ErrNotBuilt = errors.New("no built-in plugins embedded: run ./build.sh, which builds the plugins before the binary")
 
-// Artifacts returns the embedded plugins in name order, each checked against its pin.
+// Artifacts returns the embedded plugins in name order. It fails when a module has no pin or a
+// pin names no module.
 func Artifacts() ([]Artifact, error) {
 	return load(files)
 }
@@ -43,10 +64,11 @@ func load(fsys fs.FS) ([]Artifact, error) {
 	if err != nil {
 		return nil, err
 	}
-	var pins map[string]string
+	var pins map[string]Pin
 	dec := json.NewDecoder(bytes.NewReader(pinsJSON))
+	dec.DisallowUnknownFields()
 	if err := dec.Decode(&pins); err != nil {
-		return nil, fmt.Errorf("built-in pins.json: %w", err)
+		return nil, fmt.Errorf("built-in pins.json: %w: rebuild with ./build.sh", err)
 	}
 	entries, err := fs.ReadDir(fsys, "wasm")
 	if err != nil {
@@ -57,19 +79,14 @@ func load(fsys fs.FS) ([]Artifact, error) {
 		if !strings.HasSuffix(e.Name(), ".wasm") {
 			continue
 		}
-		b, err := fs.ReadFile(fsys, "wasm/"+e.Name())
-		if err != nil {
-			return nil, err
-		}
 		pin, ok := pins[e.Name()]
 		if !ok {
 			return nil, fmt.Errorf("built-in plugin %s has no pin in pins.json: rebuild with ./build.sh", e.Name())
 		}
-		sum := sha256.Sum256(b)
-		if got := "sha256:" + hex.EncodeToString(sum[:]); got != pin {
-			return nil, fmt.Errorf("built-in plugin %s: sha256 %s does not match its pin %s: rebuild with ./build.sh", e.Name(), got, pin)
+		if pin.SHA256 == "" || pin.Manifest.Harness == "" {
+			return nil, fmt.Errorf("built-in pins.json: %s: sha256 and manifest.harness are required: rebuild with ./build.sh", e.Name())
 		}
-		out = append(out, Artifact{Name: e.Name(), Bytes: b, SHA256: pin})
+		out = append(out, Artifact{Name: e.Name(), SHA256: pin.SHA256, Manifest: pin.Manifest, fsys: fsys})
 	}
 	for name := range pins {
 		if _, err := fs.Stat(fsys, "wasm/"+name); err != nil {

@@ -1,8 +1,6 @@
 package builtin
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"testing"
 	"testing/fstest"
 
@@ -10,37 +8,42 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func pin(b []byte) string {
-	s := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(s[:])
-}
-
 func TestLoad(t *testing.T) {
 	a, b := []byte("\x00asm-a"), []byte("\x00asm-b")
+	pinA := `{"sha256":"sha256:aa","manifest":{"harness":"ha"}}`
+	pinB := `{"sha256":"sha256:bb","manifest":{"harness":"hb"}}`
 	tests := []struct {
 		name    string
 		fs      fstest.MapFS
-		want    []string
+		want    map[string]string // file name → harness
 		wantErr string
 	}{
 		{name: "not built", fs: fstest.MapFS{"wasm/README.md": {}}, wantErr: "run ./build.sh"},
 		{name: "pinned", fs: fstest.MapFS{
 			"wasm/b.wasm":    {Data: b},
 			"wasm/a.wasm":    {Data: a},
-			"wasm/pins.json": {Data: []byte(`{"a.wasm":"` + pin(a) + `","b.wasm":"` + pin(b) + `"}`)},
-		}, want: []string{"a.wasm", "b.wasm"}},
-		{name: "swapped module", fs: fstest.MapFS{
-			"wasm/a.wasm":    {Data: b},
-			"wasm/pins.json": {Data: []byte(`{"a.wasm":"` + pin(a) + `"}`)},
-		}, wantErr: "does not match its pin"},
+			"wasm/pins.json": {Data: []byte(`{"a.wasm":` + pinA + `,"b.wasm":` + pinB + `}`)},
+		}, want: map[string]string{"a.wasm": "ha", "b.wasm": "hb"}},
 		{name: "unpinned module", fs: fstest.MapFS{
 			"wasm/a.wasm":    {Data: a},
 			"wasm/pins.json": {Data: []byte(`{}`)},
 		}, wantErr: "has no pin"},
 		{name: "pin without module", fs: fstest.MapFS{
 			"wasm/a.wasm":    {Data: a},
-			"wasm/pins.json": {Data: []byte(`{"a.wasm":"` + pin(a) + `","gone.wasm":"sha256:00"}`)},
+			"wasm/pins.json": {Data: []byte(`{"a.wasm":` + pinA + `,"gone.wasm":` + pinB + `}`)},
 		}, wantErr: "not embedded"},
+		{name: "pin of the old string form", fs: fstest.MapFS{
+			"wasm/a.wasm":    {Data: a},
+			"wasm/pins.json": {Data: []byte(`{"a.wasm":"sha256:aa"}`)},
+		}, wantErr: "built-in pins.json"},
+		{name: "pin with an unknown field", fs: fstest.MapFS{
+			"wasm/a.wasm":    {Data: a},
+			"wasm/pins.json": {Data: []byte(`{"a.wasm":{"sha256":"sha256:aa","manifest":{"harness":"ha"},"extra":1}}`)},
+		}, wantErr: "unknown field"},
+		{name: "pin without a harness", fs: fstest.MapFS{
+			"wasm/a.wasm":    {Data: a},
+			"wasm/pins.json": {Data: []byte(`{"a.wasm":{"sha256":"sha256:aa","manifest":{}}}`)},
+		}, wantErr: "manifest.harness are required"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,12 +57,17 @@ func TestLoad(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
+			harnesses := map[string]string{}
 			var names []string
-			for _, a := range got {
-				names = append(names, a.Name)
-				assert.Equal(t, pin(a.Bytes), a.SHA256)
+			for _, art := range got {
+				names = append(names, art.Name)
+				harnesses[art.Name] = art.Manifest.Harness
+				wasm, err := art.Wasm()
+				require.NoError(t, err, "Wasm(%s)", art.Name)
+				assert.Equal(t, tc.fs["wasm/"+art.Name].Data, wasm, "Wasm(%s)", art.Name)
 			}
-			assert.Equal(t, tc.want, names)
+			assert.Equal(t, []string{"a.wasm", "b.wasm"}, names, "artifacts in name order")
+			assert.Equal(t, tc.want, harnesses)
 		})
 	}
 }

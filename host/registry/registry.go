@@ -48,6 +48,11 @@ type Artifact struct {
 	SHA256 string
 	// Harness, when set, is the harness the manifest must declare.
 	Harness string
+	// Manifest, when set, is the manifest these very bytes reported when they were pinned
+	// (host/builtin records it beside the digest at build time). Load validates it as it would
+	// the plugin's answer and does not call the manifest export: a command that loads a plugin
+	// only to render with it saves an instantiation.
+	Manifest *abi.Manifest
 	// Limits bound the plugin; zero fields take engine.DefaultLimits.
 	Limits engine.Limits
 }
@@ -83,8 +88,8 @@ type Plugin struct {
 	mod      engine.Module
 }
 
-// Load verifies a's pin, compiles it on eng, and reads and validates its manifest. The caller
-// closes the returned Plugin; eng must outlive it.
+// Load verifies a's pin, compiles it on eng, and reads (or takes a.Manifest) and validates its
+// manifest. The caller closes the returned Plugin; eng must outlive it.
 func Load(ctx context.Context, eng engine.Engine, a Artifact) (_ *Plugin, err error) {
 	if err := Verify(a); err != nil {
 		return nil, err
@@ -98,13 +103,21 @@ func Load(ctx context.Context, eng engine.Engine, a Artifact) (_ *Plugin, err er
 			_ = mod.Close(ctx)
 		}
 	}()
-	raw, err := mod.Call(ctx, abi.ExportManifest, nil)
-	if err != nil {
-		return nil, fmt.Errorf("artifact %s: manifest: %w", a.Name, err)
-	}
-	m, err := DecodeManifest(raw)
-	if err != nil {
-		return nil, fmt.Errorf("artifact %s: %w", a.Name, err)
+	var m abi.Manifest
+	if a.Manifest != nil {
+		m = *a.Manifest
+		m.Transports, m.Roots = slices.Clone(m.Transports), slices.Clone(m.Roots)
+		if err := validate(m); err != nil {
+			return nil, fmt.Errorf("artifact %s: pinned %w", a.Name, err)
+		}
+	} else {
+		raw, err := mod.Call(ctx, abi.ExportManifest, nil)
+		if err != nil {
+			return nil, fmt.Errorf("artifact %s: manifest: %w", a.Name, err)
+		}
+		if m, err = DecodeManifest(raw); err != nil {
+			return nil, fmt.Errorf("artifact %s: %w", a.Name, err)
+		}
 	}
 	if a.Harness != "" && m.Harness != a.Harness {
 		return nil, fmt.Errorf("artifact %s: manifest declares harness %q, want %q: %w", a.Name, m.Harness, a.Harness, ErrManifest)

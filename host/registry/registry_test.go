@@ -199,3 +199,66 @@ func TestLoadOnWazero(t *testing.T) {
 	var te *engine.TrapError
 	assert.True(t, errors.As(err, &te), "Render on noisy_trap.wasm = %v, want a *engine.TrapError", err)
 }
+
+// countingEngine is a fakeEngine whose modules count the calls to the manifest export.
+type countingEngine struct {
+	fakeEngine
+	manifestCalls int
+}
+
+type countingModule struct {
+	*fakeModule
+	e *countingEngine
+}
+
+func (c *countingEngine) Compile(ctx context.Context, wasm []byte, l engine.Limits) (engine.Module, error) {
+	m, err := c.fakeEngine.Compile(ctx, wasm, l)
+	if err != nil {
+		return nil, err
+	}
+	return countingModule{m.(*fakeModule), c}, nil
+}
+
+func (m countingModule) Call(ctx context.Context, export string, in []byte) ([]byte, error) {
+	if export == abi.ExportManifest {
+		m.e.manifestCalls++
+	}
+	return m.fakeModule.Call(ctx, export, in)
+}
+
+// TestLoadWithPinnedManifest checks that a manifest pinned with the bytes replaces the call
+// to the manifest export, and is held to the same rules as one the plugin returns.
+func TestLoadWithPinnedManifest(t *testing.T) {
+	wasm := []byte("module bytes")
+	good, err := registry.DecodeManifest([]byte(goodManifest))
+	require.NoError(t, err, "DecodeManifest(goodManifest)")
+	bad := good
+	bad.Roots = []string{"config", "config"}
+	tests := []struct {
+		name     string
+		manifest abi.Manifest
+		harness  string
+		want     error
+	}{
+		{"valid", good, "test", nil},
+		{"harness differs from the expected one", good, "claude", registry.ErrManifest},
+		{"a root listed twice", bad, "", registry.ErrManifest},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ce := &countingEngine{fakeEngine: fakeEngine{manifest: `{"name":"render.other"}`}}
+			m := tc.manifest
+			p, err := registry.Load(context.Background(), ce, registry.Artifact{Name: "x.wasm", Wasm: wasm, SHA256: registry.Digest(wasm), Harness: tc.harness, Manifest: &m})
+			assert.Zero(t, ce.manifestCalls, "Load called the manifest export although the manifest was pinned")
+			if tc.want != nil {
+				assert.ErrorIs(t, err, tc.want, "Load with pinned manifest %+v", tc.manifest)
+				return
+			}
+			require.NoError(t, err, "Load with a pinned manifest")
+			defer p.Close(context.Background())
+			assert.Equal(t, good, p.Manifest(), "Manifest() of a plugin loaded with a pinned manifest")
+			m.Roots[0] = "mutated"
+			assert.Equal(t, abi.RootConfig, p.Manifest().Roots[0], "the plugin must not share the caller's manifest")
+		})
+	}
+}

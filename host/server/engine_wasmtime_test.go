@@ -12,5 +12,5 @@ import (
 // newTestEngine is the engine the real-host tests run plugins on: wasmtime under the wasmtime
 // build tag.
 func newTestEngine(ctx context.Context) (engine.Engine, error) {
-	return wasmtime.New(ctx, wasmtime.Config{CacheDir: testCacheDir("wasmtime"), Preinit: true})
+	return wasmtime.New(ctx, wasmtime.Config{CacheDir: testCacheDir("wasmtime")})
 }

@@ -12,5 +12,5 @@ import (
 // newTestEngine is the engine the real-host tests run plugins on: wazero, or wasmtime under
 // the wasmtime build tag.
 func newTestEngine(ctx context.Context) (engine.Engine, error) {
-	return wazero.New(ctx, wazero.Config{CacheDir: testCacheDir("wazero"), Preinit: true, Pool: 2})
+	return wazero.New(ctx, wazero.Config{CacheDir: testCacheDir("wazero"), Pool: 2})
 }

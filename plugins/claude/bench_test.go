@@ -27,11 +27,8 @@ var benchEngines = []struct {
 	{"wazero", func(ctx context.Context) (engine.Engine, error) {
 		return wazero.New(ctx, wazero.Config{})
 	}},
-	{"wazero-preinit", func(ctx context.Context) (engine.Engine, error) {
-		return wazero.New(ctx, wazero.Config{Preinit: true})
-	}},
-	{"wazero-preinit-pool", func(ctx context.Context) (engine.Engine, error) {
-		return wazero.New(ctx, wazero.Config{Preinit: true, Pool: 2})
+	{"wazero-pool", func(ctx context.Context) (engine.Engine, error) {
+		return wazero.New(ctx, wazero.Config{Pool: 2})
 	}},
 }
 

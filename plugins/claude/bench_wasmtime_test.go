@@ -17,11 +17,5 @@ func init() {
 		}{"wasmtime", func(ctx context.Context) (engine.Engine, error) {
 			return wasmtime.New(ctx, wasmtime.Config{})
 		}},
-		struct {
-			name string
-			new  func(ctx context.Context) (engine.Engine, error)
-		}{"wasmtime-preinit", func(ctx context.Context) (engine.Engine, error) {
-			return wasmtime.New(ctx, wasmtime.Config{Preinit: true})
-		}},
 	)
 }

@@ -73,7 +73,7 @@ func BenchmarkCall(b *testing.B) {
 }
 
 // BenchmarkCallIdle is the latency of a Go render when requests arrive slower than the engine
-// serves them (30ms apart, outside the timer): what a pool of pre-initialized instances buys.
+// serves them (30ms apart, outside the timer): what a pool of initialized instances buys.
 func BenchmarkCallIdle(b *testing.B) {
 	ctx := context.Background()
 	req := enginetest.Request(requestBytes)
@@ -136,7 +136,7 @@ func deadline() (context.Context, context.CancelFunc) {
 }
 
 // BenchmarkRawInstantiate is instantiation plus _initialize (and close), the part of a call a
-// pool of pre-initialized instances would take off the request path.
+// pool of initialized instances would take off the request path.
 func BenchmarkRawInstantiate(b *testing.B) {
 	for _, mode := range wazeroModes() {
 		b.Run(mode.name, func(b *testing.B) {
@@ -145,7 +145,7 @@ func BenchmarkRawInstantiate(b *testing.B) {
 			for _, p := range []struct {
 				name string
 				wasm []byte
-			}{{"trivial", enginetest.WAT(b, "ok")}, {"go", enginetest.GoPlugin(b)}, {"go-preinit", goPreinit(b)}} {
+			}{{"trivial", enginetest.WAT(b, "ok")}, {"go", enginetest.GoPlugin(b)}} {
 				b.Run(p.name, func(b *testing.B) {
 					cm, err := r.CompileModule(context.Background(), p.wasm)
 					require.NoError(b, err, "CompileModule")
@@ -228,7 +228,7 @@ func renderWazero(b *testing.B, ctx context.Context, mod api.Module, req []byte)
 // BenchmarkRawRender renders a 15 KB request through the Go test plugin. "reused" renders again
 // and again on one live instance (the guest's compute and the termination checks' share of
 // it); "pooled" renders once on an instance initialized outside the timer, which is the
-// request-path latency of a pool of pre-initialized single-use instances.
+// request-path latency of a pool of initialized single-use instances.
 func BenchmarkRawRender(b *testing.B) {
 	req := enginetest.Request(requestBytes)
 	for _, mode := range wazeroModes() {

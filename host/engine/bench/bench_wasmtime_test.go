@@ -80,7 +80,7 @@ func BenchmarkRawInstantiateWasmtime(b *testing.B) {
 			for _, p := range []struct {
 				name string
 				wasm []byte
-			}{{"trivial", enginetest.WAT(b, "ok")}, {"go", enginetest.GoPlugin(b)}, {"go-preinit", goPreinit(b)}} {
+			}{{"trivial", enginetest.WAT(b, "ok")}, {"go", enginetest.GoPlugin(b)}} {
 				b.Run(p.name, func(b *testing.B) {
 					mod, err := wasmtime.NewModule(r.engine, p.wasm)
 					require.NoError(b, err, "NewModule")

@@ -11,58 +11,27 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
-	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/loadout-dev/loadout/host/engine"
-	"github.com/loadout-dev/loadout/host/engine/enginetest"
 	"github.com/loadout-dev/loadout/host/engine/internal/capmem"
-	"github.com/loadout-dev/loadout/host/engine/internal/meter"
-	"github.com/loadout-dev/loadout/host/engine/preinit"
 	"github.com/loadout-dev/loadout/internal/testplugins"
 	"github.com/loadout-dev/loadout/plugins/claude/render"
 	"github.com/loadout-dev/loadout/sdk"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
-// warmRenderInput is the claude plugin pre-initialized as the engines prepare it (warm-up
-// renders included), its rich example request, and the plan the same code renders natively.
-func warmRenderInput(b *testing.B) (snapshot, req, want []byte) {
+// warmRenderInput is the claude plugin as the engines run it, its rich example request, and the
+// plan the same code renders natively.
+func warmRenderInput(b *testing.B) (wasm, req, want []byte) {
 	b.Helper()
-	snap, err := preinit.Snapshot(context.Background(), testplugins.Read(b, "claude"), preinit.Options{})
-	require.NoError(b, err, "Snapshot(claude)")
-	req, err = os.ReadFile(filepath.Join(testplugins.Root(b), "plugins", "claude", "testdata", "requests", "rich.json"))
+	wasm = testplugins.Read(b, "claude")
+	req, err := os.ReadFile(filepath.Join(testplugins.Root(b), "plugins", "claude", "testdata", "requests", "rich.json"))
 	require.NoError(b, err, "read rich.json")
 	native, err := sdk.New(render.Manifest, render.Render)
 	require.NoError(b, err, "sdk.New(claude)")
 	want = native.Render(req)
 	require.False(b, bytes.Contains(want, []byte(`"error"`)), "native render failed: %s", want)
-	return snap, req, want
-}
-
-// goPreinit is the Go test plugin pre-initialized as the engines' Preinit prepares it: the
-// instantiation left on a call's path is then copying the snapshot in.
-func goPreinit(b *testing.B) []byte {
-	b.Helper()
-	snap, err := preinit.Snapshot(context.Background(), enginetest.GoPlugin(b), preinit.Options{})
-	require.NoError(b, err, "Snapshot(Go test plugin)")
-	return snap
-}
-
-// meteredWazero is a wazero runtime configured as host/engine/wazero's: no termination checks
-// of its own, the meter's yield host function stopping a guest whose context has ended.
-func meteredWazero(b *testing.B) wazero.Runtime {
-	ctx := context.Background()
-	r := rawWazero(b, false)
-	yield := api.GoFunc(func(ctx context.Context, _ []uint64) {
-		if ctx.Err() != nil {
-			panic(sys.NewExitError(sys.ExitCodeDeadlineExceeded))
-		}
-	})
-	_, err := r.NewHostModuleBuilder(meter.ImportModule).
-		NewFunctionBuilder().WithGoFunction(yield, nil, nil).Export(meter.ImportName).
-		Instantiate(ctx)
-	require.NoError(b, err, "instantiate the meter host module")
-	return r
+	return wasm, req, want
 }
 
 // warmCallWazero is what an engine's call does on a ready instance of a module whose ABI
@@ -85,8 +54,7 @@ func warmCallWazero(b *testing.B, ctx context.Context, mod api.Module, req []byt
 
 // BenchmarkWarmRender is the render of the claude plugin's rich request natively (the same
 // code, plugins/claude/render, through the sdk's wire path) and on a ready instance,
-// with the deadline enforced: the instance is pre-initialized (as the engines' Preinit makes
-// it) and instantiated outside the timer, then the call runs inside it as an engine runs it on
+// with the deadline enforced: the instance is instantiated and initialized outside the timer, then the call runs inside it as an engine runs it on
 // a ready instance (request in, render, plan out; the engine checks the ABI version once per
 // module), and the instance is
 // closed outside the timer. It is the request-path cost when instantiation happens ahead (a
@@ -94,13 +62,10 @@ func warmCallWazero(b *testing.B, ctx context.Context, mod api.Module, req []byt
 //
 //	go test -tags wasmtime ./host/engine/bench -run '^$' -bench WarmRender -count 3
 //
-// wazero runs metered (host/engine/internal/meter, what the engine does) and, for comparison,
-// with its own WithCloseOnContextDone checks; wasmtime (bench_wasmtime_test.go) with epoch
-// interruption.
+// wazero runs with its WithCloseOnContextDone checks, as the engine does; wasmtime
+// (bench_wasmtime_test.go) with epoch interruption.
 func BenchmarkWarmRender(b *testing.B) {
-	snap, req, want := warmRenderInput(b)
-	metered, err := meter.Instrument(snap, meter.Options{})
-	require.NoError(b, err, "Instrument(claude)")
+	wasm, req, want := warmRenderInput(b)
 	native, err := sdk.New(render.Manifest, render.Render)
 	require.NoError(b, err, "sdk.New(claude)")
 	b.Run("native", func(b *testing.B) {
@@ -109,16 +74,7 @@ func BenchmarkWarmRender(b *testing.B) {
 			native.Render(req)
 		}
 	})
-	for _, mode := range []struct {
-		name string
-		rt   func(b *testing.B) wazero.Runtime
-		wasm []byte
-	}{
-		{"wazero-meter", meteredWazero, metered},
-		{"wazero-closeondone", func(b *testing.B) wazero.Runtime { return rawWazero(b, true) }, snap},
-	} {
-		b.Run(mode.name, func(b *testing.B) { benchWarmWazero(b, mode.rt(b), mode.wasm, req, want) })
-	}
+	b.Run("wazero", func(b *testing.B) { benchWarmWazero(b, rawWazero(b, true), wasm, req, want) })
 }
 
 // benchWarmWazero times warm renders of req on r: each on a fresh instance of wasm, instantiated

@@ -9,31 +9,28 @@ import (
 	"github.com/bytecodealliance/wasmtime-go/v39"
 	"github.com/stretchr/testify/require"
 
-	wt "github.com/loadout-dev/loadout/host/engine/wasmtime"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
 // BenchmarkWarmRenderWasmtime is BenchmarkWarmRender on Wasmtime configured as the engine's:
-// epoch interruption and the pooling allocator with host/engine/wasmtime's slot settings, so a
-// store reuses a slot whose memory pages stayed resident.
+// epoch interruption and NaN canonicalisation.
 func BenchmarkWarmRenderWasmtime(b *testing.B) {
-	snap, req, want := warmRenderInput(b)
-	benchWarmWasmtime(b, snap, req, want)
+	wasm, req, want := warmRenderInput(b)
+	benchWarmWasmtime(b, wasm, req, want)
 }
 
 // benchWarmWasmtime times warm renders of req on Wasmtime configured as the engine's: each on a
-// fresh instance of the pre-initialized module snap, instantiated and closed outside the timer.
+// fresh instance of wasm, instantiated, initialized and closed outside the timer.
 // want is the plan the first render must return.
-func benchWarmWasmtime(b *testing.B, snap, req, want []byte) {
+func benchWarmWasmtime(b *testing.B, wasm, req, want []byte) {
 	cfg := wasmtime.NewConfig()
 	cfg.SetEpochInterruption(true)
 	cfg.SetCraneliftNanCanonicalization(true)
-	require.True(b, wt.Pooling(cfg, wt.DefaultSlots, wt.KeepResident), "configure the pooling allocator")
 	e := wasmtime.NewEngineWithConfig(cfg)
 	l := wasmtime.NewLinker(e)
 	require.NoError(b, l.DefineWasi(), "DefineWasi")
 	r := &rawWasmtime{engine: e, linker: l, epoch: true}
-	mod, err := wasmtime.NewModule(e, snap)
+	mod, err := wasmtime.NewModule(e, wasm)
 	require.NoError(b, err, "NewModule")
 	store, inst := r.instantiate(b, mod)
 	require.Equal(b, string(want), string(warmCallWasmtime(b, store, inst, req)), "wasm and native plans differ")
@@ -74,6 +71,6 @@ func warmCallWasmtime(b *testing.B, store *wasmtime.Store, inst *wasmtime.Instan
 
 // BenchmarkWarmRenderCWasmtime is BenchmarkWarmRenderC on Wasmtime, configured as the engine's.
 func BenchmarkWarmRenderCWasmtime(b *testing.B) {
-	snap, req, want := warmRenderCInput(b)
-	benchWarmWasmtime(b, snap, req, want)
+	wasm, req, want := warmRenderCInput(b)
+	benchWarmWasmtime(b, wasm, req, want)
 }

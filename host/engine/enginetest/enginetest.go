@@ -77,9 +77,8 @@ func engineClose(t *testing.T, eng engine.Engine) {
 
 type suite struct {
 	eng engine.Engine
-	// fresh is the two state digits ok.wat's render reports in a fresh instance: "00", or the
-	// state a pre-initialized module's warm-up renders left (host/engine/preinit). Every call
-	// must report the same digits; a state leak would raise them.
+	// fresh is the two state digits ok.wat's render reports in a fresh instance ("00"). Every
+	// call must report the same digits; a state leak would raise them.
 	fresh string
 }
 

@@ -9,12 +9,10 @@
 //
 // Isolation: every Module.Call creates a new store, instantiates the module in it, runs
 // _initialize, calls the export once and drops the store, so nothing a call leaves in memory or
-// globals reaches the next one (see host/engine/wazero for the measured choice against a pool).
-// Stores take their instance from Wasmtime's pooling allocator (Config.Slots slots), which
-// resets a slot's memory before reuse: the first KeepResident bytes by copying the module's
-// memory image and zeroing, the rest by unmapping. Keeping those pages mapped is what makes a
-// fresh instance cheap: with the default allocator every page a call touched was a page fault
-// and, on unmap, a TLB shootdown on every core (about 3.6 ms per render of the claude plugin).
+// globals reaches the next one. Instances use Wasmtime's default on-demand allocator with
+// copy-on-write memory images: wasmtime-go v39 does not expose the pooling allocator, and
+// reaching into its private config field to set it up is not worth the gain (see
+// docs/PERFORMANCE.md for the figures).
 //
 // Deadlines: each store gets an epoch deadline for instantiation with _initialize, then a new
 // one for the call; a guest past it traps with an interrupt, reported as engine.ErrTimeout. A
@@ -44,7 +42,7 @@ import (
 
 	"github.com/loadout-dev/loadout/host/engine"
 	"github.com/loadout-dev/loadout/host/engine/internal/sandbox"
-	"github.com/loadout-dev/loadout/host/engine/preinit"
+	"github.com/loadout-dev/loadout/host/engine/internal/wasmbin"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
@@ -58,7 +56,7 @@ var (
 const Tick = 2 * time.Millisecond
 
 // cacheVersion names the Wasmtime build and settings a serialized module depends on.
-const cacheVersion = "wasmtime-go/v39.0.1 pooling epoch nan-canonical relaxed-simd-deterministic " + runtime.GOOS + "/" + runtime.GOARCH
+const cacheVersion = "wasmtime-go/v39.0.1 epoch nan-canonical relaxed-simd-deterministic " + runtime.GOOS + "/" + runtime.GOARCH
 
 // Config configures an Engine. The zero value is valid: nothing is cached on disk.
 type Config struct {
@@ -67,33 +65,21 @@ type Config struct {
 	// instead of recompiling. Deserialized code is trusted: the directory must be private to
 	// the user running loadout.
 	CacheDir string
-	// Preinit pre-initializes every module at Compile (host/engine/preinit): _initialize runs
-	// once, in the sandbox, and every call then starts from that state in a fresh instance,
-	// instead of running the Go runtime start-up again per call. It costs one _initialize per
-	// compile (kept under CacheDir/preinit when CacheDir is set) and saves it on every call.
-	Preinit bool
-	// Slots is how many instances may exist at once (DefaultSlots when zero or less): Wasmtime
-	// reserves that many memory slots up front, and a call beyond them waits for one to free.
+	// Slots is how many instances may exist at once (DefaultSlots when zero or less); a call
+	// beyond them waits for one to finish, so that a burst of requests cannot map an unbounded
+	// number of linear memories.
 	Slots int
 }
 
-// DefaultSlots is Config.Slots when unset. Each slot reserves address space (not memory) for a
-// 4 GiB linear memory and its guard.
+// DefaultSlots is Config.Slots when unset.
 const DefaultSlots = 64
-
-// KeepResident is how many bytes of each slot's linear memory stay mapped between instances:
-// Wasmtime resets them by copying the module's memory image and zeroing, instead of unmapping
-// them and taking a page fault (with a TLB shootdown on every core) on each page the next
-// instance touches. A pre-initialized Go plugin touches a few MiB per call; 16 MiB measured best
-// (HostRenderDirect: 1262 renders/s at 4 MiB, 1443 at 16 MiB, 1145 at 64 MiB, 279 without).
-const KeepResident = 16 << 20
 
 // Engine compiles and runs plugins on Wasmtime. Create it with New; it is safe for concurrent use.
 type Engine struct {
 	cfg    Config
 	wt     *wasmtime.Engine
 	linker *wasmtime.Linker
-	slots  chan struct{} // one token per pooling allocator slot, held for a call's store
+	slots  chan struct{} // one token per instance that may exist, held for a call's store
 	stop   chan struct{}
 	ticker sync.WaitGroup
 	once   sync.Once
@@ -113,7 +99,6 @@ func New(_ context.Context, cfg Config) (*Engine, error) {
 	if slots <= 0 {
 		slots = DefaultSlots
 	}
-	Pooling(wc, uint32(slots), KeepResident)
 	wt := wasmtime.NewEngineWithConfig(wc)
 	linker := wasmtime.NewLinker(wt)
 	if err := defineSandbox(linker); err != nil {
@@ -272,9 +257,8 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte, limits engine.Limits)
 	if len(wasm) > limits.ModuleBytes {
 		return nil, fmt.Errorf("module of %d bytes over the cap of %d: %w", len(wasm), limits.ModuleBytes, engine.ErrModuleSize)
 	}
-	// Untrusted bytes are read by preinit's bounded reader before the runtime decodes them, and
-	// optionally pre-initialized (see Config.Preinit).
-	if wasm, err = preinit.Prepare(ctx, wasm, limits, e.cfg.Preinit, e.cfg.CacheDir); err != nil {
+	// Untrusted bytes are read by a bounded reader before the runtime decodes them.
+	if err := wasmbin.Check(wasm); err != nil {
 		return nil, err
 	}
 	mod, err := e.load(wasm)
@@ -435,8 +419,7 @@ func (m *Module) Call(ctx context.Context, export string, input []byte) ([]byte,
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("call %s: %w", export, err)
 	}
-	// A store holds a pooling allocator slot from instantiation until it is closed; without a
-	// free slot, instantiation would fail, so wait for one.
+	// A store holds a slot from instantiation until it is closed.
 	select {
 	case m.e.slots <- struct{}{}:
 	case <-ctx.Done():

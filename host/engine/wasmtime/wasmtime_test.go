@@ -27,7 +27,6 @@ func TestEngine(t *testing.T) {
 	}{
 		{"no cache", wasmtime.Config{}},
 		{"module cache on disk", wasmtime.Config{CacheDir: t.TempDir()}},
-		{"pre-initialized modules", wasmtime.Config{Preinit: true, CacheDir: t.TempDir()}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			enginetest.Run(t, func(t *testing.T) engine.Engine {
@@ -71,9 +70,8 @@ func TestModuleCacheOnDisk(t *testing.T) {
 }
 
 // deepWAT is a plugin whose render reports, as two digits, the bytes it finds at offset 32
-// (inside the KeepResident region kept mapped between instances) and at offset 20 MiB (past
-// it, after growing memory to 32 MiB), then sets both, so a second instance in the same slot
-// sees a 1 wherever the reset missed.
+// (in its initial page) and at offset 20 MiB (after growing memory to 32 MiB), then sets both,
+// so a later instance sees a 1 wherever its memory was not fresh.
 const deepWAT = `(module
   (memory (export "memory") 1 1024)
   (func (export "_initialize"))
@@ -89,7 +87,7 @@ const deepWAT = `(module
     (i32.store8 (i32.const 20971520) (i32.const 1))
     (i64.const 2)))`
 
-func TestPooledSlots(t *testing.T) {
+func TestSlots(t *testing.T) {
 	ctx := context.Background()
 	deep, err := wt.Wat2Wasm(deepWAT)
 	require.NoError(t, err, "Wat2Wasm(deepWAT)")
@@ -100,8 +98,8 @@ func TestPooledSlots(t *testing.T) {
 		wasm       []byte
 		want       string
 	}{
-		{"memory reset inside and past the resident region", 1, 1, deep, "00"},
-		{"memory reset with calls sharing two slots", 2, 6, deep, "00"},
+		{"fresh memory in the initial and the grown pages", 1, 1, deep, "00"},
+		{"fresh memory with calls sharing two slots", 2, 6, deep, "00"},
 		{"more callers than slots wait for one", 2, 8, enginetest.WAT(t, "ok"), "00x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -122,7 +120,7 @@ func TestPooledSlots(t *testing.T) {
 						if err != nil {
 							errs <- fmt.Errorf("Call(render) #%d with %d slots: %w", i, tc.slots, err)
 						} else if string(out) != tc.want {
-							errs <- fmt.Errorf("Call(render) #%d with %d slots = %q, want %q: a reused slot kept state", i, tc.slots, out, tc.want)
+							errs <- fmt.Errorf("Call(render) #%d with %d slots = %q, want %q: an instance saw an earlier one", i, tc.slots, out, tc.want)
 						}
 					}
 				}()

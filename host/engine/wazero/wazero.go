@@ -7,36 +7,24 @@
 //
 // Isolation: no instance serves two calls. Every Module.Call runs in an instance that was
 // instantiated and initialized (_initialize) for it alone and is closed afterwards, so nothing a
-// call leaves in memory or globals reaches the next one. Two ways to get that instance were
-// measured (claude plugin, rich request, pre-initialized with Config.Preinit, metered):
-//   - (a) instantiate on the request path: a call costs 0.55 ms, of which the render is about
-//     0.35 ms and instantiation the rest (the snapshot copied into memory, the function table
-//     filled);
-//   - (b) a pool of pre-initialized single-use instances filled off the request path: 0.42 ms
-//     in a tight loop on two cores, the render alone when requests arrive slower than the pool
-//     refills; under saturation it costs the same CPU as (a), on another core.
+// call leaves in memory or globals reaches the next one. The instance is made on the request
+// path by default (a CLI renders once); with Config.Pool, a long-running server keeps that many
+// instances instantiated and initialized ahead of the calls, off the request path. A pool stops
+// refilling at the first failure (a hostile _initialize) and calls fall back to instantiating
+// on their own path, which reports the failure.
 //
-// Both keep the single-use guarantee, so the choice is latency against parked memory: (b) is
-// Config.Pool, for a long-running server; (a) is the default, for a CLI that renders once and
-// would only waste the pool's work. A pool stops refilling at the first failure (a hostile
-// _initialize) and calls fall back to (a), which reports the failure.
-//
-// Deadlines: every module is instrumented at Compile by host/engine/internal/meter: it counts
-// its own steps (function entries and loop iterations) and every meter.DefaultInterval steps
-// calls the host function loadout:meter.yield, which stops the guest when its context has ended
-// (instantiation with _initialize gets one deadline, the call another). wazero's own mechanism,
-// WithCloseOnContextDone(true), exits native code to Go at every loop header
-// (tetratelabs/wazero#2466): a Go plugin, with a loop in every function, rendered about 3x
-// slower with it (docs/PERFORMANCE.md). A yield is also where the Go scheduler can stop the goroutine running the
-// guest, so a garbage collection never waits for a spinning guest longer than one interval.
+// Deadlines: the runtime runs with WithCloseOnContextDone(true): compiled code checks the
+// context at every function entry and loop header, so a guest is stopped when its phase
+// deadline (instantiation with _initialize gets one, the call another) or the caller's context
+// ends.
 //
 // Memory: the page cap is enforced by a per-instance memory allocator; a memory.grow past the
 // cap fails (returns -1 to the guest) and is remembered, so a guest that then traps or exits
 // fails with an error for which errors.Is(err, engine.ErrMemoryLimit) holds. Each Module
 // recycles the memories of its finished instances (capmem.Recycler), zeroed before the next
-// instance gets one and only once the call that used it has returned. Allocating a Go
+// instance gets one and only once the call that used it has returned: allocating a Go
 // plugin's megabytes per instance made every call fault in fresh pages and set off a garbage
-// collection every few calls: a call cost 2.0 ms, and 1.56 ms with the pool.
+// collection every few calls.
 package wazero
 
 import (
@@ -54,9 +42,8 @@ import (
 
 	"github.com/loadout-dev/loadout/host/engine"
 	"github.com/loadout-dev/loadout/host/engine/internal/capmem"
-	"github.com/loadout-dev/loadout/host/engine/internal/meter"
 	"github.com/loadout-dev/loadout/host/engine/internal/sandbox"
-	"github.com/loadout-dev/loadout/host/engine/preinit"
+	"github.com/loadout-dev/loadout/host/engine/internal/wasmbin"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
@@ -77,11 +64,6 @@ type Config struct {
 	// the request path. A long-running server sets it; a CLI that renders once does not. Each
 	// parked instance holds its memory (up to the page cap).
 	Pool int
-	// Preinit pre-initializes every module at Compile (host/engine/preinit): _initialize runs
-	// once, in the sandbox, and every call then starts from that state in a fresh instance,
-	// instead of running the Go runtime start-up again per call. It costs one _initialize per
-	// compile (kept under CacheDir/preinit when CacheDir is set) and saves it on every call.
-	Preinit bool
 }
 
 // Engine compiles and runs plugins on wazero. Create it with New; it is safe for concurrent use.
@@ -89,9 +71,6 @@ type Engine struct {
 	rt    wazero.Runtime
 	cache wazero.CompilationCache
 	pool  int
-
-	preinit  bool   // Config.Preinit
-	cacheDir string // Config.CacheDir
 
 	mu      sync.Mutex
 	modules map[*Module]struct{} // open modules, closed by Close
@@ -109,7 +88,7 @@ func New(ctx context.Context, cfg Config) (e *Engine, err error) {
 		cache = wazero.NewCompilationCache()
 	}
 	rc := wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(false). // the meter stops guests (see the package doc)
+		WithCloseOnContextDone(true). // deadlines (see the package doc)
 		WithCompilationCache(cache).
 		WithCoreFeatures(api.CoreFeaturesV2)
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
@@ -122,13 +101,10 @@ func New(ctx context.Context, cfg Config) (e *Engine, err error) {
 	if err := instantiateSandbox(ctx, rt); err != nil {
 		return nil, err
 	}
-	if err := instantiateMeter(ctx, rt); err != nil {
-		return nil, err
-	}
 	if cfg.Pool < 0 {
 		return nil, fmt.Errorf("wazero: Config.Pool is %d, want 0 or more", cfg.Pool)
 	}
-	return &Engine{rt: rt, cache: cache, pool: cfg.Pool, preinit: cfg.Preinit, cacheDir: cfg.CacheDir, modules: map[*Module]struct{}{}}, nil
+	return &Engine{rt: rt, cache: cache, pool: cfg.Pool, modules: map[*Module]struct{}{}}, nil
 }
 
 // Name returns "wazero".
@@ -207,27 +183,6 @@ func instantiateSandbox(ctx context.Context, rt wazero.Runtime) error {
 	return nil
 }
 
-// instantiateMeter defines the host function every instrumented module calls once per meter
-// interval: it stops the guest when the call's context has ended, and lets it go on otherwise.
-func instantiateMeter(ctx context.Context, rt wazero.Runtime) error {
-	yield := api.GoFunc(func(ctx context.Context, _ []uint64) {
-		switch err := ctx.Err(); {
-		case err == nil:
-		case errors.Is(err, context.DeadlineExceeded):
-			panic(sys.NewExitError(sys.ExitCodeDeadlineExceeded))
-		default:
-			panic(sys.NewExitError(sys.ExitCodeContextCanceled))
-		}
-	})
-	_, err := rt.NewHostModuleBuilder(meter.ImportModule).
-		NewFunctionBuilder().WithGoFunction(yield, nil, nil).Export(meter.ImportName).
-		Instantiate(ctx)
-	if err != nil {
-		return fmt.Errorf("instantiate the meter: %w", err)
-	}
-	return nil
-}
-
 // Compile checks the module's size, imports, exports and memory, then compiles it. Every
 // check runs on the compiled module before anything is instantiated.
 func (e *Engine) Compile(ctx context.Context, wasm []byte, limits engine.Limits) (_ engine.Module, err error) {
@@ -235,13 +190,9 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte, limits engine.Limits)
 	if len(wasm) > limits.ModuleBytes {
 		return nil, fmt.Errorf("module of %d bytes over the cap of %d: %w", len(wasm), limits.ModuleBytes, engine.ErrModuleSize)
 	}
-	// Untrusted bytes are read by preinit's bounded reader before the runtime decodes them, and
-	// optionally pre-initialized (see Config.Preinit).
-	if wasm, err = preinit.Prepare(ctx, wasm, limits, e.preinit, e.cacheDir); err != nil {
+	// Untrusted bytes are read by a bounded reader before the runtime decodes them.
+	if err := wasmbin.Check(wasm); err != nil {
 		return nil, err
-	}
-	if wasm, err = instrument(wasm, e.cacheDir); err != nil {
-		return nil, fmt.Errorf("instrument: %w", err)
 	}
 	cm, err := e.rt.CompileModule(ctx, wasm)
 	if err != nil {
@@ -254,9 +205,6 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte, limits engine.Limits)
 	}()
 	for _, def := range cm.ImportedFunctions() {
 		mod, name, _ := def.Import()
-		if mod == meter.ImportModule {
-			continue // added by meter.Instrument, which refuses modules that import it
-		}
 		if err := sandbox.CheckImport(mod, name, sandboxTypes(def.ParamTypes()), sandboxTypes(def.ResultTypes())); err != nil {
 			return nil, err
 		}

@@ -1,5 +1,5 @@
 // Package capmem is the wazero memory allocator that enforces loadout's page cap: the wazero
-// engine and preinit give every instance one, so a grow past the cap is refused (memory.grow
+// engine gives every instance one, so a grow past the cap is refused (memory.grow
 // returns -1 to the guest) and remembered, and a later trap can be reported as the memory
 // limit. An Allocator belongs to one instance (one goroutine).
 //

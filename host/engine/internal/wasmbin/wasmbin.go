@@ -1,7 +1,6 @@
-// Package wasmbin holds the pieces of the WebAssembly binary format that host/engine/preinit
-// and host/engine/internal/meter both read and write: a bounds-checked Reader for untrusted
-// bytes, the LEB128 encoders and the section ids. It keeps no state; a Reader belongs to one
-// goroutine.
+// Package wasmbin reads the WebAssembly binary format where untrusted bytes meet the engines:
+// Check walks a whole module with a bounds-checked Reader before a runtime decodes it. It keeps
+// no state; a Reader belongs to one goroutine, Check is safe for concurrent use.
 package wasmbin
 
 import (

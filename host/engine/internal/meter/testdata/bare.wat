@@ -1,2 +1,0 @@
-;; bare has no type, import or global section of its own until it is instrumented.
-(module)

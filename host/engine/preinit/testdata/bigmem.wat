@@ -1,3 +1,0 @@
-(module
-  (memory (export "memory") 8)
-  (func (export "_initialize")))

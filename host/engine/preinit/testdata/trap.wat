@@ -1,3 +1,0 @@
-(module
-  (memory (export "memory") 1)
-  (func (export "_initialize") unreachable))
