@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // A Write stages its files in one private directory per root, <root>/.loadout-stage-<random>/,
@@ -48,7 +47,7 @@ func openStage(r *os.Root) (*stage, error) {
 	st := &stage{root: r, dir: dir}
 	var err error
 	if st.lock, err = r.OpenFile(dir+"/"+stageLock, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
-		err = syscall.Flock(int(st.lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err = tryLock(st.lock)
 	}
 	if err == nil {
 		st.journal, err = r.OpenFile(dir+"/"+stageDirs, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
@@ -104,7 +103,7 @@ func cleanStale(r *os.Root) {
 		}
 		lock, err := r.OpenFile(name+"/"+stageLock, os.O_RDWR, 0)
 		if err == nil {
-			if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+			if tryLock(lock) != nil {
 				lock.Close()
 				continue // its Write is still running
 			}
