@@ -58,7 +58,7 @@ func TestConformityCatchesSkillFaults(t *testing.T) {
 					p.Files[i].Content = head + "\ndescription: A different description\n" + tail
 				}
 			}
-		}, "front matter description"},
+		}, "SKILL.md description of skill"}, // the plan check refuses it before the read-back
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
