@@ -826,7 +826,7 @@ func (c *checker) secretPlacement(name string, r rendered, v *abi.Server) {
 }
 
 // claudeBuiltinTools are the tools Claude Code 2.1.328 offers by default in -p mode
-// (docs/FORMATS.md): an --allowedTools list may name them besides the vetted servers' rules, so
+// (measured with the real CLI): an --allowedTools list may name them besides the vetted servers' rules, so
 // that restricting an MCP server never takes a built-in tool away.
 var claudeBuiltinTools = []string{
 	"Task", "Bash", "CronCreate", "CronDelete", "CronList", "DesignSync", "Edit",
