@@ -68,7 +68,7 @@ var (
 	stdioIDs  = []string{"canary", "everything"}
 )
 
-// hostAllowKeys and hostAllowPrefixes are SECURITY.md's spawn-environment allowlist of host
+// hostAllowKeys and hostAllowPrefixes are docs/SECURITY.md's spawn-environment allowlist of host
 // variables (exact case).
 var (
 	hostAllowKeys     = []string{"PATH", "HOME", "TMPDIR", "LANG", "TZ", "TERM", "USER", "LOGNAME", "SHELL", "NPM_CONFIG_CACHE", "SSH_AUTH_SOCK"}

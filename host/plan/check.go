@@ -191,7 +191,7 @@ func (c *checker) add(file, field, rule, format string, args ...any) {
 	c.vs = append(c.vs, &Violation{File: file, Field: field, Rule: rule, Msg: fmt.Sprintf(format, args...)})
 }
 
-// Check verifies a plugin's plan against the rules of SECURITY.md §3 and the vetted request,
+// Check verifies a plugin's plan against the rules of docs/SECURITY.md §3 and the vetted request,
 // treating the plugin as hostile. It returns nil, or every violation found, joined with
 // errors.Join (use Violations or errors.As to read them). It never modifies p or in, never
 // panics, and is safe to call from several goroutines.

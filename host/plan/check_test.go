@@ -48,7 +48,7 @@ func TestCheckAcceptsFaithfulPlans(t *testing.T) {
 	}
 }
 
-// TestCheckHostilePlans mutates a faithful plan into each attack of SECURITY.md §3 and wants
+// TestCheckHostilePlans mutates a faithful plan into each attack of docs/SECURITY.md §3 and wants
 // the attack rejected with its rule code.
 func TestCheckHostilePlans(t *testing.T) {
 	t.Parallel()

@@ -1,5 +1,5 @@
 // Package plan decodes and checks the plan a renderer plugin returns. The plugin is untrusted
-// (SECURITY.md §3): Decode reads its output strictly, and Check holds the decoded plan to the
+// (docs/SECURITY.md §3): Decode reads its output strictly, and Check holds the decoded plan to the
 // rules of loadout — roots and paths, modes, formats, sizes, where each placeholder may appear —
 // and, for the built-in harnesses (claude, codex, pi), parses the harness config back and
 // compares it with the vetted request, so that nothing the policy did not approve is written.

@@ -10,7 +10,7 @@ import (
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
-// Path limits (SECURITY.md R8).
+// Path limits (docs/SECURITY.md R8).
 const (
 	maxPathBytes    = 1024
 	maxPathSegments = 16

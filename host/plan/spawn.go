@@ -194,7 +194,7 @@ func (sp *spawnStyle) refShape() string {
 	return "exactly one reference " + sp.ref + spawnAliasPrefix + "<n>}"
 }
 
-// spawnList is server v's spawn env (SECURITY.md, docs/SPAWN-ENV.md): its HostEnv pairs, then
+// spawnList is server v's spawn env (docs/SECURITY.md, docs/SPAWN-ENV.md): its HostEnv pairs, then
 // its Env pairs, a repeated name kept once at its first position with its last value.
 func spawnList(v abi.Server) []abi.Pair {
 	var out []abi.Pair

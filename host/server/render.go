@@ -71,7 +71,7 @@ type PluginsBody struct {
 	Plugins    []host.PluginInfo `json:"plugins"`
 }
 
-// harnessPattern is the shape of a harness id (the server id rule of SECURITY.md §1).
+// harnessPattern is the shape of a harness id (the server id rule of docs/SECURITY.md §1).
 var harnessPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 func (s *Server) routes() http.Handler {

@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of the skill and resource rules (SECURITY.md §1, R7, R8, R9).
+// Limits of the skill and resource rules (docs/SECURITY.md §1, R7, R8, R9).
 const (
 	// FallbackSkillName replaces a skill name with nothing usable left.
 	FallbackSkillName = "skill"

@@ -1,5 +1,5 @@
 // Package spec decodes a capability request strictly and applies every Go-side sanitization
-// rule (SECURITY.md: base skill and resource rules, R7, R8, R9, R11, R12, R13, and the structure
+// rule (docs/SECURITY.md: base skill and resource rules, R7, R8, R9, R11, R12, R13, and the structure
 // of ids, transports and commands). Policy rules (URLs, env keys, secrets, tools, users) are not
 // decided here; they are decided by host/policy over the value this package returns.
 //
