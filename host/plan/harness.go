@@ -67,8 +67,9 @@ type harness struct {
 	spawn *spawnStyle
 }
 
-// builtinHarnesses is the one table of per-harness rules (DESIGN.md §4, FORMATS.md §1.1, §2.1,
-// §3.3). A plugin whose manifest names another harness gets genericPaths and no config checks.
+// builtinHarnesses is the one table of per-harness rules (docs/SECURITY.md §3; the harness
+// facts are FORMATS.md §1.1, §2.1, §3.3). A plugin whose manifest names another harness gets
+// genericPaths, no config read-back, and neither args nor env.
 var builtinHarnesses = map[string]*harness{
 	"claude": {
 		paths: []pathRule{
