@@ -42,6 +42,8 @@ type LoadedPlugin struct {
 type Config struct {
 	// Policies is the policy tree; nil means the embedded defaults.
 	Policies fs.FS
+	// PolicyBundle, when set, is the policy instead of Policies (an OPA bundle).
+	PolicyBundle *policy.Bundle
 	// Plugins are the renderers, one per harness (a second plugin for a harness is an error).
 	Plugins []LoadedPlugin
 	// InlineContent sends skill instructions and resource contents to plugins inline instead of
@@ -74,7 +76,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	pe, err := policy.New(ctx, policy.Config{FS: cfg.Policies, Logger: logger})
+	pe, err := policy.New(ctx, policy.Config{FS: cfg.Policies, Bundle: cfg.PolicyBundle, Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("load policies: %w", err)
 	}
@@ -98,6 +100,9 @@ func (h *Host) Plugins() []PluginInfo {
 	sort.Slice(out, func(i, j int) bool { return out[i].Harness < out[j].Harness })
 	return out
 }
+
+// Policy is the host's compiled policy.
+func (h *Host) Policy() *policy.Engine { return h.policy }
 
 // Harnesses lists the harnesses the host can render, sorted.
 func (h *Host) Harnesses() []string {
@@ -131,7 +136,7 @@ type Prepared struct {
 
 // Prepare parses and vets one request for the harness it names (or rr.Harness).
 func (h *Host) Prepare(ctx context.Context, rr RenderRequest) (*Prepared, error) {
-	p, err := h.Vet(ctx, rr.Body, rr.HostEnv)
+	p, err := h.Vet(ctx, rr.Body, rr.HostEnv, rr.Harness)
 	if err != nil {
 		return nil, err
 	}
@@ -147,14 +152,14 @@ func (h *Host) Prepare(ctx context.Context, rr RenderRequest) (*Prepared, error)
 	return p, nil
 }
 
-// Vet parses one request and has the policy vet it, without choosing a harness (for `policy
-// eval` and `redact`, which need no plugin).
-func (h *Host) Vet(ctx context.Context, body []byte, hostEnv []spec.Pair) (*Prepared, error) {
+// Vet parses one request and has the policy vet it for harness (the request's own when ""),
+// without loading a plugin (for `policy eval` and `redact`, which need none).
+func (h *Host) Vet(ctx context.Context, body []byte, hostEnv []spec.Pair, harness string) (*Prepared, error) {
 	req, diags, err := spec.Parse(body)
 	if err != nil {
 		return nil, err
 	}
-	d, err := h.policy.Decide(ctx, req, hostEnv)
+	d, err := h.policy.Decide(ctx, req, hostEnv, harness)
 	if err != nil {
 		return nil, err
 	}

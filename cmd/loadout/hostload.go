@@ -16,6 +16,7 @@ import (
 	"github.com/loadout-dev/loadout/host"
 	"github.com/loadout-dev/loadout/host/builtin"
 	"github.com/loadout-dev/loadout/host/engine"
+	"github.com/loadout-dev/loadout/host/policy"
 	"github.com/loadout-dev/loadout/host/registry"
 	"github.com/loadout-dev/loadout/host/spec"
 )
@@ -23,7 +24,10 @@ import (
 // hostOptions are the flags that say what a Host is built from; render, serve, plugins and
 // conformity share them.
 type hostOptions struct {
-	policies string   // policy directory; "" = the embedded policies
+	policies string   // policy directory or OPA bundle (.tar.gz); "" = the embedded policies
+	// verifyKey is a file holding the key a --policies bundle's signature must verify with;
+	// verifyKeyID and verifyAlg name the key and its algorithm.
+	verifyKey, verifyKeyID, verifyAlg string
 	plugins  []string // plugin .wasm files, in addition to the built-in ones
 	pins     string   // JSON file {"<file name>": "sha256:<hex>"} pinning the --plugin files
 	engine   string   // "wazero" or "wasmtime"
@@ -41,7 +45,8 @@ type engineConfig struct {
 
 // addFlags registers the host flags on fs.
 func (o *hostOptions) addFlags(f *pflag.FlagSet) {
-	f.StringVar(&o.policies, "policies", "", "policy directory (default: the embedded policies)")
+	f.StringVar(&o.policies, "policies", "", "policy directory or OPA bundle file (.tar.gz) (default: the embedded policies)")
+	addVerifyFlags(f, o)
 	f.StringArrayVar(&o.plugins, "plugin", nil, "renderer plugin .wasm file, added to the built-in ones or replacing the one of its harness (repeatable; each must be pinned in --pins)")
 	f.StringVar(&o.pins, "pins", "", `JSON file {"<file name>.wasm": "sha256:<hex>"} pinning every --plugin file`)
 	f.StringVar(&o.engine, "engine", defaultEngine(), "WebAssembly engine: "+strings.Join(engineNames(), " or "))
@@ -177,6 +182,13 @@ func (o *hostOptions) readPins() (map[string]string, error) {
 	return pins, nil
 }
 
+// addVerifyFlags registers the bundle verification flags.
+func addVerifyFlags(f *pflag.FlagSet, o *hostOptions) {
+	f.StringVar(&o.verifyKey, "verification-key", "", "file with the public key (PEM) or HMAC secret a --policies bundle must be signed with")
+	f.StringVar(&o.verifyKeyID, "verification-key-id", "default", "key id of --verification-key in the bundle's signature")
+	f.StringVar(&o.verifyAlg, "verification-alg", "RS256", "signing algorithm of --verification-key (RS256, ES256, HS256, …)")
+}
+
 // policyFS returns the --policies directory as an fs.FS, or nil for the embedded policies.
 func (o *hostOptions) policyFS() (fs.FS, error) {
 	if o.policies == "" {
@@ -192,12 +204,38 @@ func (o *hostOptions) policyFS() (fs.FS, error) {
 	return os.DirFS(o.policies), nil
 }
 
+// policySource is what the policy engine is built from: the --policies directory (nil for
+// the embedded policies) or, for a .tar.gz, the bundle it holds, verified with
+// --verification-key when given.
+func (o *hostOptions) policySource() (fs.FS, *policy.Bundle, error) {
+	if !policy.IsBundlePath(o.policies) {
+		if o.verifyKey != "" {
+			return nil, nil, usagef("--verification-key: only a bundle (.tar.gz) given to --policies is signed")
+		}
+		pfs, err := o.policyFS()
+		return pfs, nil, err
+	}
+	opts := policy.BundleOptions{KeyID: o.verifyKeyID, Algorithm: o.verifyAlg}
+	if o.verifyKey != "" {
+		key, err := os.ReadFile(o.verifyKey)
+		if err != nil {
+			return nil, nil, usagef("--verification-key: %v", err)
+		}
+		opts.VerificationKey = string(key)
+	}
+	b, err := policy.LoadBundle(o.policies, opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--policies: %w", err)
+	}
+	return nil, b, nil
+}
+
 // openHost builds a Host from the options: policies compiled, engine started, plugins verified
 // against their pins, compiled and their manifests read. With harnesses set, only the plugins
 // those harnesses need are loaded (selectArtifacts); otherwise every plugin is. The Host owns
 // the engine and the plugins (closing it closes them).
 func (a *app) openHost(ctx context.Context, o hostOptions, harnesses ...string) (_ *host.Host, err error) {
-	pfs, err := o.policyFS()
+	pfs, bundle, err := o.policySource()
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +262,7 @@ func (a *app) openHost(ctx context.Context, o hostOptions, harnesses ...string) 
 			_ = closeAll(ctx)
 		}
 	}()
-	cfg := host.Config{Policies: pfs, Logger: a.logger, OnClose: closeAll}
+	cfg := host.Config{Policies: pfs, PolicyBundle: bundle, Logger: a.logger, OnClose: closeAll}
 	for _, art := range arts {
 		if art.builtin != nil {
 			if art.art.Wasm, err = art.builtin.Wasm(); err != nil {

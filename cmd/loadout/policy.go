@@ -1,97 +1,223 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/loadout-dev/loadout/host"
 	"github.com/loadout-dev/loadout/host/policy"
+	"github.com/loadout-dev/loadout/host/spec"
 )
 
 func (a *app) policyCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "policy",
-		Short: "Evaluate and test the Rego policies",
+		Short: "Show the policy input, evaluate and test the Rego policies",
 	}
-	cmd.AddCommand(a.policyEvalCommand(), a.policyTestCommand())
+	cmd.AddCommand(a.policyInputCommand(), a.policyEvalCommand(), a.policyTestCommand())
+	return cmd
+}
+
+// policyFlags are the flags of policy input and eval: where the policies come from and which
+// harness the decision is for.
+type policyFlags struct {
+	host    hostOptions
+	harness string
+	format  string
+}
+
+func (f *policyFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&f.host.policies, "policies", "", "policy directory or OPA bundle file (.tar.gz) (default: the embedded policies)")
+	addVerifyFlags(fs, &f.host)
+	fs.StringVar(&f.harness, "harness", "", "harness the decision is for (default: the request's)")
+	fs.StringVar(&f.format, "format", "text", "output format: text or json")
+}
+
+// policyHost is a Host with the policies of f and no plugin.
+func (a *app) policyHost(ctx context.Context, f *policyFlags) (*host.Host, error) {
+	pfs, bundle, err := f.host.policySource()
+	if err != nil {
+		return nil, err
+	}
+	return host.New(ctx, host.Config{Policies: pfs, PolicyBundle: bundle, Logger: a.logger})
+}
+
+func (a *app) policyInputCommand() *cobra.Command {
+	var f policyFlags
+	cmd := &cobra.Command{
+		Use:   "input [--harness NAME] [REQUEST.json | -]",
+		Short: "Print the input document the policies see for a request (secrets masked)",
+		Long: `input parses a request as render does and prints the input document every policy rule
+reads (docs/POLICIES.md §1): the request's servers and skills, one object each, with the
+facts Go reads out of their values. The values of secretKeys entries, of stored tokens and of
+every entry the policy declares a secret are printed as "<secret>"; the policy itself receives
+them. Save the output as a test fixture to write a rule against a real request.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			body, err := a.readInput(args, maxRequestBytes)
+			if err != nil {
+				return err
+			}
+			h, err := a.policyHost(cmd.Context(), &f)
+			if err != nil {
+				return err
+			}
+			req, _, err := spec.Parse(body)
+			if err != nil {
+				return classify(err)
+			}
+			env := envPairs(a.environ)
+			// The policy's own secrets are masked too when it decides; a policy that refuses
+			// the request still gets its input printed, with secretKeys and tokens masked.
+			var declared []policy.SecretRef
+			if d, err := h.Policy().Decide(cmd.Context(), req, env, f.harness); err == nil {
+				declared = d.Secrets
+			}
+			doc, err := h.Policy().InputDocument(req, env, f.harness, declared)
+			if err != nil {
+				return err
+			}
+			return writeJSON(a.stdout, doc)
+		},
+	}
+	f.add(cmd.Flags())
+	_ = cmd.Flags().MarkHidden("format")
 	return cmd
 }
 
 func (a *app) policyEvalCommand() *cobra.Command {
-	var policies, format string
+	var f policyFlags
 	cmd := &cobra.Command{
-		Use:   "eval [--policies DIR] [REQUEST.json | -]",
-		Short: "Print the policy decision for a request, with what was dropped and why",
-		Long: `eval parses a request, evaluates the policies over it (data.loadout.decision) and prints
-the decision document, the surviving servers and skills, and every dropped entry with its
-reason code. The host environment is loadout's own. Exit 3 when the request is refused.`,
+		Use:   "eval [--policies DIR|BUNDLE] [--harness NAME] [REQUEST.json | -]",
+		Short: "Print the policy decision for a request, with what was dropped, why, and by which rule",
+		Long: `eval parses a request, evaluates every rule under data.loadout over it (deny, drop,
+secret, warn, spawn_env in any package) and prints the surviving servers and skills, every
+dropped entry with its code, message and the rule that decided it (file:row), the warnings,
+and what each rule produced. The host environment is loadout's own. Exit 3 when the request
+is refused.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(format); err != nil {
+			if err := checkFormat(f.format); err != nil {
 				return err
 			}
 			body, err := a.readInput(args, maxRequestBytes)
 			if err != nil {
 				return err
 			}
-			ho := hostOptions{policies: policies}
-			pfs, err := ho.policyFS()
+			h, err := a.policyHost(cmd.Context(), &f)
 			if err != nil {
 				return err
 			}
-			h, err := host.New(cmd.Context(), host.Config{Policies: pfs, Logger: a.logger})
-			if err != nil {
-				return err
-			}
-			p, err := h.Vet(cmd.Context(), body, envPairs(a.environ))
+			p, err := h.Vet(cmd.Context(), body, envPairs(a.environ), f.harness)
 			if err != nil {
 				return classify(err)
 			}
 			areq := p.Vetted.Request()
+			d := p.Vetted.Decision()
 			out := struct {
-				Decision any      `json:"decision"`
-				Servers  []string `json:"servers"`
-				Skills   []string `json:"skills"`
-				Dropped  any      `json:"dropped"`
-			}{Decision: p.Vetted.Decision().Raw(), Servers: []string{}, Skills: []string{}}
+				Servers  []string            `json:"servers"`
+				Skills   []string            `json:"skills"`
+				Dropped  []spec.Diagnostic   `json:"dropped"`
+				Warnings []policy.Warning    `json:"warnings"`
+				SpawnEnv policy.SpawnEnv     `json:"spawnEnv"`
+				Rules    []policy.RuleOutput `json:"rules"`
+			}{Servers: []string{}, Skills: []string{}, Warnings: d.Warnings, SpawnEnv: d.SpawnEnv, Rules: maskRules(d.Document, p.Vetted.Redactions())}
 			for _, s := range areq.Servers {
 				out.Servers = append(out.Servers, s.ID)
 			}
 			for _, s := range areq.Skills {
 				out.Skills = append(out.Skills, s.Name)
 			}
-			dropped := append(p.Diags, p.Vetted.Dropped()...)
-			out.Dropped = dropped
-			if format == "json" {
+			out.Dropped = append(append([]spec.Diagnostic{}, p.Diags...), p.Vetted.Dropped()...)
+			if f.format == "json" {
 				return writeJSON(a.stdout, out)
 			}
 			var b strings.Builder
 			fmt.Fprintf(&b, "servers: %s\nskills:  %s\n", listOrNone(out.Servers), listOrNone(out.Skills))
-			for _, d := range dropped {
-				fmt.Fprintf(&b, "dropped %s %q at %s (%s): %s\n", d.Kind, d.Name, d.Field, d.Code, d.Message)
+			for _, d := range out.Dropped {
+				fmt.Fprintf(&b, "dropped %s %q at %s (%s): %s", d.Kind, d.Name, d.Field, d.Code, d.Message)
+				if d.Rule != "" {
+					fmt.Fprintf(&b, " [%s]", d.Rule)
+				}
+				b.WriteString("\n")
 			}
-			b.WriteString("decision:\n")
-			if _, err := a.stdout.Write([]byte(b.String())); err != nil {
-				return err
+			for _, w := range out.Warnings {
+				about := "run"
+				switch {
+				case w.Server != "":
+					about = "server " + w.Server
+				case w.Skill != "":
+					about = "skill " + w.Skill
+				}
+				fmt.Fprintf(&b, "warning %s (%s): %s [%s]\n", about, w.Code, w.Message, w.Rule)
 			}
-			return writeJSON(a.stdout, out.Decision)
+			fmt.Fprintf(&b, "spawn env: keys %s; prefixes %s\n", listOrNone(out.SpawnEnv.Keys), listOrNone(out.SpawnEnv.Prefixes))
+			b.WriteString("rules:\n")
+			for _, r := range out.Rules {
+				fmt.Fprintf(&b, "  %s: %d\n", r.Rule, len(r.Elements))
+			}
+			_, err = a.stdout.Write([]byte(b.String()))
+			return err
 		},
 	}
-	cmd.Flags().StringVar(&policies, "policies", "", "policy directory (default: the embedded policies)")
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	f.add(cmd.Flags())
 	return cmd
 }
 
+// maskRules is doc with every secret spelling masked in its string values (a rule may copy a
+// secret into its message).
+func maskRules(doc []policy.RuleOutput, secrets []string) []policy.RuleOutput {
+	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+	var mask func(v any) any
+	mask = func(v any) any {
+		switch v := v.(type) {
+		case string:
+			for _, s := range secrets {
+				v = strings.ReplaceAll(v, s, policy.MaskedValue)
+			}
+			return v
+		case []any:
+			out := make([]any, len(v))
+			for i, e := range v {
+				out[i] = mask(e)
+			}
+			return out
+		case map[string]any:
+			out := make(map[string]any, len(v))
+			for k, e := range v {
+				out[k] = mask(e)
+			}
+			return out
+		}
+		return v
+	}
+	out := make([]policy.RuleOutput, len(doc))
+	for i, r := range doc {
+		out[i] = policy.RuleOutput{Rule: r.Rule, Elements: mask(r.Elements).([]any)}
+	}
+	return out
+}
+
 func (a *app) policyTestCommand() *cobra.Command {
-	var format string
+	var (
+		format   string
+		opts     policy.TestOptions
+		coverage bool
+	)
 	cmd := &cobra.Command{
-		Use:   "test [DIR]",
-		Short: "Run the policies' Rego tests (*_test.rego) through the embedded OPA",
-		Long: `test runs every *_test.rego of DIR (default: the embedded policies) with the same OPA
-version, capabilities and strictness loadout decides with, and reports as 'opa test' does.
-Exit 3 when a test fails or errors, 1 when the policies do not compile.`,
+		Use:   "test [DIR] [--run REGEX] [--timeout D] [--coverage]",
+		Short: "Run the policies' Rego tests (*_test.rego) with OPA's tester",
+		Long: `test runs every *_test.rego of DIR (default: the embedded policies) with OPA's own
+tester, at the OPA version, capabilities and strictness loadout decides with, and reports as
+'opa test' does. --run keeps the tests whose package.name matches REGEX, --timeout bounds each
+test, --coverage prints OPA's coverage report. Exit 3 when a test fails or errors, 1 when the
+policies do not compile.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {
@@ -105,7 +231,8 @@ Exit 3 when a test fails or errors, 1 when the policies do not compile.`,
 			if err != nil {
 				return err
 			}
-			rep, err := policy.RunTests(cmd.Context(), pfs)
+			opts.Coverage = coverage
+			rep, err := policy.RunTests(cmd.Context(), pfs, opts)
 			if err != nil {
 				return err
 			}
@@ -125,9 +252,7 @@ Exit 3 when a test fails or errors, 1 when the policies do not compile.`,
 					case !r.Pass:
 						status = "FAIL"
 					}
-					if status != "PASS" || len(rep.Results) < 2000 {
-						fmt.Fprintf(&b, "%-5s %s.%s (%s)\n", status, r.Package, r.Name, r.Location)
-					}
+					fmt.Fprintf(&b, "%-5s %s.%s (%s) %s\n", status, r.Package, r.Name, r.Location, r.Duration.Round(time.Microsecond))
 					if r.Error != "" {
 						fmt.Fprintf(&b, "      %s\n", r.Error)
 					}
@@ -136,6 +261,17 @@ Exit 3 when a test fails or errors, 1 when the policies do not compile.`,
 					}
 				}
 				fmt.Fprintf(&b, "%d tests: %d passed, %d failed, %d errored\n", len(rep.Results), countPass(rep), rep.Failed, rep.Errored)
+				if rep.Coverage != nil {
+					files := make([]string, 0, len(rep.Coverage.Files))
+					for f := range rep.Coverage.Files {
+						files = append(files, f)
+					}
+					sort.Strings(files)
+					for _, f := range files {
+						fmt.Fprintf(&b, "coverage %6.2f%% %s\n", rep.Coverage.Files[f].Coverage, f)
+					}
+					fmt.Fprintf(&b, "coverage %6.2f%% total\n", rep.Coverage.Coverage)
+				}
 				if _, err := a.stdout.Write([]byte(b.String())); err != nil {
 					return err
 				}
@@ -150,6 +286,9 @@ Exit 3 when a test fails or errors, 1 when the policies do not compile.`,
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	cmd.Flags().StringVar(&opts.Run, "run", "", "run only the tests whose package.name matches this regular expression")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", policy.DefaultTestTimeout, "time limit of each test")
+	cmd.Flags().BoolVar(&coverage, "coverage", false, "report OPA's test coverage")
 	return cmd
 }
 

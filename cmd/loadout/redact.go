@@ -41,7 +41,7 @@ logs through it:
 			if err != nil {
 				return err
 			}
-			p, err := h.Vet(cmd.Context(), body, envPairs(a.environ))
+			p, err := h.Vet(cmd.Context(), body, envPairs(a.environ), "")
 			if err != nil {
 				return classify(err)
 			}

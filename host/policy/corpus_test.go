@@ -47,7 +47,7 @@ func TestCorpus(t *testing.T) {
 			if err == nil {
 				req.Tokens = sortedPairs(c.Context.Tokens)
 				var d *Decision
-				d, err = e.Decide(ctx, req, hostEnv)
+				d, err = e.Decide(ctx, req, hostEnv, "")
 				if err == nil {
 					v, err = Vet(req, d, hostEnv, VetOptions{})
 				}

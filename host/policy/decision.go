@@ -1,66 +1,70 @@
 package policy
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
-	"iter"
+	"maps"
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
 	"github.com/loadout-dev/loadout/host/spec"
 )
 
-// Decision is the policy's decision document (data.loadout.decision), decoded and checked.
-// host/policy/doc.go documents every field. A Decision is immutable once Decide returns it.
+// Decision is what every contributing rule said about one request, checked and aligned with
+// it (docs/POLICIES.md §2). A Decision is immutable once Decide returns it.
 type Decision struct {
-	// Servers is aligned by index with request.mcpServers.
+	// Servers is aligned by index with the request's servers (input.servers).
 	Servers []ServerDecision `json:"servers"`
-	// Skills is aligned by index with request.skills.
+	// Skills is aligned by index with the request's skills (input.skills).
 	Skills []SkillDecision `json:"skills"`
-	// Secrets names the entries whose values are secrets, in request order.
+	// Secrets names every env and header entry a rule declares a secret, of every server, in
+	// request order. A stored token is a secret whatever the rules say; it is not listed.
 	Secrets  []SecretRef `json:"secrets"`
 	SpawnEnv SpawnEnv    `json:"spawnEnv"`
-	Warnings []Warning   `json:"warnings"`
-
-	raw func() any // the document as the policy produced it, converted once on first use
+	// Warnings are the rules' warnings, except those about a refused server.
+	Warnings []Warning `json:"warnings"`
+	// Document is every element the rules produced, by rule, each with where it was decided:
+	// what `loadout policy eval` prints.
+	Document []RuleOutput `json:"document"`
 }
 
-// Raw is the decision document exactly as the policy produced it (for `loadout policy eval`),
-// as JSON values (map[string]any, []any, string, bool, json.Number). It is converted on the
-// first call; the caller must not modify it. Safe for concurrent use.
-func (d *Decision) Raw() any {
-	if d.raw == nil {
-		return nil
-	}
-	return d.raw()
+// Reason is one rule's verdict: its code, message, the field of the entry it is about (a
+// server field such as "url", or ""), and where the rule lives (file:row).
+type Reason struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+	Rule    string `json:"rule"`
 }
 
 // ServerDecision is the verdict on one server.
 type ServerDecision struct {
 	Allow   bool     `json:"allow"`
-	Reasons []string `json:"reasons"` // deny codes, sorted; empty when Allow
-	Drop    []Drop   `json:"drop"`    // entries removed from an allowed server, in request order
+	Reasons []Reason `json:"reasons"` // every deny, sorted by code; empty when Allow
+	Drop    []Drop   `json:"drop"`    // entries removed from the server, in request order
 }
 
-// Drop removes one entry of a server: Field is "env", "headers" or "allowedTools", Key the env
-// or header key or the tool entry, Reason a stable code.
+// Drop removes one entry of a server: Field is "env", "headers" or "allowedTools", Key the
+// env or header key or the tool entry. An entry several rules drop has one Drop per code.
+// Secret: the rule says the removed value is a credential (one the run's token replaces,
+// say), so it stays in the redaction set although it is not rendered.
 type Drop struct {
 	Field  string `json:"field"`
 	Key    string `json:"key"`
-	Reason string `json:"reason"`
+	Reason Reason `json:"reason"`
+	Secret bool   `json:"secret,omitempty"`
 }
 
 // SkillDecision is the verdict on one skill.
 type SkillDecision struct {
 	Allow   bool     `json:"allow"`
-	Reasons []string `json:"reasons"`
+	Reasons []Reason `json:"reasons"`
 }
 
-// SecretRef names a secret: the value of env[Key] or headers[Key] of request server Server
-// (an index), or (Field "token") the run's stored token for it.
+// SecretRef names a secret: the value of env[Key] or headers[Key] of server Server (an
+// index in the request's servers).
 type SecretRef struct {
 	Server int    `json:"server"`
 	Field  string `json:"field"`
@@ -68,299 +72,516 @@ type SecretRef struct {
 }
 
 // SpawnEnv names the host environment variables that reach a stdio server: exact Keys and
-// every variable starting with one of Prefixes (both case-sensitive).
+// every variable starting with one of Prefixes (both case-sensitive). It is the union of
+// every package's spawn_env.
 type SpawnEnv struct {
 	Keys     []string `json:"keys"`
 	Prefixes []string `json:"prefixes"`
 }
 
-// Warning is something the policy reports without refusing it.
+// Warning is something a rule reports without refusing it: about a server, a skill, or the
+// run (neither).
 type Warning struct {
 	Code    string `json:"code"`
 	Server  string `json:"server,omitempty"`
 	Skill   string `json:"skill,omitempty"`
 	Message string `json:"message"`
+	Rule    string `json:"rule"`
 }
 
-// decodeDecision checks and decodes the evaluated document v of req. It reads the AST the
-// evaluation produced directly (no conversion to Go maps), reads the statements of its parts
-// in order, turns their sets into the per-server verdicts of Decision (aligned with req,
-// drops and secrets in request order) and refuses any index or shape the request does not
-// have.
-func decodeDecision(v ast.Value, req *spec.Request) (*Decision, error) {
-	parts, ok := v.(*ast.Array)
-	if !ok {
-		return nil, &MalformedError{Path: "decision", Msg: fmt.Sprintf("is %s, want a list of parts", kind(v))}
-	}
-	d := &Decision{raw: sync.OnceValue(func() any {
-		interned.RLock() // see interned
-		defer interned.RUnlock()
-		j, err := ast.JSON(v)
-		if err != nil {
-			return nil
-		}
-		return j
-	})}
-	dec := decoder{req: req, d: d}
-	d.Servers = make([]ServerDecision, len(req.Servers))
-	d.Skills = make([]SkillDecision, len(req.Skills))
-	d.SpawnEnv = SpawnEnv{Keys: []string{}, Prefixes: []string{}}
-	for n := range parts.Len() {
-		part, ok := parts.Elem(n).Value.(*ast.Array)
-		if !ok {
-			return nil, &MalformedError{Path: indexPath("decision", n), Msg: fmt.Sprintf("is %s, want a list of statements", kind(parts.Elem(n).Value))}
-		}
-		for at := 0; at < part.Len(); {
-			next, err := dec.statement(part, at)
-			if err != nil {
-				return nil, under(err, indexPath("decision", n))
-			}
-			at = next
-		}
-	}
-	for i := range d.Servers {
-		d.Servers[i].Reasons = verdict(d.Servers[i].Reasons)
-		d.Servers[i].Allow = len(d.Servers[i].Reasons) == 0
-	}
-	// A warning about a refused server is left out: that server does not run.
-	d.Warnings = []Warning{}
-	for i, w := range dec.warnings {
-		if dec.warned[i] < 0 || d.Servers[dec.warned[i]].Allow {
-			d.Warnings = append(d.Warnings, w)
-		}
-	}
-	for k := range d.Skills {
-		d.Skills[k].Reasons = verdict(d.Skills[k].Reasons)
-		d.Skills[k].Allow = len(d.Skills[k].Reasons) == 0
-	}
+// RuleOutput is what one rule produced, as JSON values.
+type RuleOutput struct {
+	Rule     string `json:"rule"` // package.rule, e.g. data.loadout.url.deny
+	Elements []any  `json:"elements"`
+}
 
-	drops := &dec.drops
-	d.Secrets = []SecretRef{}
-	for i := range req.Servers {
-		s := &req.Servers[i]
-		sd := &d.Servers[i]
-		sd.Drop = []Drop{}
-		sd.Drop = appendDrops(sd.Drop, drops[0], i, "env", pairNames(s.Env))
-		sd.Drop = appendDrops(sd.Drop, drops[1], i, "headers", pairNames(s.Headers))
-		sd.Drop = appendDrops(sd.Drop, drops[2], i, "allowedTools", slices.Values(s.AllowedTools))
-		if !sd.Allow {
+// ruleIndex says where a rule lives: for each package, rule name and constant code in the
+// rule's head, the first rule's file:row; for a package and rule name alone, its first rule.
+type ruleIndex map[string]string
+
+func ruleKey(pkg, name, code string) string { return pkg + "\x00" + name + "\x00" + code }
+
+// collect finds the rules of modules that contribute to the decision (ruleNames, in every
+// package under Namespace), sorted by package and then in ruleNames order, and indexes where
+// each code is decided.
+func collect(modules map[string]*ast.Module) ([]source, ruleIndex) {
+	rules := ruleIndex{}
+	seen := map[source]bool{}
+	for _, file := range slices.Sorted(maps.Keys(modules)) {
+		m := modules[file]
+		pkg := m.Package.Path.String()
+		if pkg != Namespace && !m.Package.Path.HasPrefix(ast.MustParseRef(Namespace)) {
 			continue
 		}
+		for _, r := range m.Rules {
+			ref := r.Head.Ref()
+			if len(ref) != 1 {
+				continue
+			}
+			name := ref[0].Value.String()
+			if !slices.Contains(ruleNames, name) {
+				continue
+			}
+			seen[source{pkg, name}] = true
+			loc := ""
+			if r.Location != nil {
+				loc = r.Location.File + ":" + strconv.Itoa(r.Location.Row)
+			}
+			if _, ok := rules[ruleKey(pkg, name, "")]; !ok {
+				rules[ruleKey(pkg, name, "")] = loc
+			}
+			if code := headCode(r.Head); code != "" {
+				if _, ok := rules[ruleKey(pkg, name, code)]; !ok {
+					rules[ruleKey(pkg, name, code)] = loc
+				}
+			}
+		}
+	}
+	sources := slices.SortedFunc(maps.Keys(seen), func(a, b source) int {
+		return cmp.Or(cmp.Compare(a.pkg, b.pkg), cmp.Compare(slices.Index(ruleNames, a.name), slices.Index(ruleNames, b.name)))
+	})
+	return sources, rules
+}
+
+// headCode is the constant "code" of a partial set rule's element, or "".
+func headCode(h *ast.Head) string {
+	if h.Key == nil {
+		return ""
+	}
+	obj, ok := h.Key.Value.(ast.Object)
+	if !ok {
+		return ""
+	}
+	t := obj.Get(ast.StringTerm("code"))
+	if t == nil {
+		return ""
+	}
+	s, ok := t.Value.(ast.String)
+	if !ok {
+		return ""
+	}
+	return string(s)
+}
+
+// where is the file:row of the rule of src that decides code.
+func (e *Engine) where(src source, code string) string {
+	if loc, ok := e.rules[ruleKey(src.pkg, src.name, code)]; ok {
+		return loc
+	}
+	return e.rules[ruleKey(src.pkg, src.name, "")]
+}
+
+// decoder accumulates one decision.
+type decoder struct {
+	e   *Engine
+	req *spec.Request
+	d   *Decision
+	// drops and secrets by entry; warnings with the index of their server (-1: none).
+	drops       map[entry][]Reason
+	secretDrops map[entry]bool
+	secrets     map[entry]bool
+	warnings    []indexedWarning
+}
+
+type entry struct {
+	server     int
+	field, key string
+}
+
+type indexedWarning struct {
+	server, skill int
+	w             Warning
+}
+
+// decode checks every element of the evaluated query result v (one value per source) and
+// turns them into a Decision aligned with req.
+func (e *Engine) decode(v ast.Value, req *spec.Request) (*Decision, error) {
+	results, ok := v.(*ast.Array)
+	if !ok || results.Len() != len(e.sources) {
+		return nil, &MalformedError{Path: "decision", Msg: "the query result does not list every rule"}
+	}
+	d := &Decision{
+		Servers:  make([]ServerDecision, len(req.Servers)),
+		Skills:   make([]SkillDecision, len(req.Skills)),
+		Secrets:  []SecretRef{},
+		SpawnEnv: SpawnEnv{Keys: []string{}, Prefixes: []string{}},
+		Warnings: []Warning{},
+		Document: make([]RuleOutput, 0, len(e.sources)),
+	}
+	dec := &decoder{e: e, req: req, d: d, drops: map[entry][]Reason{}, secretDrops: map[entry]bool{}, secrets: map[entry]bool{}}
+	for n, src := range e.sources {
+		path := src.pkg + "." + src.name
+		t := results.Elem(n)
+		out := RuleOutput{Rule: path, Elements: []any{}}
+		if src.name == "spawn_env" {
+			if err := dec.spawnEnv(t, path); err != nil {
+				return nil, err
+			}
+			j, _ := ast.JSON(t.Value)
+			out.Elements = append(out.Elements, j)
+			d.Document = append(d.Document, out)
+			continue
+		}
+		elems, ok := elements(t.Value)
+		if !ok {
+			return nil, &MalformedError{Path: path, Msg: fmt.Sprintf("is %s, want a set of objects", kind(t.Value))}
+		}
+		for k, el := range elems {
+			at := indexPath(path, k)
+			obj, ok := el.Value.(ast.Object)
+			if !ok {
+				return nil, &MalformedError{Path: at, Msg: fmt.Sprintf("is %s, want an object", kind(el.Value))}
+			}
+			var err error
+			switch src.name {
+			case "deny":
+				err = dec.deny(obj, src, at)
+			case "drop":
+				err = dec.drop(obj, src, at)
+			case "secret":
+				err = dec.secret(obj, at)
+			case "warn":
+				err = dec.warn(obj, src, at)
+			}
+			if err != nil {
+				return nil, err
+			}
+			j, _ := ast.JSON(obj)
+			if m, ok := j.(map[string]any); ok && src.name != "secret" {
+				m["rule"] = e.where(src, stringField(obj, "code"))
+			}
+			out.Elements = append(out.Elements, j)
+		}
+		d.Document = append(d.Document, out)
+	}
+	dec.finish()
+	return d, nil
+}
+
+// fields lists the keys an element of each rule may have, and which are required.
+var fields = map[string]map[string]bool{
+	"deny":   {"server": false, "skill": false, "code": true, "msg": false, "field": false},
+	"drop":   {"server": true, "field": true, "key": true, "code": true, "msg": false, "secret": false},
+	"secret": {"server": true, "field": true, "key": true},
+	"warn":   {"server": false, "skill": false, "code": true, "msg": false},
+}
+
+// checkKeys refuses an element with a key its rule does not define or without a required one.
+func checkKeys(obj ast.Object, name, at string) error {
+	allowed := fields[name]
+	var bad error
+	obj.Foreach(func(k, _ *ast.Term) {
+		s, ok := k.Value.(ast.String)
+		if bad == nil && (!ok || !slices.Contains(slices.Collect(maps.Keys(allowed)), string(s))) {
+			bad = &MalformedError{Path: at, Msg: fmt.Sprintf("key %s is not one of %s's (%s)", k, name, keyList(allowed))}
+		}
+	})
+	if bad != nil {
+		return bad
+	}
+	for _, k := range slices.Sorted(maps.Keys(allowed)) {
+		if allowed[k] && obj.Get(ast.StringTerm(k)) == nil {
+			return &MalformedError{Path: at, Msg: fmt.Sprintf("has no %q", k)}
+		}
+	}
+	return nil
+}
+
+func keyList(m map[string]bool) string {
+	keys := slices.Sorted(maps.Keys(m))
+	out := ""
+	for i, k := range keys {
+		if i > 0 {
+			out += ", "
+		}
+		out += k
+	}
+	return out
+}
+
+// target reads the "server" or "skill" index of a deny or warn element: exactly one of them
+// for deny, at most one for warn. It returns -1 for an absent one.
+func (dec *decoder) target(obj ast.Object, at string, needOne bool) (server, skill int, err error) {
+	server, skill = -1, -1
+	if t := obj.Get(ast.StringTerm("server")); t != nil {
+		if server, err = dec.index(t, len(dec.req.Servers), at+".server"); err != nil {
+			return
+		}
+	}
+	if t := obj.Get(ast.StringTerm("skill")); t != nil {
+		if skill, err = dec.index(t, len(dec.req.Skills), at+".skill"); err != nil {
+			return
+		}
+	}
+	switch {
+	case server >= 0 && skill >= 0:
+		err = &MalformedError{Path: at, Msg: `names both a "server" and a "skill"`}
+	case needOne && server < 0 && skill < 0:
+		err = &MalformedError{Path: at, Msg: `names neither a "server" nor a "skill"`}
+	}
+	return
+}
+
+// index reads an index into a list of n.
+func (dec *decoder) index(t *ast.Term, n int, at string) (int, error) {
+	num, ok := t.Value.(ast.Number)
+	if ok {
+		if i, ok := num.Int(); ok && i >= 0 && i < n {
+			return i, nil
+		}
+	}
+	return 0, &MalformedError{Path: at, Msg: fmt.Sprintf("is %s, want an index below %d", show(t), n)}
+}
+
+// code reads the required non-empty "code" and the optional "msg" of an element.
+func code(obj ast.Object, at string) (string, string, error) {
+	c, ok := obj.Get(ast.StringTerm("code")).Value.(ast.String)
+	if !ok || c == "" {
+		return "", "", &MalformedError{Path: at + ".code", Msg: fmt.Sprintf("is %s, want a non-empty string", show(obj.Get(ast.StringTerm("code"))))}
+	}
+	msg := "denied by policy (" + string(c) + ")"
+	if t := obj.Get(ast.StringTerm("msg")); t != nil {
+		m, ok := t.Value.(ast.String)
+		if !ok {
+			return "", "", &MalformedError{Path: at + ".msg", Msg: fmt.Sprintf("is %s, want a string", show(t))}
+		}
+		if m != "" {
+			msg = string(m)
+		}
+	}
+	return string(c), msg, nil
+}
+
+func stringField(obj ast.Object, key string) string {
+	if t := obj.Get(ast.StringTerm(key)); t != nil {
+		if s, ok := t.Value.(ast.String); ok {
+			return string(s)
+		}
+	}
+	return ""
+}
+
+func (dec *decoder) deny(obj ast.Object, src source, at string) error {
+	if err := checkKeys(obj, "deny", at); err != nil {
+		return err
+	}
+	server, skill, err := dec.target(obj, at, true)
+	if err != nil {
+		return err
+	}
+	c, msg, err := code(obj, at)
+	if err != nil {
+		return err
+	}
+	r := Reason{Code: c, Message: msg, Field: stringField(obj, "field"), Rule: dec.e.where(src, c)}
+	if server >= 0 {
+		dec.d.Servers[server].Reasons = append(dec.d.Servers[server].Reasons, r)
+	} else {
+		dec.d.Skills[skill].Reasons = append(dec.d.Skills[skill].Reasons, r)
+	}
+	return nil
+}
+
+// entryOf reads the "server", "field" and "key" of a drop or secret element, each naming
+// something the request has.
+func (dec *decoder) entryOf(obj ast.Object, at string, fieldsAllowed ...string) (entry, error) {
+	i, err := dec.index(obj.Get(ast.StringTerm("server")), len(dec.req.Servers), at+".server")
+	if err != nil {
+		return entry{}, err
+	}
+	field := stringField(obj, "field")
+	if !slices.Contains(fieldsAllowed, field) {
+		return entry{}, &MalformedError{Path: at + ".field", Msg: fmt.Sprintf("is %s, want one of %q", show(obj.Get(ast.StringTerm("field"))), fieldsAllowed)}
+	}
+	kt := obj.Get(ast.StringTerm("key"))
+	key, ok := kt.Value.(ast.String)
+	s := &dec.req.Servers[i]
+	if ok {
+		switch field {
+		case "env":
+			ok = hasPair(s.Env, string(key))
+		case "headers":
+			ok = hasPair(s.Headers, string(key))
+		case "allowedTools":
+			ok = slices.Contains(s.AllowedTools, string(key))
+		}
+	}
+	if !ok {
+		return entry{}, &MalformedError{Path: at + ".key", Msg: fmt.Sprintf("is %s, which server %q has no %s entry for", show(kt), s.ID, field)}
+	}
+	return entry{server: i, field: field, key: string(key)}, nil
+}
+
+func hasPair(ps []spec.Pair, name string) bool {
+	return slices.ContainsFunc(ps, func(p spec.Pair) bool { return p.Name == name })
+}
+
+func (dec *decoder) drop(obj ast.Object, src source, at string) error {
+	if err := checkKeys(obj, "drop", at); err != nil {
+		return err
+	}
+	en, err := dec.entryOf(obj, at, "env", "headers", "allowedTools")
+	if err != nil {
+		return err
+	}
+	c, msg, err := code(obj, at)
+	if err != nil {
+		return err
+	}
+	dec.drops[en] = append(dec.drops[en], Reason{Code: c, Message: msg, Rule: dec.e.where(src, c)})
+	if t := obj.Get(ast.StringTerm("secret")); t != nil {
+		b, ok := t.Value.(ast.Boolean)
+		if !ok {
+			return &MalformedError{Path: at + ".secret", Msg: fmt.Sprintf("is %s, want a boolean", show(t))}
+		}
+		if b {
+			dec.secretDrops[en] = true
+		}
+	}
+	return nil
+}
+
+func (dec *decoder) secret(obj ast.Object, at string) error {
+	if err := checkKeys(obj, "secret", at); err != nil {
+		return err
+	}
+	en, err := dec.entryOf(obj, at, "env", "headers")
+	if err != nil {
+		return err
+	}
+	dec.secrets[en] = true
+	return nil
+}
+
+func (dec *decoder) warn(obj ast.Object, src source, at string) error {
+	if err := checkKeys(obj, "warn", at); err != nil {
+		return err
+	}
+	server, skill, err := dec.target(obj, at, false)
+	if err != nil {
+		return err
+	}
+	c, msg, err := code(obj, at)
+	if err != nil {
+		return err
+	}
+	w := Warning{Code: c, Message: msg, Rule: dec.e.where(src, c)}
+	if server >= 0 {
+		w.Server = dec.req.Servers[server].ID
+	}
+	if skill >= 0 {
+		w.Skill = dec.req.Skills[skill].Name
+	}
+	dec.warnings = append(dec.warnings, indexedWarning{server: server, skill: skill, w: w})
+	return nil
+}
+
+func (dec *decoder) spawnEnv(t *ast.Term, path string) error {
+	obj, ok := t.Value.(ast.Object)
+	if !ok {
+		return &MalformedError{Path: path, Msg: fmt.Sprintf("is %s, want an object with keys and prefixes", kind(t.Value))}
+	}
+	var bad error
+	obj.Foreach(func(k, v *ast.Term) {
+		if bad != nil {
+			return
+		}
+		name, _ := k.Value.(ast.String)
+		var list *[]string
+		switch name {
+		case "keys":
+			list = &dec.d.SpawnEnv.Keys
+		case "prefixes":
+			list = &dec.d.SpawnEnv.Prefixes
+		default:
+			bad = &MalformedError{Path: path, Msg: fmt.Sprintf("key %s is neither keys nor prefixes", k)}
+			return
+		}
+		elems, ok := elements(v.Value)
+		if !ok {
+			bad = &MalformedError{Path: path + "." + string(name), Msg: fmt.Sprintf("is %s, want a list of strings", kind(v.Value))}
+			return
+		}
+		for n, el := range elems {
+			s, ok := el.Value.(ast.String)
+			if !ok || s == "" {
+				bad = &MalformedError{Path: indexPath(path+"."+string(name), n), Msg: fmt.Sprintf("is %s, want a non-empty string", show(el))}
+				return
+			}
+			if !slices.Contains(*list, string(s)) {
+				*list = append(*list, string(s))
+			}
+		}
+	})
+	return bad
+}
+
+// finish sorts what the rules said into request order.
+func (dec *decoder) finish() {
+	d := dec.d
+	for i := range d.Servers {
+		sd := &d.Servers[i]
+		sd.Reasons = sortedReasons(sd.Reasons)
+		sd.Allow = len(sd.Reasons) == 0
+		s := &dec.req.Servers[i]
+		sd.Drop = []Drop{}
+		add := func(field, key string) {
+			en := entry{i, field, key}
+			for _, r := range sortedReasons(dec.drops[en]) {
+				sd.Drop = append(sd.Drop, Drop{Field: field, Key: key, Reason: r, Secret: dec.secretDrops[en]})
+			}
+		}
 		for _, p := range s.Env {
-			r := EntryRef{Server: i, Key: p.Name}
-			if dec.envSecrets[r] && drops[0][r] == "" {
+			add("env", p.Name)
+		}
+		for _, p := range s.Headers {
+			add("headers", p.Name)
+		}
+		for _, t := range uniq(s.AllowedTools) {
+			add("allowedTools", t)
+		}
+		for _, p := range s.Env {
+			if dec.secrets[entry{i, "env", p.Name}] {
 				d.Secrets = append(d.Secrets, SecretRef{Server: i, Field: "env", Key: p.Name})
 			}
 		}
 		for _, p := range s.Headers {
-			r := EntryRef{Server: i, Key: p.Name}
-			if dec.headerSecrets[r] && drops[1][r] == "" {
+			if dec.secrets[entry{i, "headers", p.Name}] {
 				d.Secrets = append(d.Secrets, SecretRef{Server: i, Field: "headers", Key: p.Name})
 			}
 		}
-		if dec.tokens[i] {
-			key := "MCP_ACCESS_TOKEN"
-			if s.Transport == "http" {
-				key = "Authorization"
-			}
-			d.Secrets = append(d.Secrets, SecretRef{Server: i, Field: "token", Key: key})
-		}
 	}
-	return d, nil
-}
-
-// decoder accumulates the statements of one decision.
-type decoder struct {
-	req *spec.Request
-	d   *Decision
-	// drops are the reason of each dropped entry (its first), per field of dropFields.
-	drops                     [3]map[EntryRef]string
-	envSecrets, headerSecrets map[EntryRef]bool
-	tokens                    map[int]bool
-	warnings                  []Warning
-	warned                    []int // server index of each warning, or -1
-}
-
-// statement decodes the statement of part that starts at element at, and returns where the
-// next one starts. Error paths are relative to the part.
-func (dec *decoder) statement(part *ast.Array, at int) (int, error) {
-	verb, ok := part.Elem(at).Value.(ast.String)
-	if !ok {
-		return 0, &MalformedError{Path: indexPath("", at), Msg: fmt.Sprintf("is %s, want a statement (server, skill, drop, secret, warn, warn_skill or spawn_env)", show(part.Elem(at)))}
+	for k := range d.Skills {
+		d.Skills[k].Reasons = sortedReasons(d.Skills[k].Reasons)
+		d.Skills[k].Allow = len(d.Skills[k].Reasons) == 0
 	}
-	n := arity[string(verb)]
-	if n == 0 {
-		return 0, &MalformedError{Path: indexPath("", at), Msg: fmt.Sprintf("is %s, want a statement (server, skill, drop, secret, warn, warn_skill or spawn_env)", verb)}
-	}
-	if at+n > part.Len() {
-		return 0, &MalformedError{Path: indexPath("", at), Msg: fmt.Sprintf("%s statement has %d of its %d values", verb, part.Len()-at-1, n-1)}
-	}
-	arg := func(k int) *ast.Term { return part.Elem(at + k) }
-	// pos(k) is where value k is: its path, "[at+k]", is only spelled for an error.
-	pos := func(k int) int { return at + k }
-	nServers := len(dec.req.Servers)
-	switch verb {
-	case "server", "skill":
-		code, err := codeArg(arg(1), pos(1))
-		if err != nil {
-			return 0, err
+	slices.SortStableFunc(dec.warnings, func(a, b indexedWarning) int {
+		return cmp.Or(cmp.Compare(a.server, b.server), cmp.Compare(a.skill, b.skill),
+			cmp.Compare(a.w.Code, b.w.Code), cmp.Compare(a.w.Message, b.w.Message))
+	})
+	for _, w := range dec.warnings {
+		// A warning about a refused server is left out: that server does not run.
+		if w.server >= 0 && !d.Servers[w.server].Allow {
+			continue
 		}
-		limit, reasons := nServers, func(i int) *[]string { return &dec.d.Servers[i].Reasons }
-		if verb == "skill" {
-			limit, reasons = len(dec.req.Skills), func(k int) *[]string { return &dec.d.Skills[k].Reasons }
-		}
-		err = eachIndex(arg(2), pos(2), limit, func(i int) { *reasons(i) = append(*reasons(i), code) })
-		return at + n, err
-	case "drop":
-		f := slices.Index(dropFields[:], fieldName(arg(1)))
-		if f < 0 {
-			return 0, &MalformedError{Path: elemPath(pos(1)), Msg: fmt.Sprintf("is %s, want env, headers or allowedTools", show(arg(1)))}
-		}
-		code, err := codeArg(arg(2), pos(2))
-		if err != nil {
-			return 0, err
-		}
-		err = eachEntry(arg(3), pos(3), nServers, func(r EntryRef) {
-			if dec.drops[f] == nil {
-				dec.drops[f] = map[EntryRef]string{}
-			}
-			if _, seen := dec.drops[f][r]; !seen {
-				dec.drops[f][r] = code
-			}
-		})
-		return at + n, err
-	case "secret":
-		var err error
-		switch fieldName(arg(1)) {
-		case "env":
-			err = eachEntry(arg(2), pos(2), nServers, func(r EntryRef) { dec.envSecrets = setTrue(dec.envSecrets, r) })
-		case "headers":
-			err = eachEntry(arg(2), pos(2), nServers, func(r EntryRef) { dec.headerSecrets = setTrue(dec.headerSecrets, r) })
-		case "token":
-			err = eachIndex(arg(2), pos(2), nServers, func(i int) { dec.tokens = setTrue(dec.tokens, i) })
-		default:
-			err = &MalformedError{Path: elemPath(pos(1)), Msg: fmt.Sprintf("is %s, want env, headers or token", show(arg(1)))}
-		}
-		return at + n, err
-	case "warn", "warn_skill":
-		code, err := codeArg(arg(1), pos(1))
-		if err != nil {
-			return 0, err
-		}
-		msg, ok := arg(2).Value.(ast.String)
-		if !ok {
-			return 0, &MalformedError{Path: elemPath(pos(2)), Msg: fmt.Sprintf("is %s, want a message", kind(arg(2).Value))}
-		}
-		w := Warning{Code: code, Message: string(msg)}
-		if verb == "warn_skill" {
-			err = eachIndex(arg(3), pos(3), len(dec.req.Skills), func(k int) {
-				w.Skill = dec.req.Skills[k].Name
-				dec.warnings, dec.warned = append(dec.warnings, w), append(dec.warned, -1)
-			})
-			return at + n, err
-		}
-		err = eachIndex(arg(3), pos(3), nServers, func(i int) {
-			w.Server = dec.req.Servers[i].ID
-			dec.warnings, dec.warned = append(dec.warnings, w), append(dec.warned, i)
-		})
-		return at + n, err
-	default: // spawn_env
-		keys, err := stringList(arg(1), pos(1))
-		if err != nil {
-			return 0, err
-		}
-		prefixes, err := stringList(arg(2), pos(2))
-		if err != nil {
-			return 0, err
-		}
-		for i, pfx := range prefixes {
-			if pfx == "" {
-				return 0, &MalformedError{Path: indexPath(elemPath(pos(2)), i), Msg: "is empty: it would pass the whole host environment"}
-			}
-		}
-		dec.d.SpawnEnv.Keys = appendNew(dec.d.SpawnEnv.Keys, keys)
-		dec.d.SpawnEnv.Prefixes = appendNew(dec.d.SpawnEnv.Prefixes, prefixes)
-		return at + n, nil
+		d.Warnings = append(d.Warnings, w.w)
 	}
 }
 
-// arity is the number of elements of each statement, its verb included.
-var arity = map[string]int{
-	"server":     3, // "server", code, {server index...}
-	"skill":      3, // "skill", code, {skill index...}
-	"drop":       4, // "drop", field, code, {[server index, key]...}
-	"secret":     3, // "secret", "env"|"headers", {[server index, key]...} or "secret", "token", {server index...}
-	"warn":       4, // "warn", code, message, {server index...}
-	"warn_skill": 4, // "warn_skill", code, message, {skill index...}
-	"spawn_env":  3, // "spawn_env", [key...], [prefix...]
+// sortedReasons is rs sorted by code, one per code (the first rule's), or an empty list.
+func sortedReasons(rs []Reason) []Reason {
+	slices.SortStableFunc(rs, func(a, b Reason) int { return cmp.Compare(a.Code, b.Code) })
+	rs = slices.CompactFunc(rs, func(a, b Reason) bool { return a.Code == b.Code })
+	if rs == nil {
+		return []Reason{}
+	}
+	return rs
 }
 
-// fieldName is t's string, or "" when t is no string.
-func fieldName(t *ast.Term) string {
-	s, _ := t.Value.(ast.String)
-	return string(s)
-}
-
-// elemPath is the path of element at of a part, relative to the part.
-func elemPath(at int) string { return indexPath("", at) }
-
-// codeArg is t, element at of a part, as a reason code: a non-empty string.
-func codeArg(t *ast.Term, at int) (string, error) {
-	code, ok := t.Value.(ast.String)
-	if !ok || code == "" {
-		return "", &MalformedError{Path: elemPath(at), Msg: fmt.Sprintf("is %s, want a code", show(t))}
-	}
-	return string(code), nil
-}
-
-func setTrue[K comparable](m map[K]bool, k K) map[K]bool {
-	if m == nil {
-		m = map[K]bool{}
-	}
-	m[k] = true
-	return m
-}
-
-// eachIndex calls f for each element of t, a set of indices below n.
-func eachIndex(t *ast.Term, at int, n int, f func(int)) error {
-	ts, ok := elems(t.Value)
-	if !ok {
-		return &MalformedError{Path: elemPath(at), Msg: fmt.Sprintf("is %s, want a set", kind(t.Value))}
-	}
-	for _, e := range ts {
-		i, ok := index(e, n)
-		if !ok {
-			return &MalformedError{Path: elemPath(at), Msg: fmt.Sprintf("holds %s, want an index below %d", e, n)}
-		}
-		f(i)
-	}
-	return nil
-}
-
-// eachEntry calls f for each element of t, a set of [server index, key] pairs with a server
-// index below n.
-func eachEntry(t *ast.Term, at int, n int, f func(EntryRef)) error {
-	ts, ok := elems(t.Value)
-	if !ok {
-		return &MalformedError{Path: elemPath(at), Msg: fmt.Sprintf("is %s, want a set", kind(t.Value))}
-	}
-	for _, e := range ts {
-		r, ok := entryRef(e, n)
-		if !ok {
-			return &MalformedError{Path: elemPath(at), Msg: fmt.Sprintf("holds %s, want [server index, key]", e)}
-		}
-		f(r)
-	}
-	return nil
-}
-
-// appendNew appends to out the strings of add it does not hold yet (add itself when out is
-// empty and add has no repeats).
-func appendNew(out, add []string) []string {
-	if len(out) == 0 && !hasRepeats(add) {
-		return add
-	}
-	for _, s := range add {
+// uniq is ss without repeats, in order.
+func uniq(ss []string) []string {
+	var out []string
+	for _, s := range ss {
 		if !slices.Contains(out, s) {
 			out = append(out, s)
 		}
@@ -368,150 +589,51 @@ func appendNew(out, add []string) []string {
 	return out
 }
 
-// hasRepeats reports whether a string occurs twice in ss.
-func hasRepeats(ss []string) bool {
-	for i, s := range ss {
-		if slices.Contains(ss[i+1:], s) {
-			return true
-		}
-	}
-	return false
-}
-
-// dropFields are the fields a drop statement names, in the order a server's drops are listed.
-var dropFields = [3]string{"env", "headers", "allowedTools"}
-
-// verdict is codes sorted without repeats, or an empty list.
-func verdict(codes []string) []string {
-	if len(codes) == 0 {
-		return []string{}
-	}
-	slices.Sort(codes)
-	return slices.Compact(codes)
-}
-
-// elems are the elements of v, a set (in its sorted order, not copied) or an array.
-func elems(v ast.Value) ([]*ast.Term, bool) {
-	switch c := v.(type) {
+// elements are the terms of a set or an array.
+func elements(v ast.Value) ([]*ast.Term, bool) {
+	switch v := v.(type) {
 	case ast.Set:
-		return c.Slice(), true
+		return v.Slice(), true
 	case *ast.Array:
-		ts := make([]*ast.Term, c.Len())
-		for i := range ts {
-			ts[i] = c.Elem(i)
+		out := make([]*ast.Term, v.Len())
+		for i := range out {
+			out[i] = v.Elem(i)
 		}
-		return ts, true
+		return out, true
 	}
 	return nil, false
 }
 
-// index is t as an int in [0, n).
-func index(t *ast.Term, n int) (int, bool) {
-	num, ok := t.Value.(ast.Number)
-	if !ok {
-		return 0, false
-	}
-	i, ok := num.Int()
-	return i, ok && i >= 0 && i < n
-}
-
-// entryRef is t, a [server, key] pair with a server index below n.
-func entryRef(t *ast.Term, n int) (EntryRef, bool) {
-	a, ok := t.Value.(*ast.Array)
-	if !ok || a.Len() != 2 {
-		return EntryRef{}, false
-	}
-	i, ok := index(a.Elem(0), n)
-	if !ok {
-		return EntryRef{}, false
-	}
-	k, ok := a.Elem(1).Value.(ast.String)
-	return EntryRef{Server: i, Key: string(k)}, ok
-}
-
-// appendDrops appends to out the drops of server i's field, one per key in request order.
-func appendDrops(out []Drop, reasons map[EntryRef]string, i int, field string, keys iter.Seq[string]) []Drop {
-	if len(reasons) == 0 {
-		return out
-	}
-	start := len(out)
-	for k := range keys {
-		r, ok := reasons[EntryRef{Server: i, Key: k}]
-		if !ok || slices.ContainsFunc(out[start:], func(d Drop) bool { return d.Key == k }) {
-			continue
-		}
-		out = append(out, Drop{Field: field, Key: k, Reason: r})
-	}
-	return out
-}
-
-// pairNames yields the names of ps.
-func pairNames(ps []spec.Pair) iter.Seq[string] {
-	return func(yield func(string) bool) {
-		for _, p := range ps {
-			if !yield(p.Name) {
-				return
-			}
-		}
-	}
-}
-
-// under prefixes the path of a *MalformedError with prefix.
-func under(err error, prefix string) error {
-	var me *MalformedError
-	if errors.As(err, &me) {
-		me.Path = prefix + me.Path
-	}
-	return err
-}
-
-// indexPath is prefix[i]; it is only built on the error path or per array entry.
-func indexPath(prefix string, i int) string {
-	return prefix + "[" + strconv.Itoa(i) + "]"
-}
+func indexPath(prefix string, i int) string { return prefix + "[" + strconv.Itoa(i) + "]" }
 
 func kind(v ast.Value) string {
 	switch v.(type) {
-	case nil, ast.Null:
+	case ast.Null:
 		return "null"
-	case ast.Object:
-		return "an object"
-	case *ast.Array:
-		return "an array"
-	case ast.Set:
-		return "a set"
-	case ast.String:
-		return "a string"
 	case ast.Boolean:
 		return "a boolean"
 	case ast.Number:
 		return "a number"
-	default:
-		return fmt.Sprintf("%T", v)
+	case ast.String:
+		return "a string"
+	case *ast.Array:
+		return "an array"
+	case ast.Set:
+		return "a set"
+	case ast.Object:
+		return "an object"
 	}
+	return fmt.Sprintf("%T", v)
 }
 
-// show is t's value in Rego syntax, or "undefined".
+// show is t as Rego spells it, cut short.
 func show(t *ast.Term) string {
 	if t == nil {
-		return "undefined"
+		return "missing"
 	}
-	return t.Value.String()
-}
-
-// stringList is t, element at of a part, as a list of strings.
-func stringList(t *ast.Term, at int) ([]string, error) {
-	a, ok := t.Value.(*ast.Array)
-	if !ok {
-		return nil, &MalformedError{Path: elemPath(at), Msg: fmt.Sprintf("is %s, want a list of strings", kind(t.Value))}
+	s := t.String()
+	if len(s) > 60 {
+		s = s[:57] + "..."
 	}
-	out := make([]string, a.Len())
-	for i := range out {
-		s, ok := a.Elem(i).Value.(ast.String)
-		if !ok {
-			return nil, &MalformedError{Path: indexPath(elemPath(at), i), Msg: fmt.Sprintf("is %s, want a string", kind(a.Elem(i).Value))}
-		}
-		out[i] = string(s)
-	}
-	return out, nil
+	return s
 }

@@ -24,7 +24,7 @@ func Example() {
 		},
 	}
 	hostEnv := []spec.Pair{{Name: "PATH", Value: "/usr/bin"}, {Name: "AWS_SECRET_ACCESS_KEY", Value: "x"}}
-	decision, err := engine.Decide(ctx, req, hostEnv)
+	decision, err := engine.Decide(ctx, req, hostEnv, "")
 	if err != nil {
 		fmt.Println("decide:", err)
 		return

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
@@ -18,14 +17,22 @@ import (
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/storage"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
-	"github.com/open-policy-agent/opa/v1/topdown"
 
 	"github.com/loadout-dev/loadout/host/spec"
 	"github.com/loadout-dev/loadout/policies"
 )
 
-// Query is the one decision the host evaluates.
-const Query = "data.loadout.decision"
+// Namespace is the package prefix whose rules make the decision: every package under
+// data.loadout may contribute deny, drop, secret and warn sets and a spawn_env object
+// (docs/POLICIES.md §2).
+const Namespace = "data.loadout"
+
+// ruleNames are the rules the host collects from every package under Namespace.
+var ruleNames = []string{"deny", "drop", "secret", "warn", "spawn_env"}
+
+// FixturesDir is the top directory of a policy tree that holds test inputs: loaded for
+// tests (data.fixtures), not for decisions.
+const FixturesDir = "fixtures"
 
 // evalTime is the clock every evaluation sees: policies cannot branch on the wall clock.
 var evalTime = time.Unix(0, 0).UTC()
@@ -33,30 +40,40 @@ var evalTime = time.Unix(0, 0).UTC()
 // Config configures an Engine. The zero value works: the embedded default policies, no logs.
 type Config struct {
 	// FS holds the policy tree (Rego modules and JSON/YAML data, each data file at its
-	// directory's path, as the opa CLI loads it). Files ending in _test.rego are not loaded for
-	// decisions. Nil means the embedded defaults (policies.FS).
+	// directory's path, as the opa CLI loads it). Files ending in _test.rego and the fixtures
+	// directory are not loaded for decisions. Nil means the embedded defaults (policies.FS).
 	FS fs.FS
+	// Bundle, when set, is the policy tree instead of FS: an OPA bundle (LoadBundle).
+	Bundle *Bundle
 	// Logger receives startup and decision logs; nil discards them. Values are never logged.
 	Logger *slog.Logger
 }
 
-// Engine is a compiled policy: one prepared query over the policy tree. It is built once by
-// New, never changes afterwards, and is safe for concurrent use.
+// Engine is a compiled policy: one prepared query that reads every contributing rule. It is
+// built once by New, never changes afterwards, and is safe for concurrent use.
 type Engine struct {
 	query    rego.PreparedEvalQuery
-	residual *residual // nil: every decision is the query's evaluation
-	tunables *tunables
+	sources  []source // what each element of the query's result is
+	rules    ruleIndex
+	revision string
 	logger   *slog.Logger
 }
 
-// ErrNoDecision is returned by Decide when the policy leaves data.loadout.decision undefined.
-// The request is refused (fail closed).
-var ErrNoDecision = errors.New("policy produced no decision")
+// source is one rule the decision reads.
+type source struct {
+	pkg  string // package path, e.g. "data.loadout.url"
+	name string // one of ruleNames
+}
 
-// MalformedError is returned by Decide when the decision document does not have the shape
-// host/policy/doc.go documents. The request is refused (fail closed).
+// ErrNoDecision is returned by Decide when a rule the decision reads is undefined (a
+// spawn_env whose body fails, say). The request is refused (fail closed).
+var ErrNoDecision = errors.New("policy produced no decision: a rule it reads is undefined")
+
+// MalformedError is returned by Decide when an element a rule produced does not have the
+// shape docs/POLICIES.md §2 documents (an index out of range, a missing code, a key the
+// request does not have). The request is refused (fail closed).
 type MalformedError struct {
-	Path string // where in the document, e.g. "servers[2].drop[0].field"
+	Path string // the rule and element, e.g. "data.loadout.corp.deny[2].server"
 	Msg  string
 }
 
@@ -64,11 +81,20 @@ func (e *MalformedError) Error() string {
 	return "policy decision is malformed: " + e.Path + ": " + e.Msg
 }
 
-// IsRejected reports whether err means the policy refuses the request (exit 3): no decision,
-// a malformed decision, or a request that smuggles a reserved placeholder.
+// EvalError is a policy that failed while it evaluated (a built-in error in strict mode, a
+// conflict between rules, a cancelled context). The request is refused (fail closed).
+type EvalError struct{ Err error }
+
+func (e *EvalError) Error() string { return "evaluate policy: " + e.Err.Error() }
+func (e *EvalError) Unwrap() error { return e.Err }
+
+// IsRejected reports whether err means the policy refuses the request (exit 3): an undefined
+// rule, a malformed element, an evaluation error, or a request that smuggles a reserved
+// placeholder.
 func IsRejected(err error) bool {
 	var me *MalformedError
-	return errors.Is(err, ErrNoDecision) || errors.Is(err, ErrPlaceholder) || errors.As(err, &me)
+	var ee *EvalError
+	return errors.Is(err, ErrNoDecision) || errors.Is(err, ErrPlaceholder) || errors.As(err, &me) || errors.As(err, &ee)
 }
 
 // Capabilities are the built-ins a policy may call: this OPA version's, minus everything that
@@ -94,27 +120,42 @@ func Capabilities() *ast.Capabilities {
 	return caps
 }
 
-// New loads and compiles the policies of cfg.FS and prepares the decision query once, in strict
-// mode with pinned capabilities. A policy that does not compile is an error naming each
-// file:row and OPA error code.
+// New loads and compiles the policies of cfg.FS (or cfg.Bundle) in strict mode with pinned
+// capabilities, finds every rule under Namespace that contributes to the decision, prepares
+// one query over them, and evaluates it once over a plain sample request: a policy that does
+// not compile, or that errors on a plain request, stops loadout instead of refusing every
+// render. A policy that does not compile is a *CompileError naming each file:row and OPA
+// error code.
 func New(ctx context.Context, cfg Config) (*Engine, error) {
-	interned.Lock() // see interned
-	defer interned.Unlock()
-	fsys := cfg.FS
-	if fsys == nil {
-		fsys = policies.FS
-	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	modules, store, docs, err := load(fsys, false)
+	var (
+		modules  map[string]*ast.Module
+		store    storage.Store
+		revision string
+		err      error
+	)
+	if cfg.Bundle != nil {
+		modules, store, revision, err = cfg.Bundle.load()
+	} else {
+		fsys := cfg.FS
+		if fsys == nil {
+			fsys = policies.FS
+		}
+		modules, store, err = load(fsys, false)
+	}
 	if err != nil {
 		return nil, err
 	}
-	tun, err := readTunables(docs["tunables"])
-	if err != nil {
-		return nil, err
+	sources, rules := collect(modules)
+	if len(sources) == 0 {
+		return nil, fmt.Errorf("load policies: no package under %s defines %s", Namespace, strings.Join(ruleNames, ", "))
+	}
+	refs := make([]string, len(sources))
+	for i, src := range sources {
+		refs[i] = src.pkg + "." + src.name
 	}
 	opts := []func(*rego.Rego){
 		rego.Store(store),
@@ -122,98 +163,77 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		rego.Strict(true),
 		rego.StrictBuiltinErrors(true),
 		rego.SetRegoVersion(ast.RegoV1),
+		rego.Query("[" + strings.Join(refs, ", ") + "]"),
 	}
 	for _, name := range slices.Sorted(maps.Keys(modules)) {
-		m := modules[name]
-		if m.Package.Path.HasPrefix(partialPath) {
-			return nil, &CompileError{Errors: ast.Errors{ast.NewError(ast.CompileErr, m.Package.Location,
-				"package %s is the host's: a policy may not define it", partialPackage)}}
-		}
-		opts = append(opts, rego.ParsedModule(m))
+		opts = append(opts, rego.ParsedModule(modules[name]))
 	}
-	pq, res, err := prepare(ctx, opts)
+	pq, err := rego.New(opts...).PrepareForEval(ctx)
 	if err != nil {
 		return nil, compileError(err)
 	}
-	logger.Debug("policy prepared", "modules", len(modules), "query", Query, "residual", res != nil)
-	return &Engine{query: pq, residual: res, tunables: tun, logger: logger}, nil
+	e := &Engine{query: pq, sources: sources, rules: rules, revision: revision, logger: logger}
+	if _, err := e.Decide(ctx, sampleRequest(), nil, ""); err != nil {
+		return nil, fmt.Errorf("load policies: the policy fails on a plain request: %w", err)
+	}
+	logger.Debug("policy prepared", "modules", len(modules), "rules", len(sources), "revision", revision)
+	return e, nil
 }
 
-// interned guards OPA's process-wide interned terms (ast.InternedEmptySet, small numbers,
-// ...). Partial evaluation rewrites the terms of what it returns in place (its copy
-// propagation, and rego's rewriting of the result), interned ones included: the values it
-// writes are equal, but the writes race with any code in the process that reads those terms
-// (go test -race found it with policies whose comprehensions hold set() and small numbers).
-// New and RunTests, which load, compile and partially evaluate, hold it exclusively; Decide
-// and Decision.Raw, which build and read AST values, hold it shared. Outside a policy load
-// (startup, loadout serve's reload) the shared lock is uncontended. Only this package uses
-// OPA, so the discipline is complete within it.
-var interned sync.RWMutex
+// Revision is the bundle revision the engine was built from ("" for a directory).
+func (e *Engine) Revision() string { return e.revision }
 
-// partialPackage is the package of the rule prepare builds from the partially evaluated
-// decision (under data, as the default rego partial namespace is): New refuses a policy tree
-// that defines it.
-const partialPackage = "loadout_partial"
-
-var partialPath = ast.Ref{ast.DefaultRootDocument, ast.StringTerm(partialPackage)}
-
-// prepare compiles the policy (opts: store, capabilities, modules) and prepares the decision
-// query. The query is partially evaluated once here, with the input unknown: the rules it
-// reaches are inlined into one body per case the data decides (the tunables and constant
-// tables resolved now), and the query evaluated per request is a rule whose bodies are those,
-// so an evaluation runs only the expressions that read the input. Nothing about a request is
-// known at this point; each Decide evaluates in full.
-//
-// The rule is built here rather than by rego.WithPartialEval, which makes the shared
-// ast.Wildcard term its value and so writes to it while compiling (a data race with every
-// other evaluation in the process). A policy whose decision partial evaluation cannot
-// flatten into plain bodies is prepared as written. When the bodies are in the fragment a
-// residual runs, prepare compiles them into one as well (nil otherwise).
-func prepare(ctx context.Context, opts []func(*rego.Rego)) (rego.PreparedEvalQuery, *residual, error) {
-	const result = "result"
-	parts, err := rego.New(append(slices.Clip(opts), rego.Query(result+" = "+Query), rego.Unknowns([]string{"input"}))...).Partial(ctx)
-	if err != nil {
-		return rego.PreparedEvalQuery{}, nil, err
+// Rules lists the rules the decision reads, as package.rule, in the order they are read.
+func (e *Engine) Rules() []string {
+	out := make([]string, len(e.sources))
+	for i, s := range e.sources {
+		out[i] = s.pkg + "." + s.name
 	}
-	if len(parts.Queries) == 0 || len(parts.Support) > 0 {
-		pq, err := rego.New(append(slices.Clip(opts), rego.Query(Query))...).PrepareForEval(ctx)
-		return pq, nil, err
-	}
-	module := &ast.Module{Package: &ast.Package{Path: partialPath.Copy(), Location: &ast.Location{File: partialPackage + ".rego"}}}
-	for _, body := range parts.Queries {
-		module.Rules = append(module.Rules, &ast.Rule{
-			Head:   ast.NewHead(ast.Var("decision"), nil, ast.VarTerm(result)),
-			Body:   body,
-			Module: module,
-		})
-	}
-	pq, err := rego.New(append(slices.Clip(opts), rego.ParsedModule(module), rego.Query("data."+partialPackage+".decision"))...).PrepareForEval(ctx)
-	if err != nil {
-		return pq, nil, err
-	}
-	return pq, compileResidual(parts.Queries, ast.Var(result)), nil
+	return out
 }
 
-// load reads the policy tree: Rego modules (with tests when withTests), the store of its data
-// documents, and those documents (the tunables are read from them).
-func load(fsys fs.FS, withTests bool) (map[string]*ast.Module, storage.Store, map[string]any, error) {
+// sampleRequest is the request New evaluates once: a stdio and an http server and a skill,
+// every field a plain value.
+func sampleRequest() *spec.Request {
+	return &spec.Request{
+		Harness: "claude",
+		Run:     spec.Run{User: "alice", HasUser: true},
+		Skills:  []spec.Skill{{Name: "review", Description: "Review code", Instructions: "Read the diff."}},
+		Servers: []spec.Server{
+			{Index: 0, ID: "files", Transport: "stdio", Command: "mcp-files", Args: []string{"."},
+				Env: []spec.Pair{{Name: "LOG_LEVEL", Value: "info"}}, Enabled: true},
+			{Index: 1, ID: "docs", Transport: "http", URL: "https://mcp.example.com/mcp",
+				Headers: []spec.Pair{{Name: "X-Client", Value: "loadout"}}, Enabled: true},
+		},
+	}
+}
+
+// load reads a policy tree: Rego modules (with tests and fixtures when withTests) and the
+// store of its data documents.
+func load(fsys fs.FS, withTests bool) (map[string]*ast.Module, storage.Store, error) {
 	res, err := loader.NewFileLoader().
 		WithFS(fsys).
 		WithProcessAnnotation(true).
 		WithRegoVersion(ast.RegoV1).
 		WithCapabilities(Capabilities()).
-		Filtered([]string{"."}, func(_ string, info fs.FileInfo, _ int) bool {
-			return !withTests && !info.IsDir() && strings.HasSuffix(info.Name(), "_test.rego")
+		Filtered([]string{"."}, func(_ string, info fs.FileInfo, depth int) bool {
+			switch {
+			case withTests:
+				return false
+			case info.IsDir():
+				return info.Name() == FixturesDir && depth == 1
+			}
+			return strings.HasSuffix(info.Name(), "_test.rego")
 		})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("load policies: %w", compileError(err))
+		return nil, nil, fmt.Errorf("load policies: %w", compileError(err))
 	}
 	modules := res.ParsedModules()
 	if len(modules) == 0 {
-		return nil, nil, nil, errors.New("load policies: no Rego module found")
+		return nil, nil, errors.New("load policies: no Rego module found")
 	}
 	store := inmem.NewFromObjectWithOpts(res.Documents, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true))
-	return modules, store, res.Documents, nil
+	return modules, store, nil
 }
 
 // CompileError is a policy that does not parse or compile. Errors keeps OPA's errors, each
@@ -262,62 +282,32 @@ func compileError(err error) error {
 	return err
 }
 
-// Decide evaluates the policy over req and the facts Go computes from it and from hostEnv (only
-// the host variables' names reach the policy, never their values). An undefined decision is
-// ErrNoDecision and a decision of the wrong shape a *MalformedError: both refuse the request.
-// Safe for concurrent use.
-func (e *Engine) Decide(ctx context.Context, req *spec.Request, hostEnv []spec.Pair) (*Decision, error) {
-	interned.RLock() // see interned
-	defer interned.RUnlock()
-	facts := computeFacts(req, hostEnv, e.tunables)
-	t, err := e.evaluate(ctx, inputValue(req, &facts, e.tunables))
-	if err != nil {
-		return nil, err
-	}
-	d, err := decodeDecision(t.Value, req)
-	if err != nil {
-		return nil, err
-	}
-	e.logger.Debug("policy decided", "servers", len(d.Servers), "skills", len(d.Skills), "secrets", len(d.Secrets))
-	return d, nil
-}
-
-// evaluate is the decision document for input: the residual's when it decides, otherwise
-// OPA's evaluation of the prepared query.
-func (e *Engine) evaluate(ctx context.Context, input ast.Value) (*ast.Term, error) {
-	if e.residual != nil && ctx.Err() == nil {
-		if t, ok := e.residual.eval(ctx, input); ok {
-			return t, nil
-		}
-	}
-	return e.evalQuery(ctx, input)
-}
-
-// evalQuery evaluates the prepared query over input with OPA's topdown.
-func (e *Engine) evalQuery(ctx context.Context, input ast.Value) (*ast.Term, error) {
-	// Cancellation: OPA would start a goroutine per evaluation to watch ctx; a callback
-	// registered on ctx (none for a context that is never done) costs less.
-	cancel := topdown.NewCancel()
-	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, cancel.Cancel)
-		defer stop()
-	}
+// Decide evaluates the policy over the input document of req and hostEnv (only the host
+// variables' names reach the policy, never their values) for harness ("" means the
+// request's own), and collects every contributing rule into a Decision aligned with req. An
+// evaluation error, an undefined rule or an element of the wrong shape refuses the request
+// (IsRejected). Safe for concurrent use.
+func (e *Engine) Decide(ctx context.Context, req *spec.Request, hostEnv []spec.Pair, harness string) (*Decision, error) {
 	rs, err := e.query.Eval(ctx,
-		rego.EvalParsedInput(input),
-		rego.EvalExternalCancel(cancel),
+		rego.EvalParsedInput(inputValue(req, hostEnv, harness)),
 		evalTimeOption, evalMetricsOption, evalKeepASTOption,
 	)
 	if err != nil {
-		return nil, fmt.Errorf("evaluate %s: %w", Query, err)
+		return nil, &EvalError{Err: err}
 	}
 	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
 		return nil, ErrNoDecision
 	}
 	t, ok := rs[0].Expressions[0].Value.(*ast.Term)
 	if !ok {
-		return nil, fmt.Errorf("evaluate %s: result is %T, want an AST term", Query, rs[0].Expressions[0].Value)
+		return nil, fmt.Errorf("evaluate policy: result is %T, want an AST term", rs[0].Expressions[0].Value)
 	}
-	return t, nil
+	d, err := e.decode(t.Value, req)
+	if err != nil {
+		return nil, err
+	}
+	e.logger.Debug("policy decided", "servers", len(d.Servers), "skills", len(d.Skills), "secrets", len(d.Secrets))
+	return d, nil
 }
 
 // The evaluation options every Decide passes, built once: the clock, no metrics, the result
@@ -328,6 +318,5 @@ var (
 	evalKeepASTOption = rego.EvalGenerateJSON(keepAST)
 )
 
-// keepAST hands the evaluated term to Decide as it is: decodeDecision reads the AST, and the
-// JSON form is only built if Decision.Raw asks for it.
+// keepAST hands the evaluated term to Decide as it is: decode reads the AST.
 func keepAST(t *ast.Term, _ *rego.EvalContext) (any, error) { return t, nil }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/cover"
 	"github.com/open-policy-agent/opa/v1/tester"
 
 	"github.com/loadout-dev/loadout/policies"
@@ -20,6 +21,8 @@ type Report struct {
 	Failed  int          `json:"failed"`
 	Errored int          `json:"errored"`
 	Skipped int          `json:"skipped"`
+	// Coverage is OPA's coverage report, with TestOptions.Coverage.
+	Coverage *cover.Report `json:"coverage,omitempty"`
 }
 
 // OK reports whether the run has at least one test and none failed or errored: the verdict
@@ -38,16 +41,28 @@ type TestResult struct {
 	Duration time.Duration `json:"duration"`
 }
 
-// RunTests runs the *_test.rego of fsys (nil: the embedded defaults) through the embedded OPA,
-// with the engine's capabilities, as `opa test` does. A policy tree that does not compile is an
-// error (a *CompileError); failing tests are in the Report.
-func RunTests(ctx context.Context, fsys fs.FS) (Report, error) {
+// TestOptions are opa test's options.
+type TestOptions struct {
+	// Timeout bounds each test (opa test --timeout); 0 means DefaultTestTimeout.
+	Timeout time.Duration
+	// Run keeps the tests whose package.name matches this regular expression (opa test --run).
+	Run string
+	// Coverage collects a coverage report (opa test --coverage).
+	Coverage bool
+}
+
+// DefaultTestTimeout is a test's time limit when TestOptions.Timeout is 0: far above what a
+// policy test takes, so a slow or loaded machine does not fail a correct test.
+const DefaultTestTimeout = time.Minute
+
+// RunTests runs the *_test.rego of fsys (nil: the embedded defaults) through the embedded OPA
+// tester, with the engine's capabilities, as `opa test` does. A policy tree that does not
+// compile is an error (a *CompileError); failing tests are in the Report.
+func RunTests(ctx context.Context, fsys fs.FS, opts TestOptions) (Report, error) {
 	if fsys == nil {
 		fsys = policies.FS
 	}
-	interned.Lock() // see interned
-	defer interned.Unlock()
-	modules, store, _, err := load(fsys, true)
+	modules, store, err := load(fsys, true)
 	if err != nil {
 		return Report{}, err
 	}
@@ -56,17 +71,30 @@ func RunTests(ctx context.Context, fsys fs.FS) (Report, error) {
 		return Report{}, fmt.Errorf("run policy tests: %w", err)
 	}
 	defer store.Abort(ctx, txn)
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTestTimeout
+	}
 	compiler := ast.NewCompiler().
 		WithCapabilities(Capabilities()).
 		WithDefaultRegoVersion(ast.RegoV1).
 		WithEnablePrintStatements(false)
-	ch, err := tester.NewRunner().
+	runner := tester.NewRunner().
 		SetCompiler(compiler).
 		SetStore(store).
 		SetModules(modules).
 		SetDefaultRegoVersion(ast.RegoV1).
-		RaiseBuiltinErrors(true).
-		RunTests(ctx, txn)
+		SetTimeout(timeout).
+		RaiseBuiltinErrors(true)
+	if opts.Run != "" {
+		runner = runner.Filter(opts.Run)
+	}
+	var cov *cover.Cover
+	if opts.Coverage {
+		cov = cover.New()
+		runner = runner.SetCoverageQueryTracer(cov)
+	}
+	ch, err := runner.RunTests(ctx, txn)
 	if err != nil {
 		return Report{}, fmt.Errorf("run policy tests: %w", compileError(err))
 	}
@@ -103,6 +131,10 @@ func RunTests(ctx context.Context, fsys fs.FS) (Report, error) {
 			rep.Passed++
 		}
 		rep.Results = append(rep.Results, tr)
+	}
+	if cov != nil {
+		report := cov.Report(modules)
+		rep.Coverage = &report
 	}
 	return rep, nil
 }

@@ -3,11 +3,11 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"github.com/loadout-dev/loadout/host/plan"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/host/spec"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
@@ -168,13 +168,17 @@ func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (
 		sd := d.Servers[i]
 		if !sd.Allow {
 			path := serverPath(s)
-			for _, code := range sd.Reasons {
-				vt.drop("server", s.ID, path+reasonField(code), code, reasonMessage(code))
+			for _, r := range sd.Reasons {
+				field := path
+				if r.Field != "" {
+					field += "." + r.Field
+				}
+				vt.drop("server", s.ID, field, r)
 			}
 			continue
 		}
 		if vt.claimed(claimed, s.ID) {
-			vt.drop("server", s.ID, serverPath(s)+".id", "duplicate_id", fmt.Sprintf("server id %q is already used by an earlier server (first wins)", s.ID))
+			vt.drop("server", s.ID, serverPath(s)+".id", Reason{Code: "duplicate_id", Message: fmt.Sprintf("server id %q is already used by an earlier server (first wins)", s.ID)})
 			continue
 		}
 		if claimed == nil && len(vt.out.req.Servers) >= manyEntries {
@@ -191,8 +195,8 @@ func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (
 	for k := range req.Skills {
 		sk := &req.Skills[k]
 		if sd := d.Skills[k]; !sd.Allow {
-			for _, code := range sd.Reasons {
-				vt.drop("skill", sk.Name, "skills["+strconv.Itoa(sk.Index)+"]", code, reasonMessage(code))
+			for _, r := range sd.Reasons {
+				vt.drop("skill", sk.Name, "skills["+strconv.Itoa(sk.Index)+"]", r)
 			}
 			continue
 		}
@@ -271,13 +275,13 @@ func (s serverSecrets) has(field, key string) bool {
 // serverPath is the JSON path of request server s.
 func serverPath(s *spec.Server) string { return "mcpServers[" + strconv.Itoa(s.Index) + "]" }
 
-func (vt *vetter) drop(kind, name, field, code, msg string) {
-	vt.out.dropped = append(vt.out.dropped, spec.Diagnostic{Kind: kind, Name: name, Field: field, Code: code, Message: msg})
+func (vt *vetter) drop(kind, name, field string, r Reason) {
+	vt.out.dropped = append(vt.out.dropped, spec.Diagnostic{Kind: kind, Name: name, Field: field, Code: r.Code, Message: r.Message, Rule: r.Rule})
 }
 
 // server adds allowed, first-of-its-id server s (request index i) to the plugin request.
 func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDecision, secretsOf serverSecrets, hostAllowed []spec.Pair) {
-	// A server has few drops: they are looked up by a scan of sd.Drop, the first of a key wins.
+	// A server has few drops: they are looked up by a scan of sd.Drop.
 	gone := func(field, key string) bool {
 		return slices.ContainsFunc(sd.Drop, func(d Drop) bool { return d.Field == field && d.Key == key })
 	}
@@ -285,15 +289,14 @@ func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDeci
 	if len(sd.Drop) > 0 {
 		path = serverPath(s)
 	}
-	for n, dr := range sd.Drop {
-		if slices.ContainsFunc(sd.Drop[:n], func(d Drop) bool { return d.Field == dr.Field && d.Key == dr.Key }) {
-			continue
-		}
+	for _, dr := range sd.Drop {
 		field := path + "." + dr.Field
 		if dr.Field != "allowedTools" {
 			field += "." + dr.Key
 		}
-		vt.drop("server", s.ID, field, dr.Reason, dr.Field+" "+strconv.Quote(dr.Key)+" removed: "+reasonMessage(dr.Reason))
+		r := dr.Reason
+		r.Message = dr.Field + " " + strconv.Quote(dr.Key) + " removed: " + r.Message
+		vt.drop("server", s.ID, field, r)
 	}
 	out := abi.Server{
 		ID:              s.ID,
@@ -500,27 +503,20 @@ func (vt *vetter) redactions(req *spec.Request, d *Decision) {
 	for _, s := range vt.out.secrets {
 		spell(s.Value)
 	}
-	// A credential the run's token replaced (replaced_by_token, credentials_user) is not
-	// rendered but is still a credential that may show up in a log: a declared secret among
-	// them stays masked.
+	// A credential a rule removes from a kept server and marks secret (one the run's token
+	// replaces, say) is not rendered but may still show up in a log: it stays masked.
 	for i := range req.Servers {
 		s, sd := &req.Servers[i], d.Servers[i]
 		if !sd.Allow {
 			continue
 		}
 		for _, dr := range sd.Drop {
-			if dr.Reason != "replaced_by_token" && dr.Reason != "credentials_user" {
-				continue
-			}
-			switch dr.Field {
-			case "env":
-				if slices.Contains(s.SecretKeys, dr.Key) {
-					spell(lastValue(s.Env, dr.Key))
-				}
-			case "headers":
-				if slices.ContainsFunc(s.SecretKeys, func(k string) bool { return strings.EqualFold(k, dr.Key) }) {
-					spell(lastValue(s.Headers, dr.Key))
-				}
+			switch {
+			case !dr.Secret:
+			case dr.Field == "env":
+				spell(lastValue(s.Env, dr.Key))
+			case dr.Field == "headers":
+				spell(lastValue(s.Headers, dr.Key))
 			}
 		}
 	}

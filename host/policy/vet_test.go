@@ -19,7 +19,7 @@ func vet(t *testing.T, req *spec.Request, hostEnv []spec.Pair, opts VetOptions) 
 	ctx := context.Background()
 	e, err := New(ctx, Config{})
 	require.NoError(t, err, "New with the embedded policies")
-	d, err := e.Decide(ctx, req, hostEnv)
+	d, err := e.Decide(ctx, req, hostEnv, "")
 	require.NoError(t, err, "Decide")
 	v, err := Vet(req, d, hostEnv, opts)
 	require.NoError(t, err, "Vet")
@@ -76,15 +76,26 @@ func TestVetServers(t *testing.T) {
 		{Placeholder: "{{loadout.secret.2}}", Value: "tok-dup", Uses: []SecretUse{{Server: "dup", Field: "env", Key: "MCP_ACCESS_TOKEN"}}},
 		{Placeholder: "{{loadout.secret.3}}", Value: "tok-web", Uses: []SecretUse{{Server: "web", Field: "headers", Key: "Authorization"}}},
 	}, v.Secrets(), "Secrets")
-	assert.Equal(t, []string{"k-secret", "tok-dup", "tok-web"}, v.Redactions(), "Redactions")
+	assert.Equal(t, []string{"k-secret", "tok-dup", "tok-web", "Bearer configured"}, v.Redactions(),
+		"Redactions: the rendered secrets, the tokens, and the credential the run's token replaced (a drop the rule marks secret)")
 
+	dropped := v.Dropped()
+	for i, d := range dropped {
+		if d.Code == "duplicate_id" {
+			assert.Empty(t, d.Rule, "Dropped[%d]: duplicate ids are the host's, not a rule's", i)
+		} else {
+			assert.Regexp(t, `^loadout/\w+/\w+\.rego:\d+$`, d.Rule, "Dropped[%d] names the rule that decided it", i)
+		}
+		dropped[i].Rule = ""
+	}
 	assert.Equal(t, []spec.Diagnostic{
-		{Kind: "server", Name: "dup", Field: "mcpServers[0].url", Code: "url_not_allowed", Message: reasonMessage("url_not_allowed")},
-		{Kind: "server", Name: "dup", Field: "mcpServers[1].env.LD_PRELOAD", Code: "env_key_refused", Message: `env "LD_PRELOAD" removed: ` + reasonMessage("env_key_refused")},
-		{Kind: "server", Name: "dup", Field: "mcpServers[1].allowedTools", Code: "tool_name_invalid", Message: `allowedTools "x,Bash" removed: ` + reasonMessage("tool_name_invalid")},
+		{Kind: "server", Name: "dup", Field: "mcpServers[0].url", Code: "url_not_allowed", Message: `scheme "http" may not reach host "evil.example": https anywhere, plain http only to loopback`},
+		{Kind: "server", Name: "dup", Field: "mcpServers[1].env.LD_PRELOAD", Code: "env_key_refused", Message: `env "LD_PRELOAD" removed: the key can inject code or redirect trust`},
+		{Kind: "server", Name: "dup", Field: "mcpServers[1].allowedTools", Code: "tool_name_invalid", Message: `allowedTools "x,Bash" removed: the tool name does not match ^[A-Za-z0-9_.-]{1,64}$`},
 		{Kind: "server", Name: "dup", Field: "mcpServers[2].id", Code: "duplicate_id", Message: `server id "dup" is already used by an earlier server (first wins)`},
-		{Kind: "server", Name: "web", Field: "mcpServers[3].headers.Authorization", Code: "credentials_user", Message: `headers "Authorization" removed: ` + reasonMessage("credentials_user")},
-	}, v.Dropped(), "Dropped")
+		{Kind: "server", Name: "web", Field: "mcpServers[3].headers.Authorization", Code: "credentials_user", Message: `headers "Authorization" removed: a per-user server gets this from the run's own token`},
+		{Kind: "server", Name: "web", Field: "mcpServers[3].headers.Authorization", Code: "replaced_by_token", Message: `headers "Authorization" removed: the run's stored token supplies it`},
+	}, dropped, "Dropped: an entry two rules remove is reported once per code")
 }
 
 func TestVetRequestIsACopy(t *testing.T) {
@@ -133,7 +144,7 @@ func TestVetRefusesPlaceholders(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			req := tc.req
-			d, err := e.Decide(ctx, &req, nil)
+			d, err := e.Decide(ctx, &req, nil, "")
 			require.NoError(t, err, "Decide(%s)", tc.name)
 			_, err = Vet(&req, d, nil, VetOptions{})
 			assert.ErrorIs(t, err, ErrPlaceholder, "Vet(%s): want ErrPlaceholder", tc.name)
@@ -229,7 +240,7 @@ func TestVetManyServers(t *testing.T) {
 	ctx := context.Background()
 	e, err := New(ctx, Config{})
 	require.NoError(t, err, "New with the embedded policies")
-	d, err := e.Decide(ctx, req, nil)
+	d, err := e.Decide(ctx, req, nil, "")
 	require.NoError(t, err, "Decide(%d servers)", n)
 	v, err := Vet(req, d, nil, VetOptions{})
 	require.NoError(t, err, "Vet(%d servers)", n)

@@ -81,11 +81,14 @@ type Server struct {
 
 // Diagnostic reports one dropped or changed entry. Kind is "skill", "resource", "server" or
 // "request"; Name is the entry's (sanitized) name or id where it has one; Field is the JSON
-// path of the offending field, e.g. "mcpServers[2].url"; Code is a stable snake_case code.
+// path of the offending field, e.g. "mcpServers[2].url"; Code is a stable snake_case code;
+// Rule names the policy rule for a policy decision.
 type Diagnostic struct {
 	Kind    string `json:"kind"`
 	Name    string `json:"name"`
 	Field   string `json:"field"`
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// Rule is where the policy rule that decided it lives (file:row), for a policy drop.
+	Rule string `json:"rule,omitempty"`
 }

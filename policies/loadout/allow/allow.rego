@@ -1,61 +1,185 @@
 # METADATA
 # title: Allowlist rules
 # description: |
-#   Server ids (base pattern, R2, reserved names), transports, commands (R12), credentials and
-#   shared servers' users allowlist (fail closed without run.user), which of a server's own env
-#   keys are refused (R4), header syntax (R5), tool names (R3), and which host environment
-#   variables reach a stdio server. Go turns the tunables of data.tunables.allow (reserved ids,
-#   refused env keys, the tool-name pattern, credential modes, denied skill names) into facts;
-#   this package decides what each fact means.
-#
-#   Rules work on sets (host/policy/doc.go): a server fact is the set of server indices it
-#   holds for, an entry fact the set of [server index, key] pairs it holds for. A statement's
-#   set is such a set, so a request costs the same few expressions whatever its size.
+#   Server ids (docs/SECURITY.md §1 and R2, reserved names), transports, commands (R12),
+#   credentials and the users allowlist of shared servers (fail closed without run.user), a
+#   server's own env keys (R4), header syntax (R5), tool names (R3), denied skill names, and
+#   which host environment variables reach a stdio server. The lists and patterns are
+#   data.tunables.allow.
 package loadout.allow
 
 import data.tunables.allow as conf
 
-# unlisted_user is the code that refuses a shared server with a users allowlist that does not
-# list the run's user, by input.request.run.hasUser: without a run user the rule fails closed.
-unlisted_user := {false: "user_missing", true: "user_not_allowed"}
-
-# verdict is the allowlist rules' part of the decision (host/policy/doc.go), a list of
-# statements in one rule (each expression evaluated costs):
-#   server: each deny code with the set of server indices that break it: the server flags
-#     (host/policy facts; credentialsUnknown: credentials neither "" nor one of
-#     data.tunables.allow.credentials.modes), then the credential rules: a shared server
-#     needs a valid sharedAuthority, only a shared server may list users, and a shared server
-#     that lists users admits only a run user it lists;
-#   skill: each deny code with the set of skill indices that break it;
-#   drop: why entries are removed, per field, in priority order (an entry several drop
-#     statements name is removed once, for the first): env R4, headers R5, allowedTools R3;
-#   warn: restricted servers (allowedTools declared, R10) left with no valid tool keep none;
-#   spawn_env: what of the host environment reaches a stdio server (exact keys, prefixes).
-verdict := [
-	"server", "id_invalid", flags.idInvalid,
-	"server", "id_double_underscore", flags.idDoubleUnderscore,
-	"server", "id_trailing_underscore", flags.idTrailingUnderscore,
-	"server", "id_reserved", flags.idReserved,
-	"server", "transport_invalid", flags.transportInvalid,
-	"server", "command_invalid", flags.commandInvalid,
-	"server", "credentials_invalid", flags.credentialsUnknown,
-	"server", "shared_authority_invalid", shared - input.facts.sharedAuthorityOK,
-	"server", "users_not_shared", input.facts.hasUsers - shared,
-	"server", unlisted_user[input.request.run.hasUser], (shared & input.facts.hasUsers) - input.facts.userListed,
-	"skill", "skill_name_denied", input.facts.skills.nameDenied,
-	"drop", "env", "env_key_invalid", input.facts.env.keyInvalid,
-	"drop", "env", "env_value_invalid", input.facts.env.valueInvalid,
-	"drop", "env", "env_key_refused", input.facts.env.keyRefused,
-	"drop", "headers", "header_name_invalid", input.facts.headers.nameInvalid,
-	"drop", "headers", "header_value_invalid", input.facts.headers.valueInvalid,
-	"drop", "allowedTools", "tool_name_invalid", tools.nameInvalid,
-	"warn", "tools_none_left", no_tool_left, tools.noneValid,
-	"spawn_env", conf.host_env.keys, conf.host_env.prefixes,
-] if {
-	flags := input.facts.flags
-	shared := input.facts.credentials.shared
-	tools := input.facts.tools
+deny contains {"server": i, "field": "id", "code": "id_invalid", "msg": "the id does not match ^[a-z0-9][a-z0-9_-]{0,63}$"} if {
+	some i, s in input.servers
+	not regex.match(`^[a-z0-9][a-z0-9_-]{0,63}$`, s.id)
 }
 
-# no_tool_left is the message of the tools_none_left warning.
-no_tool_left := "allowedTools is declared but no valid tool name is left: the server keeps no tool"
+deny contains {"server": i, "field": "id", "code": "id_double_underscore", "msg": "the id holds '__'"} if {
+	some i, s in input.servers
+	contains(s.id, "__")
+}
+
+deny contains {"server": i, "field": "id", "code": "id_trailing_underscore", "msg": "the id ends with '_'"} if {
+	some i, s in input.servers
+	endswith(s.id, "_")
+}
+
+deny contains {"server": i, "field": "id", "code": "id_reserved", "msg": sprintf("the id %q is reserved", [s.id])} if {
+	some i, s in input.servers
+	reserved_id(s.id)
+}
+
+reserved_id(id) if id in conf.ids.reserved
+
+reserved_id(id) if {
+	some prefix in conf.ids.reserved_prefixes
+	startswith(id, prefix)
+}
+
+deny contains {"server": i, "field": "transport", "code": "transport_invalid", "msg": "the transport is neither stdio nor http"} if {
+	some i, s in input.servers
+	not s.transport in {"stdio", "http"}
+}
+
+deny contains {
+	"server": i, "field": "command", "code": "command_invalid",
+	"msg": "the command is blank, has surrounding whitespace, NUL, CR or LF, or starts with '-'",
+} if {
+	some i, s in input.servers
+	s.transport == "stdio"
+	invalid_command(s.command)
+}
+
+invalid_command(c) if trim_space(c) == ""
+
+invalid_command(c) if trim_space(c) != c
+
+invalid_command(c) if regex.match(`[\x00\r\n]`, c)
+
+invalid_command(c) if startswith(c, "-")
+
+deny contains {
+	"server": i, "field": "credentials", "code": "credentials_invalid",
+	"msg": sprintf("credentials %q is none of %v", [s.credentials, conf.credentials.modes]),
+} if {
+	some i, s in input.servers
+	s.credentials != ""
+	not s.credentials in conf.credentials.modes
+}
+
+deny contains {
+	"server": i, "field": "sharedAuthority", "code": "shared_authority_invalid",
+	"msg": "a shared server needs a non-empty one-line sharedAuthority",
+} if {
+	some i, s in input.servers
+	s.credentials == "shared"
+	not one_line(s.sharedAuthority)
+}
+
+one_line(text) if {
+	trim_space(text) != ""
+	not regex.match(`[\r\n]`, text)
+}
+
+deny contains {"server": i, "field": "users", "code": "users_not_shared", "msg": "users is only valid on a shared server"} if {
+	some i, s in input.servers
+	s.hasUsers
+	s.credentials != "shared"
+}
+
+deny contains {
+	"server": i, "field": "users", "code": "user_missing",
+	"msg": "the server restricts its users and the run has no user",
+} if {
+	some i, s in input.servers
+	s.credentials == "shared"
+	s.hasUsers
+	not input.run.hasUser
+}
+
+deny contains {"server": i, "field": "users", "code": "user_not_allowed", "msg": sprintf("user %q is not in the server's users", [input.run.user])} if {
+	some i, s in input.servers
+	s.credentials == "shared"
+	s.hasUsers
+	input.run.hasUser
+	not input.run.user in s.users
+}
+
+deny contains {"skill": k, "code": "skill_name_denied", "msg": sprintf("the skill name %q is denied", [sk.name])} if {
+	some k, sk in input.skills
+	lower(sk.name) in {lower(n) | some n in conf.skills.denied_names}
+}
+
+drop contains {
+	"server": i, "field": "env", "key": key, "code": "env_key_invalid",
+	"msg": "the key does not match ^[A-Za-z_][A-Za-z0-9_]{0,127}$",
+} if {
+	some i, s in input.servers
+	some key, _ in s.env
+	not regex.match(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`, key)
+}
+
+drop contains {"server": i, "field": "env", "key": key, "code": "env_value_invalid", "msg": "the value holds a NUL"} if {
+	some i, s in input.servers
+	some key, value in s.env
+	contains(value, "\u0000")
+}
+
+drop contains {"server": i, "field": "env", "key": key, "code": "env_key_refused", "msg": "the key can inject code or redirect trust"} if {
+	some i, s in input.servers
+	some key, _ in s.env
+	refused_env_key(upper(key))
+}
+
+# refused_env_key(k) holds for an uppercased key k that R4 refuses: listed, or with a
+# listed prefix, or ending in a listed suffix anywhere (PROXY refuses GOPROXY and HTTPS_PROXY).
+refused_env_key(k) if k in conf.env_refused.keys
+
+refused_env_key(k) if {
+	some prefix in conf.env_refused.prefixes
+	startswith(k, prefix)
+}
+
+refused_env_key(k) if {
+	some suffix in conf.env_refused.suffixes
+	endswith(k, suffix)
+}
+
+drop contains {"server": i, "field": "headers", "key": name, "code": "header_name_invalid", "msg": "the name is not an RFC 9110 token"} if {
+	some i, s in input.servers
+	some name, _ in s.headers
+	not regex.match("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", name)
+}
+
+drop contains {"server": i, "field": "headers", "key": name, "code": "header_value_invalid", "msg": "the value holds CR, LF or NUL"} if {
+	some i, s in input.servers
+	some name, value in s.headers
+	regex.match(`[\r\n\x00]`, value)
+}
+
+drop contains {
+	"server": i, "field": "allowedTools", "key": tool, "code": "tool_name_invalid",
+	"msg": sprintf("the tool name does not match %s", [conf.tools.pattern]),
+} if {
+	some i, s in input.servers
+	some tool in s.allowedTools
+	not regex.match(conf.tools.pattern, tool)
+}
+
+# A restricted server (allowedTools declared, R10) keeps no tool when none of its entries is
+# valid: it is still rendered, with every tool refused, and the run is told.
+warn contains {
+	"server": i, "code": "tools_none_left",
+	"msg": "allowedTools is declared but no valid tool name is left: the server keeps no tool",
+} if {
+	some i, s in input.servers
+	s.toolsDeclared
+	every tool in s.allowedTools {
+		not regex.match(conf.tools.pattern, tool)
+	}
+}
+
+# spawn_env names the host variables a stdio server inherits: exact keys and prefixes, both
+# case-sensitive.
+spawn_env := {"keys": conf.host_env.keys, "prefixes": conf.host_env.prefixes}

@@ -1,30 +1,76 @@
 # METADATA
 # title: URL rules
 # description: |
-#   Which remote server URLs an http server may use. The base rule: https anywhere, plain http
-#   only to a loopback host; R1: no userinfo (even an empty '@'), no '\', no byte <= 0x20 or
-#   >= 0x7f, a standard URL parser must read the same host as the base rule, port digits in
-#   1-65535, a non-empty host, loopback IPv4 only as a canonical dotted quad.
-#   Go computes the facts (input.facts.flags and input.facts.url, sets of server indices),
-#   including whether the scheme is in data.tunables.url.schemes_anywhere / schemes_loopback;
-#   this package only decides.
+#   Which URL an http server may use (docs/SECURITY.md §1 and R1): https to any host, plain
+#   http only to a loopback host, and no URL whose parts two parsers read differently. Go
+#   parses input.servers[i].url into input.servers[i].facts.url (docs/POLICIES.md); the
+#   schemes are data.tunables.url.
 package loadout.url
 
-# verdict is the URL rules' part of the decision (host/policy/doc.go): one "server" statement
-# per URL rule code, with the set of server indices (http servers) that break it.
-# url_not_allowed: a present url whose scheme may not reach its host. A scheme allowed
-# anywhere reaches any host, a loopback-only scheme only a loopback host; the scheme is the
-# base rule's (^(https?)://, facts.url.baseMatch).
-verdict := [
-	"server", "url_missing", flags.urlMissing,
-	"server", "url_bad_bytes", flags.urlBadBytes,
-	"server", "url_userinfo", flags.urlUserinfo,
-	"server", "url_parse_mismatch", flags.urlHostsDisagree,
-	"server", "url_bad_port", flags.urlBadPort,
-	"server", "url_empty_host", flags.urlEmptyHost,
-	"server", "url_not_allowed", (input.facts.http - flags.urlMissing) - allowed,
-] if {
-	flags := input.facts.flags
-	u := input.facts.url
-	allowed := u.baseMatch & (u.schemeAnywhere | (u.schemeLoopback & u.loopback))
+import data.tunables.url as conf
+
+# http is the http servers by their index in input.servers.
+http[i] := s if {
+	some i, s in input.servers
+	s.transport == "http"
+}
+
+deny contains {"server": i, "field": "url", "code": "url_missing", "msg": "an http server needs a url"} if {
+	some i, s in http
+	s.url == ""
+}
+
+deny contains {
+	"server": i, "field": "url", "code": "url_bad_bytes",
+	"msg": "the url holds a space, a control or non-ASCII byte, or a backslash",
+} if {
+	some i, s in http
+	s.facts.url.badBytes
+}
+
+deny contains {"server": i, "field": "url", "code": "url_userinfo", "msg": "the url holds userinfo (an '@' in the authority)"} if {
+	some i, s in http
+	s.facts.url.userinfo
+}
+
+deny contains {
+	"server": i, "field": "url", "code": "url_parse_mismatch",
+	"msg": "a standard URL parser reads another scheme, host or port than the base rule",
+} if {
+	some i, s in http
+	s.url != ""
+	not s.facts.url.parsersAgree
+}
+
+deny contains {"server": i, "field": "url", "code": "url_bad_port", "msg": "the url's port is not 1-65535 in digits"} if {
+	some i, s in http
+	s.facts.url.badPort
+}
+
+deny contains {"server": i, "field": "url", "code": "url_empty_host", "msg": "the url has no host"} if {
+	some i, s in http
+	s.url != ""
+	s.facts.url.host == ""
+}
+
+deny contains {
+	"server": i, "field": "url", "code": "url_not_allowed",
+	"msg": sprintf("scheme %q may not reach host %q: https anywhere, plain http only to loopback", [s.facts.url.scheme, s.facts.url.host]),
+} if {
+	some i, s in http
+	s.url != ""
+	not allowed(s.facts.url)
+}
+
+# allowed(u) holds when the scheme of URL facts u may reach its host. The scheme is the base
+# rule's, ^(https?)://, so a URL the base rule does not read is never allowed.
+allowed(u) if {
+	u.baseMatch
+	u.scheme in conf.schemes_anywhere
+}
+
+allowed(u) if {
+	u.baseMatch
+	u.scheme in conf.schemes_loopback
+	u.loopback
 }
