@@ -24,14 +24,14 @@ import (
 // hostOptions are the flags that say what a Host is built from; render, serve, plugins and
 // conformity share them.
 type hostOptions struct {
-	policies string   // policy directory or OPA bundle (.tar.gz); "" = the embedded policies
+	policies string // policy directory or OPA bundle (.tar.gz); "" = the embedded policies
 	// verifyKey is a file holding the key a --policies bundle's signature must verify with;
 	// verifyKeyID and verifyAlg name the key and its algorithm.
 	verifyKey, verifyKeyID, verifyAlg string
-	plugins  []string // plugin .wasm files, in addition to the built-in ones
-	pins     string   // JSON file {"<file name>": "sha256:<hex>"} pinning the --plugin files
-	engine   string   // "wazero" or "wasmtime"
-	noCache  bool     // do not keep compiled code on disk
+	plugins                           []string // plugin .wasm files, in addition to the built-in ones
+	pins                              string   // JSON file {"<file name>": "sha256:<hex>"} pinning the --plugin files
+	engine                            string   // "wazero" or "wasmtime"
+	noCache                           bool     // do not keep compiled code on disk
 	// pool is how many initialized instances each plugin keeps ready off the request path
 	// (wazero; serve sets it). 0: instantiate on the request path.
 	pool int
