@@ -4,12 +4,15 @@
 //
 // Layout (the data path of every file is its directory, as the opa loader reads it):
 //
-//	loadout/decision.rego        package loadout: data.loadout.decision, the one entry point
 //	loadout/url/                 package loadout.url: URL rules (base rule + R1)
 //	loadout/secrets/             package loadout.secrets: secret rules (R6, credentials)
-//	loadout/allow/               package loadout.allow: ids, env (R4), headers (R5), tools (R3), users
-//	loadout/facts_test.rego      test helper: the facts input with every set empty, entry facts
-//	tunables/*.yaml              data.tunables.{url,secrets,allow}: lists and patterns
+//	loadout/allow/               package loadout.allow: ids, env (R4), headers (R5), tools (R3), users, spawn env
+//	tunables/<area>/data.yaml    data.tunables.{url,secrets,allow}: lists and patterns (bundle-style data files)
+//	fixtures/<name>/input.json   data.fixtures.<name>: real input documents for the tests
+//	                             (what `loadout policy input` prints; not loaded for decisions)
+//
+// Every package under data.loadout may add deny, drop, secret and warn rules and a spawn_env
+// (docs/POLICIES.md): a new .rego file adds rules, nothing central is edited.
 //
 // FS is read-only and safe for concurrent use.
 package policies
@@ -18,5 +21,5 @@ import "embed"
 
 // FS is the embedded default policy tree: Rego modules (tests included) and tunables.
 //
-//go:embed loadout tunables
+//go:embed loadout tunables fixtures
 var FS embed.FS

@@ -17,6 +17,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/storage"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
+	"github.com/open-policy-agent/opa/v1/topdown"
 
 	"github.com/loadout-dev/loadout/host/spec"
 	"github.com/loadout-dev/loadout/policies"
@@ -150,9 +151,6 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	sources, rules := collect(modules)
-	if len(sources) == 0 {
-		return nil, fmt.Errorf("load policies: no package under %s defines %s", Namespace, strings.Join(ruleNames, ", "))
-	}
 	refs := make([]string, len(sources))
 	for i, src := range sources {
 		refs[i] = src.pkg + "." + src.name
@@ -171,6 +169,9 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	pq, err := rego.New(opts...).PrepareForEval(ctx)
 	if err != nil {
 		return nil, compileError(err)
+	}
+	if len(sources) == 0 {
+		return nil, fmt.Errorf("load policies: no package under %s defines %s", Namespace, strings.Join(ruleNames, ", "))
 	}
 	e := &Engine{query: pq, sources: sources, rules: rules, revision: revision, logger: logger}
 	if _, err := e.Decide(ctx, sampleRequest(), nil, ""); err != nil {
@@ -288,8 +289,16 @@ func compileError(err error) error {
 // evaluation error, an undefined rule or an element of the wrong shape refuses the request
 // (IsRejected). Safe for concurrent use.
 func (e *Engine) Decide(ctx context.Context, req *spec.Request, hostEnv []spec.Pair, harness string) (*Decision, error) {
+	// Cancellation: OPA would start a goroutine per evaluation to watch ctx; a callback
+	// registered on ctx (none for a context that is never done) costs less.
+	cancel := topdown.NewCancel()
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, cancel.Cancel)
+		defer stop()
+	}
 	rs, err := e.query.Eval(ctx,
 		rego.EvalParsedInput(inputValue(req, hostEnv, harness)),
+		rego.EvalExternalCancel(cancel),
 		evalTimeOption, evalMetricsOption, evalKeepASTOption,
 	)
 	if err != nil {

@@ -1,0 +1,53 @@
+package loadout.url_test
+
+import data.fixtures.hostile
+import data.loadout.url
+
+# codes is each hostile fixture server's URL deny codes, by id.
+codes[s.id] := {d.code | some d in denied; d.server == i} if some i, s in hostile.servers
+
+denied := d if {
+	d := url.deny with input as hostile
+}
+
+want := {
+	"https-remote": set(),
+	"http-remote": {"url_not_allowed"},
+	"http-loopback": set(),
+	"http-localhost": set(),
+	"http-ipv6-loopback": set(),
+	"http-short-loopback": {"url_not_allowed"},
+	"url-userinfo": {"url_userinfo"},
+	"url-backslash": {"url_bad_bytes", "url_parse_mismatch", "url_userinfo"},
+	"url-bad-port": {"url_bad_port"},
+	"url-empty-host": {"url_empty_host"},
+	"url-ftp": {"url_empty_host", "url_not_allowed", "url_parse_mismatch"},
+	"url-unclosed-bracket": {"url_parse_mismatch"},
+	"env-rules": set(),
+}
+
+test_url_rules[id] if {
+	some id, codes_wanted in want
+	codes[id] == codes_wanted
+}
+
+# The spec drops an http server without a url before the policy runs; the rule still stands
+# on its own.
+test_url_missing if {
+	d := url.deny with input.servers as [object.union(hostile.servers[0], {"url": ""})]
+	{x.code | some x in d} == {"url_missing"}
+}
+
+# The schemes are the security team's: allowing plain http anywhere lets http-remote through.
+test_schemes_are_tunable if {
+	d := url.deny with input as hostile with data.tunables.url.schemes_anywhere as ["https", "http"]
+	every x in d {
+		hostile.servers[x.server].id != "http-remote"
+	}
+}
+
+test_rules_name_the_url_field if {
+	every x in denied {
+		x.field == "url"
+	}
+}
