@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/host"
+	"github.com/loadout-dev/loadout/policies"
 	"github.com/loadout-dev/loadout/host/registry"
 	"github.com/loadout-dev/loadout/internal/testplugins"
 )
@@ -178,19 +179,97 @@ func TestPolicyEvalShowsReasons(t *testing.T) {
 	var out struct {
 		Servers []string `json:"servers"`
 		Dropped []struct {
-			Kind, Name, Field, Code string
+			Kind, Name, Field, Code, Message, Rule string
 		} `json:"dropped"`
-		Decision []any `json:"decision"`
+		Rules []struct {
+			Rule     string `json:"rule"`
+			Elements []any  `json:"elements"`
+		} `json:"rules"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(stdout), &out), stdout)
 	assert.Equal(t, []string{"ok", "env"}, out.Servers)
-	require.Len(t, out.Decision, 3, "the raw decision (its URL, allowlist and secret parts) is printed")
-	fields := map[string]string{}
-	for _, d := range out.Dropped {
-		fields[d.Field] = d.Code
+	rules := map[string]int{}
+	for _, r := range out.Rules {
+		rules[r.Rule] = len(r.Elements)
 	}
-	assert.Contains(t, fields, "mcpServers[1].url", "the plain-http server is dropped at its url: %v", out.Dropped)
-	assert.Contains(t, fields, "mcpServers[2].env.LD_PRELOAD", "LD_PRELOAD is removed: %v", out.Dropped)
+	assert.Equal(t, 1, rules["data.loadout.url.deny"], "what each rule produced is printed: %v", rules)
+	assert.Equal(t, 1, rules["data.loadout.allow.drop"], "what each rule produced is printed: %v", rules)
+	byField := map[string]string{}
+	for _, d := range out.Dropped {
+		byField[d.Field] = d.Code + " " + d.Rule
+		assert.NotEmpty(t, d.Message, "every drop has its rule's message")
+	}
+	assert.Regexp(t, `^url_not_allowed loadout/url/url\.rego:\d+$`, byField["mcpServers[1].url"], "the plain-http server is dropped at its url, by the URL rule: %v", out.Dropped)
+	assert.Regexp(t, `^env_key_refused loadout/allow/allow\.rego:\d+$`, byField["mcpServers[2].env.LD_PRELOAD"], "LD_PRELOAD is removed: %v", out.Dropped)
+}
+
+// corpPolicies is a copy of the default policies with the two rules of docs/POLICIES.md
+// §4.1 added as a new file (examples/policies/loadout/corp_hosts.rego's deny, verbatim from
+// the policy contract), and nothing else changed.
+func corpPolicies(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, policies.FS))
+	rules := `package loadout.corp
+
+import rego.v1
+
+deny contains {"server": i, "code": "host_not_allowed", "msg": sprintf("%s: host %s is not on the corporate list", [s.id, s.facts.url.host])} if {
+	some i, s in input.servers
+	s.transport == "http"
+	not endswith(s.facts.url.host, ".corp.example")
+}
+
+deny contains {"server": i, "code": "command_denied", "msg": sprintf("%s may not run %s", [s.id, s.facts.commandBase])} if {
+	some i, s in input.servers
+	s.transport == "stdio"
+	s.facts.commandBase in {"curl", "wget", "sh", "bash"}
+}
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "loadout", "corp.rego"), []byte(rules), 0o644))
+	return dir
+}
+
+func TestRenderWithANewPolicyFile(t *testing.T) {
+	body := `{"mcpServers":[{"id":"docs","transport":"http","url":"https://mcp.corp.example/mcp"},{"id":"outside","transport":"http","url":"https://mcp.example.com/mcp"},{"id":"fetch","command":"/usr/bin/curl","args":["https://x"]}]}`
+	args := append([]string{"render", "--harness", "claude", "--dry-run", "--format", "json", "--policies", corpPolicies(t), "-"}, pluginArgs(t)...)
+	code, stdout, stderr := runCLI(t, body, args...)
+	require.Equal(t, exitOK, code, "stderr: %s", stderr)
+	var res struct {
+		Servers []string `json:"servers"`
+		Dropped []struct{ Name, Code, Rule string } `json:"dropped"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res), stdout)
+	assert.Equal(t, []string{"docs"}, res.Servers)
+	got := []string{}
+	for _, d := range res.Dropped {
+		got = append(got, d.Name+" "+d.Code+" "+d.Rule)
+	}
+	assert.Equal(t, []string{"outside host_not_allowed loadout/corp.rego:5", "fetch command_denied loadout/corp.rego:11"}, got)
+}
+
+func TestPolicyInput(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "", "policy", "input", examplePath(t))
+	require.Equal(t, exitOK, code, "stderr: %s", stderr)
+	assert.NotContains(t, stdout, "fs-example-secret-91ab", "secret values are masked")
+	assert.NotContains(t, stdout, "docs-example-token-5f2c", "secret values are masked")
+	var doc struct {
+		Harness string `json:"harness"`
+		Servers []struct {
+			ID    string         `json:"id"`
+			Facts map[string]any `json:"facts"`
+		} `json:"servers"`
+		Skills []struct {
+			Name  string   `json:"name"`
+			Files []string `json:"files"`
+		} `json:"skills"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
+	require.NotEmpty(t, doc.Servers)
+	assert.Equal(t, "docs", doc.Servers[0].ID)
+	assert.Contains(t, doc.Servers[0].Facts, "url")
+	require.NotEmpty(t, doc.Skills)
+	assert.Equal(t, "SKILL.md", doc.Skills[0].Files[0])
 }
 
 func TestPolicyTest(t *testing.T) {
@@ -200,10 +279,14 @@ func TestPolicyTest(t *testing.T) {
 
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.rego"), []byte("package loadout\n\ndecision := 1\n"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "p_test.rego"), []byte("package loadout_test\n\nimport data.loadout\n\ntest_fails if loadout.decision == 2\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p_test.rego"), []byte("package loadout_test\n\nimport data.loadout\n\ntest_fails if loadout.decision == 2\n\ntest_passes if loadout.decision == 1\n"), 0o644))
 	code, stdout, _ = runCLI(t, "", "policy", "test", dir)
 	assert.Equal(t, exitRejected, code, "a failing Rego test fails the command: %s", stdout)
 	assert.Contains(t, stdout, "FAIL")
+
+	code, stdout, _ = runCLI(t, "", "policy", "test", "--run", "test_passes", "--coverage", dir)
+	assert.Equal(t, exitOK, code, "--run keeps the passing test only: %s", stdout)
+	assert.Contains(t, stdout, "coverage")
 }
 
 func TestRedact(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -434,4 +435,40 @@ func TestBundleSignature(t *testing.T) {
 	unsigned := writeBundle(t, tree, "rev-1", "")
 	_, err = ReadBundle(bytes.NewReader(unsigned), BundleOptions{VerificationKey: "team-secret", Algorithm: "HS256"})
 	assert.Error(t, err, "an unsigned bundle is refused when a key is given")
+}
+
+// TestExamplePolicies: the worked examples of docs/POLICIES.md §4 (examples/policies) load
+// next to the defaults with no other change, their tests pass, and they decide.
+func TestExamplePolicies(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	examples := os.DirFS("../../examples/policies")
+	extra := map[string]string{}
+	err := fs.WalkDir(examples, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(examples, path)
+		extra[path] = string(data)
+		return err
+	})
+	require.NoError(t, err)
+	require.Len(t, extra, 6, "three examples, each with its test")
+	tree := withDefaults(t, extra)
+	rep, err := RunTests(ctx, tree, TestOptions{Run: "corp_hosts_test|command_denylist_test|per_user_github_test"})
+	require.NoError(t, err)
+	assert.True(t, rep.OK(), "the examples' tests pass: %+v", rep.Results)
+	assert.Len(t, rep.Results, 4)
+
+	e, err := New(ctx, Config{FS: tree})
+	require.NoError(t, err)
+	d, err := e.Decide(ctx, corpRequest(), nil, "")
+	require.NoError(t, err)
+	var refused []string
+	for i, s := range d.Servers {
+		if !s.Allow {
+			refused = append(refused, corpRequest().Servers[i].ID+":"+s.Reasons[0].Code)
+		}
+	}
+	assert.Equal(t, []string{"outside:host_not_allowed", "fetch:command_denied"}, refused)
 }
