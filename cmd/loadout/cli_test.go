@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/host"
-	"github.com/loadout-dev/loadout/policies"
 	"github.com/loadout-dev/loadout/host/registry"
 	"github.com/loadout-dev/loadout/internal/testplugins"
+	"github.com/loadout-dev/loadout/policies"
 )
 
 var (
@@ -236,7 +236,7 @@ func TestRenderWithANewPolicyFile(t *testing.T) {
 	code, stdout, stderr := runCLI(t, body, args...)
 	require.Equal(t, exitOK, code, "stderr: %s", stderr)
 	var res struct {
-		Servers []string `json:"servers"`
+		Servers []string                            `json:"servers"`
 		Dropped []struct{ Name, Code, Rule string } `json:"dropped"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(stdout), &res), stdout)
