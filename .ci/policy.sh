@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs the policy gates with the upstream opa CLI at the exact OPA version of go.mod:
-# opa fmt (no file to reformat), opa check --strict, opa test --fail-on-empty.
+# opa fmt (no file to reformat), opa check --strict, opa test --fail-on-empty (the default
+# policies and the worked examples of docs/POLICIES.md), and opa build of a bundle that
+# loadout then decides with.
 # The CLI is installed once into a version-named cache directory (OPA_CACHE, default
 # ~/.cache/loadout-tools) with go install; nothing else is downloaded.
 set -euo pipefail
@@ -15,13 +17,19 @@ if [[ ! -x "${opa}" ]]; then
 fi
 
 echo "opa ${version}: fmt"
-unformatted="$("${opa}" fmt -l policies/)"
+unformatted="$("${opa}" fmt -l policies/ examples/policies/)"
 if [[ -n "${unformatted}" ]]; then
 	echo "opa fmt would reformat:" >&2
 	echo "${unformatted}" >&2
 	exit 1
 fi
 echo "opa ${version}: check --strict"
-"${opa}" check --strict policies/
+"${opa}" check --strict policies/ examples/policies/
 echo "opa ${version}: test"
-"${opa}" test policies/ --fail-on-empty
+"${opa}" test policies/ examples/policies/ --fail-on-empty
+# A bundle 'opa build' makes of the default policies is a policy loadout decides with.
+echo "opa ${version}: build, then loadout policy eval --policies the bundle"
+tmp="$(mktemp -d)"
+trap 'rm -rf "${tmp}"' EXIT
+"${opa}" build -o "${tmp}/policies.tar.gz" policies/
+go run ./cmd/loadout policy eval --policies "${tmp}/policies.tar.gz" examples/request.json

@@ -104,6 +104,10 @@ func (h *Host) Plugins() []PluginInfo {
 // Policy is the host's compiled policy.
 func (h *Host) Policy() *policy.Engine { return h.policy }
 
+// PolicyRevision is the revision of the policy bundle the host decides with ("" for a
+// policy directory).
+func (h *Host) PolicyRevision() string { return h.policy.Revision() }
+
 // Harnesses lists the harnesses the host can render, sorted.
 func (h *Host) Harnesses() []string {
 	out := make([]string, 0, len(h.plugins))

@@ -28,10 +28,12 @@ type hostOptions struct {
 	// verifyKey is a file holding the key a --policies bundle's signature must verify with;
 	// verifyKeyID and verifyAlg name the key and its algorithm.
 	verifyKey, verifyKeyID, verifyAlg string
-	plugins                           []string // plugin .wasm files, in addition to the built-in ones
-	pins                              string   // JSON file {"<file name>": "sha256:<hex>"} pinning the --plugin files
-	engine                            string   // "wazero" or "wasmtime"
-	noCache                           bool     // do not keep compiled code on disk
+	// bundle, when set, is the policy: the last good bundle of serve's --policy-bundle-url.
+	bundle  func() *policy.Bundle
+	plugins []string // plugin .wasm files, in addition to the built-in ones
+	pins    string   // JSON file {"<file name>": "sha256:<hex>"} pinning the --plugin files
+	engine  string   // "wazero" or "wasmtime"
+	noCache bool     // do not keep compiled code on disk
 	// pool is how many initialized instances each plugin keeps ready off the request path
 	// (wazero; serve sets it). 0: instantiate on the request path.
 	pool int
@@ -182,6 +184,20 @@ func (o *hostOptions) readPins() (map[string]string, error) {
 	return pins, nil
 }
 
+// bundleOptions are the verification flags as the policy package takes them; the key is
+// read from its file.
+func (o *hostOptions) bundleOptions() (policy.BundleOptions, error) {
+	opts := policy.BundleOptions{KeyID: o.verifyKeyID, Algorithm: o.verifyAlg}
+	if o.verifyKey != "" {
+		key, err := os.ReadFile(o.verifyKey)
+		if err != nil {
+			return opts, usagef("--verification-key: %v", err)
+		}
+		opts.VerificationKey = string(key)
+	}
+	return opts, nil
+}
+
 // addVerifyFlags registers the bundle verification flags.
 func addVerifyFlags(f *pflag.FlagSet, o *hostOptions) {
 	f.StringVar(&o.verifyKey, "verification-key", "", "file with the public key (PEM) or HMAC secret a --policies bundle must be signed with")
@@ -204,10 +220,13 @@ func (o *hostOptions) policyFS() (fs.FS, error) {
 	return os.DirFS(o.policies), nil
 }
 
-// policySource is what the policy engine is built from: the --policies directory (nil for
-// the embedded policies) or, for a .tar.gz, the bundle it holds, verified with
-// --verification-key when given.
+// policySource is what the policy engine is built from: serve's polled bundle, the --policies
+// directory (nil for the embedded policies) or, for a .tar.gz, the bundle it holds, verified
+// with --verification-key when given.
 func (o *hostOptions) policySource() (fs.FS, *policy.Bundle, error) {
+	if o.bundle != nil {
+		return nil, o.bundle(), nil
+	}
 	if !policy.IsBundlePath(o.policies) {
 		if o.verifyKey != "" {
 			return nil, nil, usagef("--verification-key: only a bundle (.tar.gz) given to --policies is signed")
@@ -215,13 +234,9 @@ func (o *hostOptions) policySource() (fs.FS, *policy.Bundle, error) {
 		pfs, err := o.policyFS()
 		return pfs, nil, err
 	}
-	opts := policy.BundleOptions{KeyID: o.verifyKeyID, Algorithm: o.verifyAlg}
-	if o.verifyKey != "" {
-		key, err := os.ReadFile(o.verifyKey)
-		if err != nil {
-			return nil, nil, usagef("--verification-key: %v", err)
-		}
-		opts.VerificationKey = string(key)
+	opts, err := o.bundleOptions()
+	if err != nil {
+		return nil, nil, err
 	}
 	b, err := policy.LoadBundle(o.policies, opts)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loadout-dev/loadout/host/policy"
 	"github.com/loadout-dev/loadout/host/server"
 )
 
@@ -25,6 +26,10 @@ type serveOptions struct {
 	timeout       time.Duration
 	shutdownGrace time.Duration
 	host          hostOptions
+	// bundleURL is a bundle server's address to poll for the policy; bundleMin and bundleMax
+	// bound the wait between polls, bundleWait how long startup waits for the first bundle.
+	bundleURL                        string
+	bundleMin, bundleMax, bundleWait time.Duration
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -49,6 +54,12 @@ for a slot, then gets 503. With --roots every render is written under
 ROOTS/<request id>/{config,run,checkout} (the id is the X-Request-Id header); without it
 renders are dry runs that return the plan only.
 
+With --policy-bundle-url the policy is an OPA bundle polled from a bundle server with OPA's
+downloader (ETag, backoff; --verification-key to check its signature): a new revision that
+verifies and compiles replaces the policy as a reload does, a bad one is logged and the last
+good one stays. /healthz ("policyRevision") and loadout_policy_revision_info report the
+active revision.
+
 SIGHUP, or a change to the --policies directory, a --plugin file or the --pins file,
 reloads policies and plugins: on success new requests use the new set while requests in
 flight finish on the old one; on failure the last good set stays and the error is logged.
@@ -69,6 +80,10 @@ The listening address is printed on stderr. Access logs are at info level (--log
 	f.Int64Var(&o.maxBody, "max-body", server.DefaultMaxBody, "largest request body in bytes")
 	f.DurationVar(&o.timeout, "timeout", server.DefaultTimeout, "deadline of one render request")
 	f.DurationVar(&o.shutdownGrace, "shutdown-grace", server.DefaultShutdownGrace, "how long requests in flight may finish on shutdown")
+	f.StringVar(&o.bundleURL, "policy-bundle-url", "", "poll the policy as an OPA bundle from this URL (instead of --policies)")
+	f.DurationVar(&o.bundleMin, "policy-bundle-min-delay", 10*time.Second, "shortest wait between bundle polls")
+	f.DurationVar(&o.bundleMax, "policy-bundle-max-delay", 60*time.Second, "longest wait between bundle polls (backoff after failures)")
+	f.DurationVar(&o.bundleWait, "policy-bundle-wait", 30*time.Second, "how long startup waits for the first good bundle")
 	return cmd
 }
 
@@ -98,6 +113,40 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	}
 	// A server keeps a few pre-initialized instances per plugin ready off the request path.
 	o.host.pool = 2
+	var poller *policy.BundlePoller
+	var reloadOnBundle chan struct{}
+	if o.bundleURL != "" {
+		if o.host.policies != "" {
+			return usagef("--policy-bundle-url: give either it or --policies")
+		}
+		verify, err := o.host.bundleOptions()
+		if err != nil {
+			return err
+		}
+		reloadOnBundle = make(chan struct{}, 1)
+		poller, err = policy.NewBundlePoller(policy.PollConfig{
+			URL: o.bundleURL, Verify: verify, MinDelay: o.bundleMin, MaxDelay: o.bundleMax, Logger: a.logger,
+			OnUpdate: func(context.Context, *policy.Bundle) {
+				select {
+				case reloadOnBundle <- struct{}{}:
+				default: // a reload is already pending; it will read the newest bundle
+				}
+			},
+		})
+		if err != nil {
+			return usagef("--policy-bundle-url: %v", err)
+		}
+		poller.Start(ctx)
+		defer poller.Stop(context.Background())
+		waitCtx, cancel := context.WithTimeout(ctx, o.bundleWait)
+		_, err = poller.WaitFirst(waitCtx)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("--policy-bundle-url: no good bundle within %s: %w", o.bundleWait, err)
+		}
+		<-reloadOnBundle // the first bundle is the first load, not a reload
+		o.host.bundle = poller.Current
+	}
 	loader, err := a.loadHost(o.host)
 	if err != nil {
 		return err
@@ -145,6 +194,8 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 				return
 			case <-hup:
 				// Reload logs and counts a failure itself and keeps the last good set.
+				_ = srv.Reload(reloadCtx)
+			case <-reloadOnBundle:
 				_ = srv.Reload(reloadCtx)
 			}
 		}

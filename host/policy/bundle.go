@@ -42,26 +42,38 @@ func ReadBundle(r io.Reader, opts BundleOptions) (*Bundle, error) {
 		WithCapabilities(Capabilities()).
 		WithProcessAnnotations(true).
 		WithSizeLimitBytes(maxBundleBytes)
-	if opts.VerificationKey != "" {
-		id := opts.KeyID
-		if id == "" {
-			id = "default"
-		}
-		alg := opts.Algorithm
-		if alg == "" {
-			alg = "RS256"
-		}
-		kc, err := keys.NewKeyConfig(opts.VerificationKey, alg, opts.Scope)
-		if err != nil {
-			return nil, fmt.Errorf("bundle verification key: %w", err)
-		}
-		rd = rd.WithBundleVerificationConfig(bundle.NewVerificationConfig(map[string]*bundle.KeyConfig{id: kc}, id, opts.Scope, nil))
+	vc, err := opts.verification()
+	if err != nil {
+		return nil, err
+	}
+	if vc != nil {
+		rd = rd.WithBundleVerificationConfig(vc)
 	}
 	b, err := rd.Read()
 	if err != nil {
 		return nil, fmt.Errorf("read policy bundle: %w", compileError(err))
 	}
 	return &Bundle{b: b}, nil
+}
+
+// verification is OPA's verification config for opts, nil without a key.
+func (opts BundleOptions) verification() (*bundle.VerificationConfig, error) {
+	if opts.VerificationKey == "" {
+		return nil, nil
+	}
+	id := opts.KeyID
+	if id == "" {
+		id = "default"
+	}
+	alg := opts.Algorithm
+	if alg == "" {
+		alg = "RS256"
+	}
+	kc, err := keys.NewKeyConfig(opts.VerificationKey, alg, opts.Scope)
+	if err != nil {
+		return nil, fmt.Errorf("bundle verification key: %w", err)
+	}
+	return bundle.NewVerificationConfig(map[string]*bundle.KeyConfig{id: kc}, id, opts.Scope, nil), nil
 }
 
 // LoadBundle reads the bundle file at path (see ReadBundle).

@@ -16,6 +16,13 @@ type metrics struct {
 	plugin   *prometheus.CounterVec   // loadout_plugin_failures_total{kind}
 	reloads  *prometheus.CounterVec   // loadout_reloads_total{result}
 	inflight prometheus.Gauge         // loadout_inflight_requests
+	revision *prometheus.GaugeVec     // loadout_policy_revision_info{revision}
+}
+
+// setRevision makes revision the one loadout_policy_revision_info reports.
+func (m *metrics) setRevision(revision string) {
+	m.revision.Reset()
+	m.revision.WithLabelValues(revision).Set(1)
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -45,9 +52,13 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "loadout_inflight_requests",
 			Help: "Render requests being handled, queued ones included.",
 		}),
+		revision: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "loadout_policy_revision_info",
+			Help: "1 for the revision of the active policy bundle (\"\" for a policy directory).",
+		}, []string{"revision"}),
 	}
 	var errs []error
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.denials, m.plugin, m.reloads, m.inflight} {
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.denials, m.plugin, m.reloads, m.inflight, m.revision} {
 		if err := reg.Register(c); err != nil {
 			errs = append(errs, err)
 		}

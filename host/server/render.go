@@ -63,6 +63,8 @@ type HealthBody struct {
 	Generation uint64    `json:"generation,omitempty"`
 	Plugins    int       `json:"plugins"`
 	LoadedAt   time.Time `json:"loadedAt,omitzero"`
+	// PolicyRevision is the active policy bundle's revision (absent for a policy directory).
+	PolicyRevision string `json:"policyRevision,omitempty"`
 }
 
 // PluginsBody is the document GET /v1/plugins answers.
@@ -150,7 +152,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.release(st)
-	writeJSON(w, http.StatusOK, HealthBody{Status: "ok", Generation: st.gen, Plugins: len(st.plugins), LoadedAt: st.loadedAt})
+	writeJSON(w, http.StatusOK, HealthBody{Status: "ok", Generation: st.gen, Plugins: len(st.plugins), LoadedAt: st.loadedAt, PolicyRevision: st.revision})
 }
 
 // answer is what one render request is answered with, for the response, metrics and log.

@@ -149,6 +149,7 @@ type Server struct {
 // one while it is current; the set is closed when refs drops to zero.
 type set struct {
 	r         Renderer
+	revision  string // the policy bundle revision ("" for a policy directory)
 	plugins   []host.PluginInfo
 	harnesses map[string]bool
 	gen       uint64
@@ -224,13 +225,23 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	m.reloads.WithLabelValues("ok").Inc()
 	s.gen = 1
 	s.cur = newSet(r, s.gen)
+	m.setRevision(s.cur.revision)
 	s.handler = s.routes()
 	log.Info("renderer loaded", "generation", s.cur.gen, "plugins", len(s.cur.plugins))
 	return s, nil
 }
 
+// PolicyRevisioner is a Renderer that knows the revision of its policy bundle (a *host.Host
+// does); /healthz and the loadout_policy_revision_info metric report it.
+type PolicyRevisioner interface {
+	PolicyRevision() string
+}
+
 func newSet(r Renderer, gen uint64) *set {
 	st := &set{r: r, plugins: r.Plugins(), harnesses: map[string]bool{}, gen: gen, loadedAt: time.Now(), refs: 1}
+	if pr, ok := r.(PolicyRevisioner); ok {
+		st.revision = pr.PolicyRevision()
+	}
 	if st.plugins == nil {
 		st.plugins = []host.PluginInfo{}
 	}
@@ -300,7 +311,8 @@ func (s *Server) Reload(ctx context.Context) error {
 	s.cur = next
 	s.mu.Unlock()
 	s.metrics.reloads.WithLabelValues("ok").Inc()
-	s.log.Info("renderer reloaded", "generation", next.gen, "plugins", len(next.plugins), "duration", time.Since(start))
+	s.metrics.setRevision(next.revision)
+	s.log.Info("renderer reloaded", "generation", next.gen, "plugins", len(next.plugins), "policyRevision", next.revision, "duration", time.Since(start))
 	if old != nil {
 		s.release(old)
 	}
