@@ -32,10 +32,7 @@ deny contains {"server": i, "field": "id", "code": "id_reserved", "msg": sprintf
 
 reserved_id(id) if id in conf.ids.reserved
 
-reserved_id(id) if {
-	some prefix in conf.ids.reserved_prefixes
-	startswith(id, prefix)
-}
+reserved_id(id) if strings.any_prefix_match(id, conf.ids.reserved_prefixes)
 
 deny contains {"server": i, "field": "transport", "code": "transport_invalid", "msg": "the transport is neither stdio nor http"} if {
 	some i, s in input.servers
@@ -136,15 +133,9 @@ drop contains {"server": i, "field": "env", "key": key, "code": "env_key_refused
 # listed prefix, or ending in a listed suffix anywhere (PROXY refuses GOPROXY and HTTPS_PROXY).
 refused_env_key(k) if k in conf.env_refused.keys
 
-refused_env_key(k) if {
-	some prefix in conf.env_refused.prefixes
-	startswith(k, prefix)
-}
+refused_env_key(k) if strings.any_prefix_match(k, conf.env_refused.prefixes)
 
-refused_env_key(k) if {
-	some suffix in conf.env_refused.suffixes
-	endswith(k, suffix)
-}
+refused_env_key(k) if strings.any_suffix_match(k, conf.env_refused.suffixes)
 
 drop contains {"server": i, "field": "headers", "key": name, "code": "header_name_invalid", "msg": "the name is not an RFC 9110 token"} if {
 	some i, s in input.servers
