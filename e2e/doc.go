@@ -1,7 +1,7 @@
 // Package e2e holds loadout's end-to-end tests: they render realistic requests with the loadout
 // binary for each harness and load the result with the real agent CLIs (Claude Code, Codex, Pi),
-// offline, the way FORMATS.md describes, then check that every server and skill arrived and that
-// a stdio server's environment is exactly the spawn environment the policy allowed
+// offline, the way docs/FORMATS.md describes, then check that every server and skill arrived
+// and that a stdio server's environment is exactly the spawn environment the policy allowed
 // (docs/SPAWN-ENV.md).
 //
 // The CLIs come from scripts/clis.sh (.cache/clis); a missing CLI fails the tests. The package has
