@@ -12,7 +12,7 @@ import (
 	"github.com/loadout-dev/loadout/sdk/format"
 )
 
-// harnessFormat is what the suite knows about a built-in harness's output (FORMATS.md): where
+// harnessFormat is what the suite knows about a built-in harness's output (docs/FORMATS.md): where
 // its MCP config lives, how it spells values, and where skills go.
 type harnessFormat struct {
 	root, path string

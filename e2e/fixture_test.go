@@ -12,7 +12,7 @@ import (
 )
 
 // fixturePlan is testdata/fixtures/<harness>/plan.json: the hand-written counterpart of a render
-// result, following FORMATS.md and docs/SPAWN-ENV.md.
+// result, following docs/FORMATS.md and docs/SPAWN-ENV.md.
 type fixturePlan struct {
 	Args       []string `json:"args"`
 	Env        []envVar `json:"env"`

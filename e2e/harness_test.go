@@ -106,7 +106,7 @@ func checkClaude(t *testing.T, sc *scenario, r rendered, c clis) {
 
 	log, err := os.ReadFile(debug)
 	require.NoError(t, err, "read claude debug file")
-	// FORMATS.md §1.5: a bad --mcp-config entry is skipped silently, its reason only logged as
+	// docs/FORMATS.md §1.5: a bad --mcp-config entry is skipped silently, its reason only logged as
 	// "[WARN] --mcp-config: N entry warning(s): mcpServers.x: Skipped — …".
 	for _, bad := range []string{"Skipped —", "entry warning(s)", "Ignoring --allowedTools rule", "Missing environment variables", "mcp-config-invalid"} {
 		for _, l := range strings.Split(string(log), "\n") {

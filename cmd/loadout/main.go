@@ -28,9 +28,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil {
-		a.printError(err)
+		help := "loadout"
+		if cmd != nil {
+			help = cmd.CommandPath()
+		}
+		a.printError(err, help)
 	}
 	return exitCode(err)
 }

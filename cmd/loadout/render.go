@@ -19,30 +19,53 @@ const maxRequestBytes = 16 << 20
 
 func (a *app) renderCommand() *cobra.Command {
 	var (
-		harness string
-		dryRun  bool
-		format  string
-		out     string
-		roots   host.Roots
-		ho      hostOptions
+		harness     string
+		dryRun      bool
+		showContent bool
+		promptOut   string
+		format      string
+		out         string
+		roots       host.Roots
+		ho          hostOptions
 	)
 	cmd := &cobra.Command{
-		Use:   "render [flags] [REQUEST.json | -]",
+		Use:   "render [flags] (REQUEST.json | -)",
 		Short: "Vet a request and render it for one harness",
-		Long: `render reads a capability request (a file, or stdin for "-" or no argument), decodes it
-strictly, sanitizes it, has the policies vet it, renders it with the harness's plugin,
-checks the plan and writes the files. Nothing is written unless every step succeeds.
+		Long: `render reads a capability request (a file, or stdin for "-"), decodes it strictly,
+sanitizes it, has the policies vet it, renders it with the harness's plugin, checks the plan
+and writes the files. Nothing is written unless every step succeeds. The text output lists
+what was written: the servers each config file holds and the skills each directory holds, as
+read back from the files, then the harness's args, env and prompt. --format json prints the
+result document of docs/result.schema.json instead.
 
-With --dry-run nothing is written and the plan is printed with secrets masked.
+With --dry-run nothing is written and the plan is printed with secrets masked; add
+--show-content to see every planned file.
 
 Each stdio server starts with exactly its spawn environment: the variables of loadout's own
 environment that the policy allowlists (PATH, HOME, LANG, LC_*, … by default), then the
 server's own env, then the run's token. Run loadout in the environment the agent will run in.
 See docs/SPAWN-ENV.md for how each harness is made to honour it.`,
-		Args: cobra.MaximumNArgs(1),
+		Example: `  loadout render --harness claude --dry-run --show-content request.json
+  loadout render --harness codex --out out/ --prompt-out out/prompt.txt request.json
+  cat request.json | loadout render --harness pi --out out/ -`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 0:
+				return usagef("render needs a request: give REQUEST.json, or - to read it from stdin (loadout init writes a starter request)")
+			case len(args) > 1:
+				return usagef("render takes one request, got %d arguments: %s", len(args), strings.Join(args, " "))
+			}
+			return nil
+		},
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return []string{"json"}, cobra.ShellCompDirectiveFilterFileExt
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {
 				return err
+			}
+			if showContent && !dryRun {
+				return usagef("--show-content shows the planned files of a dry run: add --dry-run (a real render's files are on disk)")
 			}
 			body, err := a.readInput(args, maxRequestBytes)
 			if err != nil {
@@ -55,13 +78,17 @@ See docs/SPAWN-ENV.md for how each harness is made to honour it.`,
 			if len(harnesses) > 1 && !dryRun && out == "" {
 				return usagef("--harness with several harnesses writes DIR/<harness>/…: give --out DIR (or use --dry-run)")
 			}
+			if len(harnesses) > 1 && promptOut != "" {
+				return usagef("--prompt-out writes one harness's prompt: give one --harness")
+			}
+			text := textOptions{showContent: showContent, promptOut: promptOut}
 			h, err := a.openHost(cmd.Context(), ho, wantedHarnesses(harnesses, body)...)
 			if err != nil {
 				return classify(err)
 			}
 			defer h.Close(context.WithoutCancel(cmd.Context()))
 			if len(harnesses) <= 1 {
-				rr := host.RenderRequest{Body: body, Harness: harness, DryRun: dryRun, HostEnv: envPairs(a.environ)}
+				rr := host.RenderRequest{Body: body, Harness: harness, DryRun: dryRun, ShowContent: dryRun, HostEnv: envPairs(a.environ)}
 				if !dryRun {
 					if rr.Roots, err = resolveRoots(out, roots); err != nil {
 						return err
@@ -71,16 +98,21 @@ See docs/SPAWN-ENV.md for how each harness is made to honour it.`,
 				if err != nil {
 					return classify(err)
 				}
-				if format == "json" {
-					return writeJSON(a.stdout, res)
+				if promptOut != "" {
+					if err := os.WriteFile(promptOut, []byte(res.Prompt), 0o644); err != nil {
+						return fmt.Errorf("--prompt-out: %w", err)
+					}
 				}
-				return writeResultText(a.stdout, res)
+				if format == "json" {
+					return writeJSON(a.stdout, jsonResult(res, showContent))
+				}
+				return writeResultText(a.stdout, res, text)
 			}
 			// Several harnesses: one Host, one render (and one all-or-nothing write) each, in
 			// the order given, under DIR/<harness>; the first failure stops the rest.
 			var results []*host.Result
 			for _, hn := range harnesses {
-				rr := host.RenderRequest{Body: body, Harness: hn, DryRun: dryRun, HostEnv: envPairs(a.environ)}
+				rr := host.RenderRequest{Body: body, Harness: hn, DryRun: dryRun, ShowContent: dryRun, HostEnv: envPairs(a.environ)}
 				if !dryRun {
 					if rr.Roots, err = resolveRoots(filepath.Join(out, hn), host.Roots{}); err != nil {
 						return err
@@ -91,11 +123,11 @@ See docs/SPAWN-ENV.md for how each harness is made to honour it.`,
 					return classify(fmt.Errorf("harness %s: %w", hn, err))
 				}
 				if format != "json" {
-					if err := writeResultText(a.stdout, res); err != nil {
+					if err := writeResultText(a.stdout, res, text); err != nil {
 						return err
 					}
 				}
-				results = append(results, res)
+				results = append(results, jsonResult(res, showContent))
 			}
 			if format == "json" {
 				return writeJSON(a.stdout, results)
@@ -105,13 +137,35 @@ See docs/SPAWN-ENV.md for how each harness is made to honour it.`,
 	}
 	cmd.Flags().StringVar(&harness, "harness", "", "harness to render for (claude, codex, pi, …), or several separated by commas (with --out DIR: DIR/<harness>/…); overrides the request's \"harness\"")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "stop before writing; print the plan with secrets masked")
+	cmd.Flags().BoolVar(&showContent, "show-content", false, "with --dry-run: print every planned file's content, secrets masked")
+	cmd.Flags().StringVar(&promptOut, "prompt-out", "", "also write the harness prompt to FILE (the text output then names the file instead of printing it)")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	cmd.Flags().StringVar(&out, "out", "", "write under DIR/config, DIR/run and DIR/checkout (created as needed)")
 	cmd.Flags().StringVar(&roots.Config, "config-dir", "", "the harness's isolated config home (instead of --out)")
 	cmd.Flags().StringVar(&roots.Run, "run-dir", "", "per-run scratch directory, outside the checkout (instead of --out)")
 	cmd.Flags().StringVar(&roots.Checkout, "checkout", "", "the repository checkout (instead of --out)")
 	ho.addFlags(cmd.Flags())
+	cmd.RegisterFlagCompletionFunc("harness", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"claude", "codex", "pi"}, cobra.ShellCompDirectiveNoFileComp
+	})
+	cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp
+	})
 	return cmd
+}
+
+// jsonResult is res as the JSON output shows it: the planned contents only when asked for.
+func jsonResult(res *host.Result, showContent bool) *host.Result {
+	if showContent {
+		return res
+	}
+	out := *res
+	out.Files = make([]host.FileResult, len(res.Files))
+	for i, f := range res.Files {
+		f.Content = ""
+		out.Files[i] = f
+	}
+	return &out
 }
 
 // resolveRoots turns --out or the three root flags into absolute directories.
@@ -158,12 +212,20 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// writeResultText writes a render result for a person.
-func writeResultText(w io.Writer, r *host.Result) error {
+// textOptions are the render flags that change the text output.
+type textOptions struct {
+	showContent bool   // print every planned file's content (a dry run's, secrets masked)
+	promptOut   string // the prompt went to this file instead of the output
+}
+
+// writeResultText writes a render result for a person: what was kept, then what was written
+// (read back from the files: the servers of each config file, the skills of each directory),
+// then what the harness is started with.
+func writeResultText(w io.Writer, r *host.Result, o textOptions) error {
 	var b strings.Builder
 	mode := "rendered"
 	if r.DryRun {
-		mode = "dry run"
+		mode = "dry run, nothing written"
 	}
 	fmt.Fprintf(&b, "harness %s (%s)\n", r.Harness, mode)
 	fmt.Fprintf(&b, "servers: %s\n", listOrNone(r.Servers))
@@ -173,16 +235,31 @@ func writeResultText(w io.Writer, r *host.Result) error {
 			fmt.Fprintf(&b, "  %s: %s\n", sr.Skill, strings.Join(sr.Paths, ", "))
 		}
 	}
+	verb := "wrote"
+	if r.DryRun {
+		verb = "would write"
+	}
+	fmt.Fprintf(&b, "%s %d files:\n", verb, len(r.Files))
 	for _, f := range r.Files {
 		secret := ""
 		if f.Secret {
-			secret = " secret"
+			secret = ", secret"
 		}
-		where := f.Root + ":" + f.Path
+		fmt.Fprintf(&b, "  %s:%s (%s, %d bytes%s)\n", f.Root, f.Path, f.Mode, f.Bytes, secret)
 		if f.Written != "" {
-			where = f.Written
+			fmt.Fprintf(&b, "    at %s\n", f.Written)
 		}
-		fmt.Fprintf(&b, "file %s %s %d bytes%s\n", f.Mode, where, f.Bytes, secret)
+		if content, ok := fileContent(f); ok {
+			for _, t := range readConfig(f.Path, content) {
+				fmt.Fprintf(&b, "    %s: %s\n", t.key, listOrNone(t.servers))
+			}
+		}
+		if o.showContent {
+			writeIndented(&b, "    | ", f.Content)
+		}
+	}
+	for _, d := range skillDirs(r.Files) {
+		fmt.Fprintf(&b, "skills in %s: %s\n", d.where, strings.Join(d.skills, ", "))
 	}
 	if len(r.Args) > 0 {
 		fmt.Fprintf(&b, "args: %s\n", strings.Join(quoteAll(r.Args), " "))
@@ -190,8 +267,12 @@ func writeResultText(w io.Writer, r *host.Result) error {
 	for _, e := range r.Env {
 		fmt.Fprintf(&b, "env %s=%s\n", e.Name, e.Value)
 	}
-	if r.Prompt != "" {
-		fmt.Fprintf(&b, "prompt: %d bytes\n", len(r.Prompt))
+	switch {
+	case o.promptOut != "":
+		fmt.Fprintf(&b, "prompt: %d bytes written to %s\n", len(r.Prompt), o.promptOut)
+	case r.Prompt != "":
+		fmt.Fprintf(&b, "prompt:\n")
+		writeIndented(&b, "  | ", r.Prompt)
 	}
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(&b, "warning %s: %s\n", wn.Code, wn.Message)
@@ -201,6 +282,18 @@ func writeResultText(w io.Writer, r *host.Result) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeIndented writes text line by line, each behind prefix.
+func writeIndented(b *strings.Builder, prefix, text string) {
+	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		if line == "" {
+			b.WriteString(strings.TrimRight(prefix, " "))
+		} else {
+			b.WriteString(prefix + line)
+		}
+		b.WriteByte('\n')
+	}
 }
 
 func listOrNone(s []string) string {

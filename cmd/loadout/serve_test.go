@@ -88,7 +88,8 @@ func copyPolicies(t *testing.T) string {
 
 func TestServeCommand(t *testing.T) {
 	policies := copyPolicies(t)
-	base, stderr, stop := startServeCmd(t, "--policies", policies, "--max-body", "1024")
+	// The plugins built from the current sources, so the test needs no ./build.sh.
+	base, stderr, stop := startServeCmd(t, append([]string{"--policies", policies, "--max-body", "1024"}, pluginArgs(t)...)...)
 
 	resp, err := http.Post(base+"/v1/render", "application/json", strings.NewReader(
 		`{"harness":"claude","mcpServers":[{"id":"docs","transport":"http","url":"https://mcp.example.com/mcp",`+

@@ -68,8 +68,8 @@ type harness struct {
 }
 
 // builtinHarnesses is the one table of per-harness rules (docs/SECURITY.md §3; the harness
-// facts are FORMATS.md §1.1, §2.1, §3.3). A plugin whose manifest names another harness gets
-// genericPaths, no config read-back, and neither args nor env.
+// facts are docs/FORMATS.md §1.1, §2.1, §3.3). A plugin whose manifest names another harness
+// gets genericPaths, no config read-back, and neither args nor env.
 var builtinHarnesses = map[string]*harness{
 	"claude": {
 		paths: []pathRule{

@@ -73,9 +73,10 @@ func (v *Vetted) Secrets() []Secret {
 // Blobs lists the content placeholders in order (empty without VetOptions.ContentByRef).
 func (v *Vetted) Blobs() []Blob { return slices.Clone(v.blobs) }
 
-// Redactions is the redaction set (conformity/README.md): every secret value raw and, when
-// different, as spelled inside a JSON string and inside a TOML basic string; non-empty,
-// de-duplicated, in secret order.
+// Redactions is the redaction set (conformity/testdata/README.md §4): every secret value in
+// each spelling a harness config may hold (plan.SecretSpellings) and, when different, as
+// spelled inside a JSON string and inside a TOML basic string; non-empty, de-duplicated, in
+// secret order.
 func (v *Vetted) Redactions() []string { return slices.Clone(v.redactions) }
 
 // SpawnEnv is the complete environment a kept stdio server id is spawned with (raw values):

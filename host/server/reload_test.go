@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -147,24 +148,43 @@ func TestWatchReloads(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(policies, "loadout", "url"), 0o755), "mkdir policies")
 	plugin := filepath.Join(dir, "claude.wasm")
 	require.NoError(t, os.WriteFile(plugin, []byte("v1"), 0o644), "write plugin")
-	unrelated := filepath.Join(dir, "notes.txt")
 
 	loader := &seqLoader{steps: []any{newFake("first"), errors.New("plugin sha256 mismatch"), newFake("third")}}
 	s, _ := newTestServer(t, Config{Watch: []string{policies, plugin}, Debounce: 30 * time.Millisecond}, loader.load)
+	events := recordWatch(s)
 	_, stop := startServe(t, s)
-	time.Sleep(50 * time.Millisecond) // let the watcher start
+	events.waitFor(t, 0, "the watcher to start", func(ev watchEvent) bool { return ev.kind == watchStarted })
 
-	require.NoError(t, os.WriteFile(unrelated, []byte("x"), 0o644), "write an unwatched file")
-	time.Sleep(150 * time.Millisecond)
+	// An unwatched file in the plugin's (watched) directory: the watcher sees the change,
+	// ignores it and schedules nothing. The same kind of write, to a fresh file each time,
+	// serves below as a marker: once it is reported, every earlier change was handled.
+	markers := 0
+	marker := func(what string) watchEvent {
+		t.Helper()
+		markers++
+		name := filepath.Join(dir, fmt.Sprintf("notes-%d.txt", markers))
+		from := events.len()
+		require.NoError(t, os.WriteFile(name, []byte("x"), 0o644), "write the unwatched file %s", name)
+		_, ev := events.waitFor(t, from, what, func(ev watchEvent) bool { return ev.kind == watchChange && ev.path == name })
+		assert.False(t, ev.relevant, "a change to the unwatched %s is not relevant", name)
+		return ev
+	}
+	ev := marker("an unwatched change")
+	assert.False(t, ev.pending, "a change to an unwatched file schedules no reload")
 	assert.Equal(t, 1, loader.count(), "a change to an unwatched file does not reload")
 
 	// Several writes in a burst make one reload (debounce); this one fails.
+	burst := events.len()
 	for i := range 5 {
 		require.NoError(t, os.WriteFile(plugin, []byte(strings.Repeat("v", i+2)), 0o644), "rewrite plugin")
 	}
-	eventually(t, "the failed reload", func() bool { return counter(t, s.metrics.reloads, "error") == 1 })
-	time.Sleep(100 * time.Millisecond)
-	assert.Equal(t, 2, loader.count(), "a burst of writes reloads once")
+	marker("the marker after the burst") // every write of the burst is handled
+	events.waitFor(t, burst, "the reload after the burst", func(ev watchEvent) bool { return ev.kind == watchReload })
+	ev = marker("the marker after the reload")
+	assert.False(t, ev.pending, "no second reload is scheduled after the burst's")
+	assert.Equal(t, 1, events.count(burst, watchReload), "a burst of writes reloads once")
+	assert.Equal(t, 2, loader.count(), "a burst of writes loads once")
+	assert.Equal(t, 1.0, counter(t, s.metrics.reloads, "error"), "the reload failed and was counted")
 	assert.Equal(t, "renderer first", promptOf(t, s.Handler()), "the good set stays after a failed reload")
 
 	// A new file in a new subdirectory of the policies tree reloads too.
@@ -176,6 +196,72 @@ func TestWatchReloads(t *testing.T) {
 	eventually(t, "the reload after a write in the new subdirectory", func() bool { return loader.count() == 4 })
 
 	require.NoError(t, stop(), "Serve after cancel")
+}
+
+// watchLog records what a server's watcher reports, in order (Server.watchHook).
+type watchLog struct {
+	mu     sync.Mutex
+	events []watchEvent
+	added  chan struct{} // signalled (without blocking) on every event
+}
+
+// recordWatch sets s's watch hook; call it before Serve.
+func recordWatch(s *Server) *watchLog {
+	l := &watchLog{added: make(chan struct{}, 1)}
+	s.watchHook = func(ev watchEvent) {
+		l.mu.Lock()
+		l.events = append(l.events, ev)
+		l.mu.Unlock()
+		select {
+		case l.added <- struct{}{}:
+		default:
+		}
+	}
+	return l
+}
+
+func (l *watchLog) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.events)
+}
+
+// count is how many events of kind were reported from index from on.
+func (l *watchLog) count(from int, kind string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, ev := range l.events[from:] {
+		if ev.kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// waitFor returns the first event from index from on that match accepts, and its index,
+// waiting for the watcher to report it. The deadline only bounds a failing test: no outcome
+// depends on it.
+func (l *watchLog) waitFor(t *testing.T, from int, what string, match func(watchEvent) bool) (int, watchEvent) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		l.mu.Lock()
+		for i := from; i < len(l.events); i++ {
+			if match(l.events[i]) {
+				ev := l.events[i]
+				l.mu.Unlock()
+				return i, ev
+			}
+		}
+		from = len(l.events)
+		l.mu.Unlock()
+		select {
+		case <-l.added:
+		case <-deadline:
+			t.Fatalf("timed out waiting for the watcher to report %s", what)
+		}
+	}
 }
 
 func TestServeGracefulShutdown(t *testing.T) {
@@ -243,11 +329,11 @@ func TestServeGraceExpires(t *testing.T) {
 func TestListenAndServe(t *testing.T) {
 	fake, late := newFake("a"), newFake("late")
 	loader := &seqLoader{steps: []any{fake, late}}
-	s, _ := newTestServer(t, Config{Addr: "127.0.0.1:0"}, loader.load)
+	s, logs := newTestServer(t, Config{Addr: "127.0.0.1:0"}, loader.load)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.ListenAndServe(ctx) }()
-	time.Sleep(20 * time.Millisecond)
+	eventually(t, "ListenAndServe to serve", func() bool { return strings.Contains(logs.String(), `"msg":"serving"`) })
 	cancel()
 	require.NoError(t, <-done, "ListenAndServe on 127.0.0.1:0 after cancel")
 	assert.Equal(t, int32(1), fake.closed.Load(), "the renderer is closed after ListenAndServe returns")

@@ -134,6 +134,10 @@ type Server struct {
 
 	reloadMu sync.Mutex // serializes Reload
 
+	// watchHook, when set (by tests, before Serve), is told everything the watcher does, in
+	// order, from the watcher's goroutine (watch.go).
+	watchHook func(watchEvent)
+
 	mu     sync.Mutex // guards cur, closed, gen and the refs of every set
 	cur    *set
 	closed bool

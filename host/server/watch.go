@@ -83,12 +83,40 @@ func (w *watcher) relevant(name string) bool {
 	return false
 }
 
+// watchEvent is one thing the watcher did, as reported to Server.watchHook. The events come in
+// the order the watcher handled them, and fsnotify delivers a directory's changes in the order
+// they happened, so a test can write a file the watcher ignores and, once it is reported, know
+// that every earlier change was handled — without sleeping to prove that nothing happened.
+type watchEvent struct {
+	kind     string // watchStarted, watchChange or watchReload
+	path     string // the changed path (watchChange)
+	relevant bool   // the change concerns a watched tree or file (watchChange)
+	// pending: a reload is scheduled, the debounce timer running, once the event was handled.
+	pending bool
+}
+
+// Kinds of watchEvent.
+const (
+	watchStarted = "started" // every path is watched; changes from now on are seen
+	watchChange  = "change"  // an event was handled
+	watchReload  = "reload"  // the debounce timer fired and Reload returned
+)
+
+// report tells Server.watchHook what the watcher did, when a hook is set.
+func (w *watcher) report(ev watchEvent) {
+	if w.s.watchHook != nil {
+		w.s.watchHook(ev)
+	}
+}
+
 // run handles events until ctx ends, then closes the fsnotify watcher.
 func (w *watcher) run(ctx context.Context) {
 	defer w.w.Close()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
+	pending := false // the timer is running
+	w.report(watchEvent{kind: watchStarted})
 	for {
 		select {
 		case <-ctx.Done():
@@ -98,6 +126,7 @@ func (w *watcher) run(ctx context.Context) {
 				return
 			}
 			if !w.relevant(ev.Name) {
+				w.report(watchEvent{kind: watchChange, path: ev.Name, pending: pending})
 				continue
 			}
 			if ev.Has(fsnotify.Create) {
@@ -109,16 +138,20 @@ func (w *watcher) run(ctx context.Context) {
 			}
 			w.s.log.Debug("change seen", "path", ev.Name, "op", ev.Op.String())
 			timer.Reset(w.s.cfg.Debounce)
+			pending = true
+			w.report(watchEvent{kind: watchChange, path: ev.Name, relevant: true, pending: pending})
 		case err, ok := <-w.w.Errors:
 			if !ok {
 				return
 			}
 			w.s.log.Warn("watch", "err", err)
 		case <-timer.C:
+			pending = false
 			// Reload logs and counts its own failure; the last good set stays.
 			if err := w.s.Reload(ctx); err != nil && !errors.Is(err, context.Canceled) {
 				w.s.log.Debug("reload after change", "err", err)
 			}
+			w.report(watchEvent{kind: watchReload})
 		}
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
 // Root returns the repository root (the directory holding go.mod).
@@ -32,7 +34,8 @@ func Root(tb testing.TB) string {
 
 // Path returns the path of plugins/<name> built to WebAssembly, building it if this source
 // state has not been built before. A Go plugin is built with the standard toolchain
-// (GOOS=wasip1 GOARCH=wasm -buildmode=c-shared); a C plugin with its own build.sh.
+// (GOOS=wasip1 GOARCH=wasm -buildmode=c-shared); a C plugin with its own build.sh, which needs
+// the WASI C toolchain (without it the test is skipped, or fails under LOADOUT_REQUIRE_ALL=1).
 func Path(tb testing.TB, name string) string {
 	tb.Helper()
 	return build(tb, name, filepath.Join("plugins", name))
@@ -79,6 +82,7 @@ func build(tb testing.TB, name, rel string) string {
 		cmd = exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-o", tmp, "./"+filepath.ToSlash(rel))
 		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 	} else {
+		testenv.WASIToolchain(tb)
 		cmd = exec.Command(filepath.Join(src, "build.sh"), tmp)
 	}
 	cmd.Dir = root

@@ -1,13 +1,13 @@
 // Command codex is loadout's Codex CLI renderer plugin (render.codex), measured against Codex CLI
-// 0.169.0 (FORMATS.md §2).
+// 0.169.0 (docs/FORMATS.md §2).
 //
 // It renders:
 //   - {{loadout.root.config}}/config.toml (mode 0600, Secret when a secret pair is in it) with
 //     one [mcp_servers.<id>] table per server in order, holding only keys Codex knows, so the
 //     file also loads under --strict-config. stdio: command, args, env, cwd. http (streamable
-//     HTTP, inferred from url): url and http_headers; Codex 0.169.0 supports it (FORMATS.md
+//     HTTP, inferred from url): url and http_headers; Codex 0.169.0 supports it (docs/FORMATS.md
 //     §2.1), so an http server is rendered rather than dropped as the seed system did
-//     (conformity case 070 still describes the seed's stdio-only Codex config). Codex has no inline bearer token (an
+//     (conformity case 070 expects it in the config). Codex has no inline bearer token (an
 //     inline bearer_token is rejected) and bearer_token_env_var would put the secret in the
 //     harness's environment, where every shell command the agent runs could read it; a secret
 //     header, Authorization: Bearer included, is therefore rendered in http_headers inside this

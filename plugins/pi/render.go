@@ -1,6 +1,6 @@
 // Command pi is loadout's Pi renderer plugin (render.pi), measured against
 // @earendil-works/pi-coding-agent 1.6.0, whose native MCP support reads <agent-dir>/mcp.json
-// (FORMATS.md §3.3).
+// (docs/FORMATS.md §3.3).
 //
 // It renders:
 //   - {{loadout.root.config}}/mcp.json (mode 0600, Secret when a secret pair is in it):

@@ -263,5 +263,5 @@ var jsPrototypeNames = map[string]bool{
 
 // IsJSPrototypeName reports whether name is an Object.prototype member: a JavaScript config
 // loader (Claude Code, Pi) refuses it as a server name or confuses it with an inherited member
-// (FORMATS.md §4), so a renderer must not emit it as an object key.
+// (docs/FORMATS.md §4), so a renderer must not emit it as an object key.
 func IsJSPrototypeName(name string) bool { return jsPrototypeNames[name] }

@@ -5,7 +5,7 @@ import (
 	"unicode"
 )
 
-// Limits of the portable skill rule (the Agent Skills rule every harness in FORMATS.md §1.4
+// Limits of the portable skill rule (the Agent Skills rule every harness in docs/FORMATS.md §1.4
 // honours): a lowercase hyphenated name of at most 64 characters that equals the skill's
 // directory, and a non-empty one-line description of at most 1024 characters.
 const (

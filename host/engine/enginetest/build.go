@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/loadout-dev/loadout/internal/testenv"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
@@ -38,8 +39,12 @@ var wats sync.Map // name -> *built
 
 // WAT returns testdata/<name>.wat compiled with wat2wasm. Each module is built once per test
 // binary, however many tests ask for it. Safe for concurrent use.
+//
+// Without wat2wasm (wabt) the test is skipped, or fails under LOADOUT_REQUIRE_ALL=1
+// (internal/testenv).
 func WAT(tb testing.TB, name string) []byte {
 	tb.Helper()
+	testenv.Command(tb, "wat2wasm", testenv.InstallDeps+" (apt-get install wabt)")
 	v, _ := wats.LoadOrStore(name, &built{})
 	b := v.(*built)
 	b.once.Do(func() {

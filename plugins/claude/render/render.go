@@ -1,5 +1,5 @@
 // Package render is loadout's Claude Code renderer (the render.claude plugin), measured against
-// Claude Code 2.1.328 (FORMATS.md §1).
+// Claude Code 2.1.328 (docs/FORMATS.md §1).
 //
 // It renders:
 //   - {{loadout.root.run}}/mcp-servers.json (mode 0600, Secret when a secret pair is in it):
@@ -12,8 +12,8 @@
 //     values travel in alias variables of the config's env map, and a cwd becomes env's -C,
 //     since Claude has no per-server working directory.
 //   - args: --mcp-config <file> [--allowedTools <rule>...] --strict-mcp-config. --allowedTools
-//     is variadic in Claude Code (FORMATS.md §1.3): every rule is its own argv entry right after
-//     the flag, and the boolean --strict-mcp-config closes the list, so a prompt or flag the
+//     is variadic in Claude Code (docs/FORMATS.md §1.3): every rule is its own argv entry
+//     right after the flag, and the boolean --strict-mcp-config closes the list, so a prompt or flag the
 //     caller appends after these args is never read as a tool rule.
 //   - skills: natively under {{loadout.root.config}}/skills/<name>/ with CLAUDE_CONFIG_DIR
 //     pointing at the config root for an isolated run; for an ambient-auth run (the user's own
@@ -53,7 +53,7 @@ var Manifest = abi.Manifest{
 	Roots:        []string{abi.RootConfig, abi.RootRun, abi.RootCheckout},
 }
 
-// builtinTools are the tools Claude Code 2.1.328 offers by default in -p mode (FORMATS.md
+// builtinTools are the tools Claude Code 2.1.328 offers by default in -p mode (docs/FORMATS.md
 // §1.3). They go into --allowedTools whenever that flag is present, so that restricting an MCP
 // server never takes a built-in tool away.
 var builtinTools = []string{
@@ -232,7 +232,7 @@ func allowRules(servers []abi.Server) ([]string, []abi.Warning, bool) {
 }
 
 // toolName is the name Claude Code gives an MCP tool: mcp__<server>__<tool>, every character
-// outside [A-Za-z0-9_-] replaced by "_" (FORMATS.md §1.1). The --allowedTools rule keeps the
+// outside [A-Za-z0-9_-] replaced by "_" (docs/FORMATS.md §1.1). The --allowedTools rule keeps the
 // tool's own spelling.
 func toolName(server, tool string) string {
 	b := []byte("mcp__" + server + "__" + tool)

@@ -118,7 +118,7 @@ func TestAllowedTools(t *testing.T) {
 }
 
 func TestBuiltinToolsMatchFormats(t *testing.T) {
-	assert.Len(t, builtinTools, 23, "FORMATS.md §1.3 lists 23 default -p tools")
+	assert.Len(t, builtinTools, 23, "docs/FORMATS.md §1.3 lists 23 default -p tools")
 	seen := map[string]bool{}
 	for _, tool := range builtinTools {
 		assert.False(t, seen[tool], "built-in tool %s listed twice", tool)
