@@ -26,8 +26,9 @@ type Decision struct {
 	// Warnings are the rules' warnings, except those about a refused server.
 	Warnings []Warning `json:"warnings"`
 	// Document is every element the rules produced, by rule, each with where it was decided:
-	// what `loadout policy eval` prints.
-	Document []RuleOutput `json:"document"`
+	// what `loadout policy eval` prints (masked). A rule may copy any value into an element,
+	// so it is not part of the decision's JSON form.
+	Document []RuleOutput `json:"-"`
 }
 
 // Reason is one rule's verdict: its code, message, the field of the entry it is about (a

@@ -472,3 +472,28 @@ func TestExamplePolicies(t *testing.T) {
 	}
 	assert.Equal(t, []string{"outside:host_not_allowed", "fetch:command_denied"}, refused)
 }
+
+// TestMessagesNeverCarrySecrets: a rule that quotes a secret in its message does not leak
+// it into dropped or warnings.
+func TestMessagesNeverCarrySecrets(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rule := `package loadout.leak
+
+drop contains {"server": 0, "field": "env", "key": "LEVEL", "code": "leak", "msg": input.servers[0].env.TOKEN} if input.servers[0].env.TOKEN
+
+warn contains {"server": 0, "code": "leak", "msg": sprintf("token is %s", [input.servers[0].env.TOKEN])} if input.servers[0].env.TOKEN
+`
+	e, err := New(ctx, Config{FS: withDefaults(t, map[string]string{"loadout/leak.rego": rule})})
+	require.NoError(t, err)
+	req := &spec.Request{Servers: []spec.Server{{ID: "a", Transport: "stdio", Command: "npx", SecretKeys: []string{"TOKEN"},
+		Env: []spec.Pair{{Name: "TOKEN", Value: "raw-secret-42"}, {Name: "LEVEL", Value: "debug"}}}}}
+	d, err := e.Decide(ctx, req, nil, "")
+	require.NoError(t, err)
+	v, err := Vet(req, d, nil, VetOptions{})
+	require.NoError(t, err)
+	require.Len(t, v.Dropped(), 1)
+	assert.Equal(t, `env "LEVEL" removed: [REDACTED]`, v.Dropped()[0].Message)
+	require.Len(t, v.Warnings(), 1)
+	assert.Equal(t, "token is [REDACTED]", v.Warnings()[0].Message)
+}

@@ -204,8 +204,34 @@ func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (
 		vt.skill(sk, opts)
 	}
 	vt.redactions(req, d)
+	vt.maskMessages()
 	return vt.out, nil
 }
+
+// maskMessages masks every secret spelling in the messages of the drops and warnings: a rule
+// may copy a value into its message, and messages are printed and logged.
+func (vt *vetter) maskMessages() {
+	if len(vt.out.redactions) == 0 {
+		return
+	}
+	spellings := slices.Clone(vt.out.redactions)
+	slices.SortStableFunc(spellings, func(a, b string) int { return len(b) - len(a) })
+	mask := func(s string) string {
+		for _, sp := range spellings {
+			s = strings.ReplaceAll(s, sp, MaskedMessageValue)
+		}
+		return s
+	}
+	for i := range vt.out.dropped {
+		vt.out.dropped[i].Message = mask(vt.out.dropped[i].Message)
+	}
+	for i := range vt.out.warnings {
+		vt.out.warnings[i].Message = mask(vt.out.warnings[i].Message)
+	}
+}
+
+// MaskedMessageValue replaces a secret a rule's message quotes.
+const MaskedMessageValue = "[REDACTED]"
 
 // manyEntries is where a lookup by scan gives way to a map.
 const manyEntries = 16
