@@ -59,6 +59,7 @@ func buildInput(req *spec.Request, hostEnv []spec.Pair, opt inputOptions) ast.Va
 			item("user", ast.String(req.Run.User)),
 			item("hasUser", ast.Boolean(req.Run.HasUser)),
 			item("ambientAuth", ast.Boolean(req.Run.AmbientAuth)),
+			item("enabled", enabledValue(req.Run.Enabled)),
 		)),
 		item("hostEnv", ast.NewArray(env...)),
 		item("servers", ast.NewArray(servers...)),
@@ -131,6 +132,11 @@ func serverValue(req *spec.Request, i int, opt inputOptions) ast.Value {
 		item("sharedAuthority", ast.String(s.SharedAuthority)),
 		item("hasUsers", ast.Boolean(s.HasUsers)),
 		item("users", strings_(s.Users)),
+		item("disabled", ast.Boolean(s.Disabled)),
+		item("availability", ast.String(s.Availability)),
+		item("scope", ast.String(s.Scope)),
+		item("hasHarnesses", ast.Boolean(s.HasHarnesses)),
+		item("harnesses", strings_(s.Harnesses)),
 		item("hasToken", ast.Boolean(token != "")),
 		item("token", ast.String(shownToken)),
 		item("facts", facts),
@@ -153,6 +159,15 @@ func skillValue(sk *spec.Skill) ast.Value {
 		item("files", ast.NewArray(files...)),
 		item("resources", ast.NewArray(resources...)),
 	)
+}
+
+// enabledValue is run.enabled as an object, server id → bool.
+func enabledValue(m map[string]bool) ast.Value {
+	items := make([][2]*ast.Term, 0, len(m))
+	for id, on := range m {
+		items = append(items, item(id, ast.Boolean(on)))
+	}
+	return ast.NewObject(items...)
 }
 
 // strings_ is ss as an array of strings (empty, never null, for a nil list).

@@ -103,6 +103,13 @@ const (
 	// CodeFieldIgnored: a field that the server's transport does not use was ignored
 	// (command on an http server, url on a stdio server).
 	CodeFieldIgnored = "field_ignored"
+	// CodeAccessFieldInvalid: a field that narrows who or what may use a server
+	// (credentials, users, enabled, disabled, availability, exposure, toolExposure, scope,
+	// harnesses) had a value outside its domain: the server is dropped, never kept with the
+	// field removed (a typo must not widen access).
+	CodeAccessFieldInvalid = "access_field_invalid"
+	// CodeEnabledAndDisabled: a server set both enabled and disabled; it is dropped.
+	CodeEnabledAndDisabled = "enabled_and_disabled"
 )
 
 // Diagnostic kinds.

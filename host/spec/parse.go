@@ -12,13 +12,13 @@ import (
 // headers, toolExposure and tokens are free-form and never compared.
 var (
 	requestFields  = []string{"harness", "run", "skills", "mcpServers", "tokens"}
-	runFields      = []string{"ambientAuth", "user"}
+	runFields      = []string{"ambientAuth", "user", "enabled"}
 	skillFields    = []string{"name", "description", "instructions", "resources"}
 	resourceFields = []string{"relPath", "content"}
 	serverFields   = []string{
 		"id", "transport", "command", "args", "env", "url", "headers", "allowedTools",
 		"secretKeys", "description", "enabled", "timeout", "exposure", "toolExposure", "cwd",
-		"credentials", "sharedAuthority", "users",
+		"credentials", "sharedAuthority", "users", "disabled", "availability", "scope", "harnesses",
 	}
 )
 
@@ -29,6 +29,15 @@ const (
 	ExposureCodemode = "codemode"
 	ExposureHidden   = "hidden"
 	ExposureAlias    = "codemode-deferred"
+)
+
+// Availability and scope values of a server.
+const (
+	AvailabilityAll   = "all"
+	AvailabilityOptIn = "opt-in"
+	ScopeSession      = "session"
+	ScopeSpace        = "space"
+	ScopeApp          = "app"
 )
 
 // Credentials modes of a server.
@@ -220,6 +229,23 @@ func (p *parser) run(v *value, run *Run) {
 			case kindNull:
 			default:
 				p.wrongType(KindRequest, "", "run.user", "a string", &m.val)
+			}
+		case "enabled":
+			switch m.val.kind {
+			case kindObject:
+				run.Enabled = map[string]bool{}
+				for j := range m.val.members {
+					e := &m.val.members[j]
+					if e.val.kind != kindBool {
+						// Not a yes: the opt-in server stays off.
+						p.wrongType(KindRequest, "", memberPath("run.enabled", e.name), "a boolean", &e.val)
+						continue
+					}
+					run.Enabled[e.name] = e.val.b
+				}
+			case kindNull:
+			default:
+				p.wrongType(KindRequest, "", "run.enabled", "an object", &m.val)
 			}
 		default:
 			p.unknown(KindRequest, "", memberPath("run", m.name))
@@ -498,6 +524,7 @@ func (p *parser) server(obj *value, index int, prefix string) (Server, bool) {
 		Index: index, ID: id, Transport: TransportStdio, Enabled: true,
 		Args: []string{}, Env: []Pair{}, Headers: []Pair{}, AllowedTools: []string{},
 		SecretKeys: []string{}, ToolExposure: []Pair{}, Users: []string{},
+		Availability: AvailabilityAll, Scope: ScopeSession, Harnesses: []string{},
 	}
 	if t, ok := obj.get("transport"); ok && t.kind != kindNull {
 		if t.kind != kindString || (t.str != TransportStdio && t.str != TransportHTTP) {
@@ -538,18 +565,42 @@ func (p *parser) server(obj *value, index int, prefix string) (Server, bool) {
 		}
 		s.URL = u.str
 	}
+	en, hasEnabled := obj.get("enabled")
+	dis, hasDisabled := obj.get("disabled")
+	if hasEnabled && hasDisabled && en.kind != kindNull && dis.kind != kindNull {
+		p.add(KindServer, id, prefix+".disabled", CodeEnabledAndDisabled, "enabled and disabled are both set: give one; server dropped")
+		return Server{}, false
+	}
 	for i := range obj.members {
-		p.serverField(&s, &obj.members[i], prefix)
+		if !p.serverField(&s, &obj.members[i], prefix) {
+			return Server{}, false
+		}
 	}
 	return s, true
 }
 
-// serverField applies one optional member of a valid server. A bad value is removed with a
-// diagnostic; it never drops the server.
-func (p *parser) serverField(s *Server, m *member, prefix string) {
+// refuse drops the server for a field that narrows access and has a value outside its domain.
+func (p *parser) refuse(id, path, what, want string) bool {
+	name := path[strings.LastIndexByte(path, '.')+1:]
+	p.add(KindServer, id, path, CodeAccessFieldInvalid, name+" is "+what+", not "+want+"; server dropped (a field that narrows access fails closed)")
+	return false
+}
+
+// describe is v as a diagnostic names it: a quoted string, or its kind.
+func describe(v *value) string {
+	if v.kind == kindString {
+		return strconv.Quote(v.str)
+	}
+	return kindName(v.kind)
+}
+
+// serverField applies one optional member of a valid server and reports whether the server is
+// kept. A bad value of a field that narrows access drops the server (fail closed); any other
+// bad value is removed with a diagnostic.
+func (p *parser) serverField(s *Server, m *member, prefix string) bool {
 	v := &m.val
 	if v.kind == kindNull {
-		return
+		return true
 	}
 	field := ref{prefix, m.name}
 	id := s.ID
@@ -565,7 +616,7 @@ func (p *parser) serverField(s *Server, m *member, prefix string) {
 	case "args":
 		if v.kind != kindArray {
 			p.wrongType(KindServer, id, field.String(), "an array", v)
-			return
+			return true
 		}
 		args := make([]string, 0, len(v.elems))
 		for i := range v.elems {
@@ -583,8 +634,11 @@ func (p *parser) serverField(s *Server, m *member, prefix string) {
 		s.Args = args
 	case "env", "headers", "toolExposure":
 		if v.kind != kindObject {
+			if m.name == "toolExposure" {
+				return p.refuse(id, field.String(), kindName(v.kind), "an object")
+			}
 			p.wrongType(KindServer, id, field.String(), "an object", v)
-			return
+			return true
 		}
 		pairs := p.stringMap(KindServer, id, field, v)
 		switch m.name {
@@ -593,13 +647,14 @@ func (p *parser) serverField(s *Server, m *member, prefix string) {
 		case "headers":
 			s.Headers = pairs
 		default:
+			if len(pairs) != len(v.members) {
+				return p.refuse(id, field.String(), "an object with a non-string value", "an object of exposures")
+			}
 			kept := pairs[:0]
 			for _, pr := range pairs {
 				e, ok := exposure(pr.Value)
 				if !ok {
-					p.add(KindServer, id, memberPath(field.String(), pr.Name), CodeInvalidValue,
-						"exposure "+strconv.Quote(pr.Value)+" is not direct, deferred, codemode or hidden; removed")
-					continue
+					return p.refuse(id, memberPath(field.String(), pr.Name), strconv.Quote(pr.Value), "direct, deferred, codemode, codemode-deferred or hidden")
 				}
 				kept = append(kept, Pair{Name: pr.Name, Value: e})
 			}
@@ -610,24 +665,50 @@ func (p *parser) serverField(s *Server, m *member, prefix string) {
 		if v.kind != kindArray {
 			p.add(KindServer, id, field.String(), CodeWrongType,
 				"is "+kindName(v.kind)+", not an array; the server is restricted to no tool")
-			return
+			return true
 		}
 		s.AllowedTools = p.stringList(KindServer, id, field, v)
-	case "secretKeys", "users":
+	case "users":
+		if v.kind != kindArray {
+			return p.refuse(id, field.String(), kindName(v.kind), "an array of user names")
+		}
+		users := make([]string, 0, len(v.elems))
+		for i := range v.elems {
+			e := &v.elems[i]
+			switch {
+			case e.kind != kindString:
+				return p.refuse(id, indexPath(field.String(), i), kindName(e.kind), "a user name")
+			case e.str == "":
+				return p.refuse(id, indexPath(field.String(), i), `""`, "a non-empty user name")
+			case slicesContains(users, e.str):
+				return p.refuse(id, indexPath(field.String(), i), strconv.Quote(e.str)+" again", "a user name listed once")
+			}
+			users = append(users, e.str)
+		}
+		s.Users, s.HasUsers = users, true
+	case "harnesses":
+		if v.kind != kindArray {
+			return p.refuse(id, field.String(), kindName(v.kind), "an array of harness names")
+		}
+		hs := make([]string, 0, len(v.elems))
+		for i := range v.elems {
+			e := &v.elems[i]
+			if e.kind != kindString || !validID(e.str) {
+				return p.refuse(id, indexPath(field.String(), i), describe(e), "a harness name")
+			}
+			hs = append(hs, e.str)
+		}
+		s.Harnesses, s.HasHarnesses = hs, true
+	case "secretKeys":
 		if v.kind != kindArray {
 			p.wrongType(KindServer, id, field.String(), "an array", v)
-			return
+			return true
 		}
-		list := p.stringList(KindServer, id, field, v)
-		if m.name == "users" {
-			s.Users, s.HasUsers = list, true
-		} else {
-			s.SecretKeys = list
-		}
+		s.SecretKeys = p.stringList(KindServer, id, field, v)
 	case "description":
 		if v.kind != kindString {
 			p.wrongType(KindServer, id, field.String(), "a string", v)
-			return
+			return true
 		}
 		desc, changed := sanitizeDescription(v.str)
 		s.Description = desc
@@ -635,39 +716,48 @@ func (p *parser) serverField(s *Server, m *member, prefix string) {
 			p.add(KindServer, id, field.String(), CodeDescriptionChanged,
 				"line breaks and control characters became spaces, and the text is cut to 1024 characters")
 		}
-	case "enabled":
+	case "enabled", "disabled":
 		if v.kind != kindBool {
-			p.wrongType(KindServer, id, field.String(), "a boolean", v)
-			return
+			return p.refuse(id, field.String(), describe(v), "a boolean")
 		}
-		s.Enabled = v.b
+		if m.name == "enabled" {
+			s.Enabled = v.b
+			s.Disabled = !v.b
+		} else {
+			s.Disabled = v.b
+			s.Enabled = !v.b
+		}
+	case "availability":
+		if v.kind != kindString || (v.str != AvailabilityAll && v.str != AvailabilityOptIn) {
+			return p.refuse(id, field.String(), describe(v), `"all" or "opt-in"`)
+		}
+		s.Availability = v.str
+	case "scope":
+		if v.kind != kindString || (v.str != ScopeSession && v.str != ScopeSpace && v.str != ScopeApp) {
+			return p.refuse(id, field.String(), describe(v), `"session", "space" or "app"`)
+		}
+		s.Scope = v.str
 	case "timeout":
 		if v.kind != kindNumber {
 			p.wrongType(KindServer, id, field.String(), "a number", v)
-			return
+			return true
 		}
 		f, err := strconv.ParseFloat(v.str, 64)
 		if err != nil || !(f > 0) || math.IsInf(f, 0) {
 			p.add(KindServer, id, field.String(), CodeInvalidValue, "timeout "+v.str+" is not a positive number of seconds; removed")
-			return
+			return true
 		}
 		s.Timeout = f
 	case "exposure":
-		if v.kind != kindString {
-			p.wrongType(KindServer, id, field.String(), "a string", v)
-			return
-		}
 		e, ok := exposure(v.str)
-		if !ok {
-			p.add(KindServer, id, field.String(), CodeInvalidValue,
-				"exposure "+strconv.Quote(v.str)+" is not direct, deferred, codemode or hidden; removed")
-			return
+		if v.kind != kindString || !ok {
+			return p.refuse(id, field.String(), describe(v), "direct, deferred, codemode, codemode-deferred or hidden")
 		}
 		s.Exposure = e
 	case "cwd", "sharedAuthority":
 		if v.kind != kindString {
 			p.wrongType(KindServer, id, field.String(), "a string", v)
-			return
+			return true
 		}
 		if m.name == "cwd" {
 			s.Cwd = v.str
@@ -676,15 +766,20 @@ func (p *parser) serverField(s *Server, m *member, prefix string) {
 		}
 	case "credentials":
 		if v.kind != kindString || (v.str != CredentialsUser && v.str != CredentialsShared) {
-			what := kindName(v.kind)
-			if v.kind == kindString {
-				what = strconv.Quote(v.str)
-			}
-			p.add(KindServer, id, field.String(), CodeInvalidValue, "credentials is "+what+`, not "user" or "shared"; removed`)
-			return
+			return p.refuse(id, field.String(), describe(v), `"user" or "shared"`)
 		}
 		s.Credentials = v.str
 	}
+	return true
+}
+
+func slicesContains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // exposure validates an exposure value, mapping the alias to its target.

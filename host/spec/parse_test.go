@@ -374,6 +374,7 @@ func TestParseServers(t *testing.T) {
 			ID: id, Transport: "stdio", Enabled: true, Command: "npx",
 			Args: []string{}, Env: []spec.Pair{}, Headers: []spec.Pair{}, AllowedTools: []string{},
 			SecretKeys: []string{}, ToolExposure: []spec.Pair{}, Users: []string{},
+			Availability: "all", Scope: "session", Harnesses: []string{},
 		}
 	}
 	tests := []struct {
@@ -445,7 +446,7 @@ func TestParseServers(t *testing.T) {
 		},
 		{
 			name:    "string lists and maps keep strings in order",
-			servers: `[{"id":"a","command":"npx","args":["-y",1,"pkg","a\u0000b",""],"env":{"B":"2","A":1,"C":"3"},"headers":{"X-A":"v","X-B":null},"secretKeys":["K",2],"users":["bob",{}],"url":"https://ignored/"}]`,
+			servers: `[{"id":"a","command":"npx","args":["-y",1,"pkg","a\u0000b",""],"env":{"B":"2","A":1,"C":"3"},"headers":{"X-A":"v","X-B":null},"secretKeys":["K",2],"users":["bob"],"url":"https://ignored/"}]`,
 			want: func() []spec.Server {
 				s := base("a")
 				s.Args = []string{"-y", "pkg", ""}
@@ -461,21 +462,18 @@ func TestParseServers(t *testing.T) {
 				{"server", "mcpServers[0].env.A", spec.CodeNonStringEntry},
 				{"server", "mcpServers[0].headers[\"X-B\"]", spec.CodeNonStringEntry},
 				{"server", "mcpServers[0].secretKeys[1]", spec.CodeNonStringEntry},
-				{"server", "mcpServers[0].users[1]", spec.CodeNonStringEntry},
 				{"server", "mcpServers[0].url", spec.CodeFieldIgnored},
 			},
 		},
 		{
 			name:    "list and map fields of the wrong type",
-			servers: `[{"id":"a","command":"npx","args":"--evil","env":["A=1"],"headers":"h","secretKeys":"K","users":"bob","toolExposure":[]}]`,
+			servers: `[{"id":"a","command":"npx","args":"--evil","env":["A=1"],"headers":"h","secretKeys":"K"}]`,
 			want:    func() []spec.Server { return []spec.Server{base("a")} },
 			wantDiags: []diag{
 				{"server", "mcpServers[0].args", spec.CodeWrongType},
 				{"server", "mcpServers[0].env", spec.CodeWrongType},
 				{"server", "mcpServers[0].headers", spec.CodeWrongType},
 				{"server", "mcpServers[0].secretKeys", spec.CodeWrongType},
-				{"server", "mcpServers[0].users", spec.CodeWrongType},
-				{"server", "mcpServers[0].toolExposure", spec.CodeWrongType},
 			},
 		},
 		{
@@ -496,24 +494,26 @@ func TestParseServers(t *testing.T) {
 		{
 			name: "optional fields",
 			servers: `[{"id":"a","command":"npx","description":"Docs\nsearch","enabled":false,"timeout":30.5,"exposure":"codemode-deferred",` +
-				`"toolExposure":{"search":"direct","*":"codemode-deferred","x":"loud","y":1},"cwd":"/w","credentials":"shared","sharedAuthority":"team","users":null}]`,
+				`"toolExposure":{"search":"direct","*":"codemode-deferred"},"cwd":"/w","credentials":"shared","sharedAuthority":"team","users":null,` +
+				`"availability":"opt-in","scope":"space","harnesses":["claude","pi"]},{"id":"b","command":"npx","disabled":true}]`,
 			want: func() []spec.Server {
 				s := base("a")
-				s.Description, s.Enabled, s.Timeout, s.Exposure = "Docs search", false, 30.5, "codemode"
+				s.Description, s.Enabled, s.Disabled, s.Timeout, s.Exposure = "Docs search", false, true, 30.5, "codemode"
+				s.Availability, s.Scope, s.Harnesses, s.HasHarnesses = "opt-in", "space", []string{"claude", "pi"}, true
+				b := base("b")
+				b.Index, b.Enabled, b.Disabled = 1, false, true
 				s.ToolExposure = []spec.Pair{{Name: "search", Value: "direct"}, {Name: "*", Value: "codemode"}}
 				s.Cwd, s.Credentials, s.SharedAuthority = "/w", "shared", "team"
-				return []spec.Server{s}
+				return []spec.Server{s, b}
 			},
 			wantDiags: []diag{
 				{"server", "mcpServers[0].description", spec.CodeDescriptionChanged},
-				{"server", "mcpServers[0].toolExposure.y", spec.CodeNonStringEntry},
-				{"server", "mcpServers[0].toolExposure.x", spec.CodeInvalidValue},
 			},
 		},
 		{
 			name: "bad optional values are removed, the server stays",
-			servers: `[{"id":"a","command":"npx","description":1,"enabled":"no","timeout":0,"exposure":"loud","cwd":5,"credentials":"admin","sharedAuthority":[]},` +
-				`{"id":"b","command":"npx","timeout":-1,"exposure":3,"credentials":1},{"id":"c","command":"npx","timeout":"30"},{"id":"d","command":"npx","timeout":1e999}]`,
+			servers: `[{"id":"a","command":"npx","description":1,"timeout":0,"cwd":5,"sharedAuthority":[]},` +
+				`{"id":"b","command":"npx","timeout":-1},{"id":"c","command":"npx","timeout":"30"},{"id":"d","command":"npx","timeout":1e999}]`,
 			want: func() []spec.Server {
 				b, c, d := base("b"), base("c"), base("d")
 				b.Index, c.Index, d.Index = 1, 2, 3
@@ -521,17 +521,49 @@ func TestParseServers(t *testing.T) {
 			},
 			wantDiags: []diag{
 				{"server", "mcpServers[0].description", spec.CodeWrongType},
-				{"server", "mcpServers[0].enabled", spec.CodeWrongType},
 				{"server", "mcpServers[0].timeout", spec.CodeInvalidValue},
-				{"server", "mcpServers[0].exposure", spec.CodeInvalidValue},
 				{"server", "mcpServers[0].cwd", spec.CodeWrongType},
-				{"server", "mcpServers[0].credentials", spec.CodeInvalidValue},
 				{"server", "mcpServers[0].sharedAuthority", spec.CodeWrongType},
 				{"server", "mcpServers[1].timeout", spec.CodeInvalidValue},
-				{"server", "mcpServers[1].exposure", spec.CodeWrongType},
-				{"server", "mcpServers[1].credentials", spec.CodeInvalidValue},
 				{"server", "mcpServers[2].timeout", spec.CodeWrongType},
 				{"server", "mcpServers[3].timeout", spec.CodeInvalidValue},
+			},
+		},
+		{
+			// A field that narrows access never fails open: a bad value drops the server.
+			name: "bad values of fields that narrow access drop the server",
+			servers: `[{"id":"a","command":"npx","credentials":"User"},{"id":"b","command":"npx","credentials":1},` +
+				`{"id":"c","command":"npx","users":["","alice"]},{"id":"d","command":"npx","users":["bob","bob"]},{"id":"e","command":"npx","users":"bob"},` +
+				`{"id":"f","command":"npx","users":["bob",{}]},{"id":"g","command":"npx","enabled":"no"},{"id":"h","command":"npx","disabled":1},` +
+				`{"id":"i","command":"npx","enabled":true,"disabled":true},{"id":"j","command":"npx","availability":"optin"},` +
+				`{"id":"k","command":"npx","exposure":"loud"},{"id":"l","command":"npx","exposure":3},{"id":"m","command":"npx","toolExposure":{"x":"loud"}},` +
+				`{"id":"n","command":"npx","toolExposure":{"y":1}},{"id":"o","command":"npx","toolExposure":[]},{"id":"p","command":"npx","scope":"global"},` +
+				`{"id":"q","command":"npx","harnesses":"claude"},{"id":"r","command":"npx","harnesses":["Claude Code"]},{"id":"s","command":"npx","enabled":true,"disabled":null}]`,
+			want: func() []spec.Server {
+				s := base("s")
+				s.Index = 18
+				return []spec.Server{s}
+			},
+			wantDiags: []diag{
+				{"server", "mcpServers[0].credentials", spec.CodeAccessFieldInvalid},
+				{"server", "mcpServers[1].credentials", spec.CodeAccessFieldInvalid},
+				{"server", "mcpServers[2].users[0]", spec.CodeAccessFieldInvalid},
+				{"server", "mcpServers[3].users[1]", spec.CodeAccessFieldInvalid},
+				{"server", "mcpServers[4].users", spec.CodeAccessFieldInvalid},
+				{"server", "mcpServers[5].users[1]", spec.CodeAccessFieldInvalid},
+				{"server", "mcpServers[6].enabled", spec.CodeAccessFieldInvalid},
+				{"server", "mcpServers[7].disabled", spec.CodeAccessFieldInvalid},
+				{"server", "mcpServers[8].disabled", spec.CodeEnabledAndDisabled},
+				{"server", "mcpServers[9].availability", spec.CodeAccessFieldInvalid},
+				{"server", "mcpServers[10].exposure", spec.CodeAccessFieldInvalid},
+				{"server", "mcpServers[11].exposure", spec.CodeAccessFieldInvalid},
+				{"server", "mcpServers[12].toolExposure.x", spec.CodeAccessFieldInvalid},
+				{"server", "mcpServers[13].toolExposure.y", spec.CodeNonStringEntry},
+				{"server", "mcpServers[13].toolExposure", spec.CodeAccessFieldInvalid},
+				{"server", "mcpServers[14].toolExposure", spec.CodeAccessFieldInvalid},
+				{"server", "mcpServers[15].scope", spec.CodeAccessFieldInvalid},
+				{"server", "mcpServers[16].harnesses", spec.CodeAccessFieldInvalid},
+				{"server", "mcpServers[17].harnesses[0]", spec.CodeAccessFieldInvalid},
 			},
 		},
 		{

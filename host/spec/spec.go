@@ -25,6 +25,9 @@ type Run struct {
 	AmbientAuth bool   `json:"ambientAuth"`
 	User        string `json:"user"`
 	HasUser     bool   `json:"hasUser"` // run.user was a non-empty string
+	// Enabled is the run user's choice per opt-in server id (run.enabled); a server absent
+	// from it is not enabled.
+	Enabled map[string]bool `json:"enabled"`
 }
 
 // Pair is one entry of an ordered string map.
@@ -77,6 +80,16 @@ type Server struct {
 	SharedAuthority string   `json:"sharedAuthority"`
 	Users           []string `json:"users"`
 	HasUsers        bool     `json:"hasUsers"` // users was present and not null
+	// Disabled: the request turned the server off (disabled: true or enabled: false).
+	Disabled bool `json:"disabled"`
+	// Availability is "all" (the default) or "opt-in": rendered only when run.enabled says so.
+	Availability string `json:"availability"`
+	// Scope is what an instance of the server is shared across: "session" (the default),
+	// "space" or "app".
+	Scope string `json:"scope"`
+	// Harnesses, when HasHarnesses, lists the only harnesses the server is rendered for.
+	Harnesses    []string `json:"harnesses"`
+	HasHarnesses bool     `json:"hasHarnesses"`
 }
 
 // Diagnostic reports one dropped or changed entry. Kind is "skill", "resource", "server" or
