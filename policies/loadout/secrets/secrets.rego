@@ -2,7 +2,8 @@
 # title: Secret rules
 # description: |
 #   Which values are secrets (docs/SECURITY.md R6: each key of secretKeys names env[key] and
-#   headers[key]; header names in always_secret_headers), and which entries a per-user server
+#   headers[key]; header names in always_secret_headers and env keys ending in one of
+#   always_secret_env_suffixes are secrets even when secretKeys forgets them), and which entries a per-user server
 #   (credentials: user) or a server with a stored token may not keep. A stored token is a
 #   secret whatever a policy says. A credential these rules remove is marked "secret": it is
 #   not rendered but stays masked in logs. The lists are data.tunables.secrets.
@@ -14,8 +15,12 @@ secret contains {"server": i, "field": "env", "key": key} if {
 	some i, s in input.servers
 	some key, value in s.env
 	value != ""
-	key in s.secretKeys
+	secret_env(s, key)
 }
+
+secret_env(s, key) if key in s.secretKeys
+
+secret_env(_, key) if strings.any_suffix_match(upper(key), conf.always_secret_env_suffixes)
 
 # Header names are case-insensitive (RFC 9110): secretKeys "authorization" names the header
 # Authorization.

@@ -9,8 +9,25 @@ secret_entries := {sprintf("%s %s %s", [hostile.servers[x.server].id, x.field, x
 }
 
 # Header names match secretKeys in any case; an empty value is no secret.
+# Header names match secretKeys in any case; an empty value is no secret; Authorization is a
+# secret on every server whether secretKeys lists it or not (always_secret_headers).
 test_secret_keys_name_env_and_headers if {
-	secret_entries == {"env-rules env FS_TOKEN", "header-rules headers authorization"}
+	secret_entries == {
+		"env-rules env FS_TOKEN",
+		"header-rules headers authorization",
+		"per-user headers Authorization",
+		"with-token headers Authorization",
+	}
+}
+
+test_secret_env_suffixes_are_tunable if {
+	s := secrets.secret with input as hostile with data.tunables.secrets.always_secret_env_suffixes as ["_LEVEL"]
+	{sprintf("%s %s", [hostile.servers[x.server].id, x.key]) | some x in s; x.field == "env"} == {"env-rules FS_TOKEN", "env-rules LOG_LEVEL"}
+}
+
+test_no_header_is_secret_without_the_defaults if {
+	s := secrets.secret with input as hostile with data.tunables.secrets.always_secret_headers as []
+	{hostile.servers[x.server].id | some x in s; x.field == "headers"} == {"header-rules"}
 }
 
 test_always_secret_headers_are_tunable if {
