@@ -21,6 +21,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/loadout-dev/loadout/internal/testenv"
 )
 
 // plugin is one instance of the built module: WASI preview 1 with no env, args or preopens,
@@ -40,6 +42,7 @@ var (
 // when the C toolchain is missing.
 func build(t *testing.T) []byte {
 	t.Helper()
+	testenv.WASIToolchain(t)
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "mcpjson-c")
 		if err != nil {
