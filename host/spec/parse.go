@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
@@ -12,14 +13,15 @@ import (
 // headers, toolExposure and tokens are free-form and never compared.
 var (
 	requestFields  = []string{"harness", "run", "skills", "mcpServers", "tokens"}
-	runFields      = []string{"ambientAuth", "user"}
+	runFields      = []string{"ambientAuth", "user", "id"}
 	skillFields    = []string{"name", "description", "instructions", "resources"}
 	resourceFields = []string{"relPath", "content"}
 	serverFields   = []string{
 		"id", "transport", "command", "args", "env", "url", "headers", "allowedTools",
 		"secretKeys", "description", "enabled", "timeout", "exposure", "toolExposure", "cwd",
-		"credentials", "sharedAuthority", "users",
+		"credentials", "sharedAuthority", "users", "token",
 	}
+	tokenFields = []string{"mint", "ttl"}
 )
 
 // Exposures a server or a tool may have; ExposureAlias is accepted and stored as its target.
@@ -56,6 +58,9 @@ func Parse(data []byte) (*Request, []Diagnostic, error) {
 	}
 	p := parser{diags: []Diagnostic{}}
 	req := p.request(&root)
+	if p.refusal != nil {
+		return nil, nil, p.refusal
+	}
 	return req, p.diags, nil
 }
 
@@ -96,8 +101,14 @@ func checkFolds(root *value) error {
 	if servers, ok := root.get("mcpServers"); ok && servers.kind == kindArray {
 		for i := range servers.elems {
 			if s := &servers.elems[i]; s.kind == kindObject {
-				if err := foldCheck(s, serverFields, indexPath("mcpServers", i)); err != nil {
+				prefix := indexPath("mcpServers", i)
+				if err := foldCheck(s, serverFields, prefix); err != nil {
 					return err
+				}
+				if tok, ok := s.get("token"); ok && tok.kind == kindObject {
+					if err := foldCheck(tok, tokenFields, prefix+".token"); err != nil {
+						return err
+					}
 				}
 			}
 		}
@@ -133,6 +144,16 @@ func isField(name string, fields []string) bool {
 // parser collects diagnostics while one request is sanitized. It is used by one goroutine.
 type parser struct {
 	diags []Diagnostic
+	// refusal is the first whole-request refusal found while sanitizing (a bad token member);
+	// Parse returns it instead of the request.
+	refusal *RejectError
+}
+
+// refuse records a whole-request refusal; the first one wins.
+func (p *parser) refuse(field, code, msg string) {
+	if p.refusal == nil {
+		p.refusal = reject(field, code, msg)
+	}
 }
 
 func (p *parser) add(kind, name, field, code, msg string) {
@@ -220,6 +241,14 @@ func (p *parser) run(v *value, run *Run) {
 			case kindNull:
 			default:
 				p.wrongType(KindRequest, "", "run.user", "a string", &m.val)
+			}
+		case "id":
+			switch m.val.kind {
+			case kindString:
+				run.ID = m.val.str
+			case kindNull:
+			default:
+				p.wrongType(KindRequest, "", "run.id", "a string", &m.val)
 			}
 		default:
 			p.unknown(KindRequest, "", memberPath("run", m.name))
@@ -684,7 +713,55 @@ func (p *parser) serverField(s *Server, m *member, prefix string) {
 			return
 		}
 		s.Credentials = v.str
+	case "token":
+		p.token(s, v, field.String())
 	}
+}
+
+// token parses a server's token member strictly: {"mint": bool, "ttl": "<Go duration>"},
+// both optional. Anything else refuses the whole request: a server that asked for a
+// credential must not be rendered without it, nor dropped while the rest renders as if
+// nothing happened.
+func (p *parser) token(s *Server, v *value, field string) {
+	if v.kind != kindObject {
+		p.refuse(field, CodeInvalidToken, "is "+kindName(v.kind)+`, want an object such as {"mint": true, "ttl": "2h"}`)
+		return
+	}
+	var tr TokenRequest
+	for i := range v.members {
+		m := &v.members[i]
+		mv := &m.val
+		mf := memberPath(field, m.name)
+		switch m.name {
+		case "mint":
+			switch mv.kind {
+			case kindBool:
+				tr.Mint = mv.b
+			case kindNull:
+			default:
+				p.refuse(mf, CodeInvalidToken, "is "+kindName(mv.kind)+", want a boolean")
+				return
+			}
+		case "ttl":
+			switch mv.kind {
+			case kindString:
+				d, err := time.ParseDuration(mv.str)
+				if err != nil || d <= 0 {
+					p.refuse(mf, CodeInvalidToken, "ttl "+strconv.Quote(mv.str)+` is not a positive Go duration such as "90m" or "2h"`)
+					return
+				}
+				tr.TTL = d
+			case kindNull:
+			default:
+				p.refuse(mf, CodeInvalidToken, "is "+kindName(mv.kind)+`, want a Go duration string such as "2h"`)
+				return
+			}
+		default:
+			p.refuse(mf, CodeInvalidToken, "unknown member "+strconv.Quote(m.name)+" (a token has mint and ttl)")
+			return
+		}
+	}
+	s.Token = tr
 }
 
 // exposure validates an exposure value, mapping the alias to its target.
