@@ -159,8 +159,9 @@ func (s *Service) Begin() *Mint { return &Mint{svc: s} }
 // Mint holds the tokens minted for one render until they are committed. It is used by one
 // render: Mint once, then Commit once.
 type Mint struct {
-	svc     *Service
-	pending []pending
+	svc       *Service
+	pending   []pending
+	committed bool
 }
 
 type pending struct {
@@ -224,13 +225,16 @@ func (m *Mint) Mint(_ context.Context, req *spec.Request) ([]spec.Pair, error) {
 // returns their records, in mint order. A token of a server the render dropped is never
 // stored: nobody holds it. It fails with ErrRevoked when the run was revoked meanwhile.
 func (m *Mint) Commit(ctx context.Context, kept []string) ([]Record, error) {
+	if m.committed {
+		return nil, errors.New("tokens: Commit called twice for one render")
+	}
+	m.committed = true
 	var entries []Entry
 	for _, p := range m.pending {
 		if slices.Contains(kept, p.record.Server) {
 			entries = append(entries, Entry{Key: KeyOf(p.value), Record: p.record})
 		}
 	}
-	m.pending = nil
 	if len(entries) == 0 {
 		return nil, nil
 	}
