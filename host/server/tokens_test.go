@@ -96,7 +96,9 @@ func TestMintReplicas(t *testing.T) {
 			if strings.Contains(string(data), "Bearer "+tok) {
 				found[tok] += " (bearer)"
 			}
-			if strings.Contains(string(data), "MCP_ACCESS_TOKEN") {
+			// Claude spawns a stdio server through env -i with MCP_ACCESS_TOKEN set from a
+			// spawn variable that holds the token (docs/SPAWN-ENV.md).
+			if strings.Contains(string(data), "MCP_ACCESS_TOKEN=") && !strings.Contains(string(data), "Bearer "+tok) {
 				found[tok] += " (env)"
 			}
 		}
