@@ -154,6 +154,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		watch = append(watch, o.host.pins)
 	}
 
+	tokens.RedisLogger(a.logger)
 	store, err := tokens.Open(ctx, o.tokenStore, nil)
 	if err != nil {
 		return err

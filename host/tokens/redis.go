@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	neturl "net/url"
 	"strconv"
 	"strings"
@@ -60,6 +61,17 @@ func NewRedis(ctx context.Context, opts *redis.Options, prefix string, now func(
 		return nil, fmt.Errorf("tokens: redis %s: %w", opts.Addr, err)
 	}
 	return &Redis{c: c, prefix: prefix, now: now}, nil
+}
+
+// RedisLogger routes the Redis client's own log lines (dial failures, pool trouble) to log
+// at warn level instead of the process's standard error. The client has one logger for the
+// whole process, so this is for main to call once.
+func RedisLogger(log *slog.Logger) { redis.SetLogger(slogPrintf{log}) }
+
+type slogPrintf struct{ log *slog.Logger }
+
+func (l slogPrintf) Printf(ctx context.Context, format string, v ...any) {
+	l.log.WarnContext(ctx, "redis client: "+fmt.Sprintf(format, v...))
 }
 
 // putScript: KEYS = revoked:<run>, run:<run>, tok:<key>...; ARGV = per token its ttl in ms,
