@@ -29,9 +29,9 @@ func Start(tb testing.TB) string {
 	tb.Helper()
 	bin, err := exec.LookPath(Binary)
 	if err != nil {
-		msg := "testredis: no " + Binary + " on PATH (Debian package redis-server; scripts/deps.sh installs it)"
-		if os.Getenv("LOADOUT_REQUIRE_ALL") == "1" {
-			tb.Fatal(msg + "; LOADOUT_REQUIRE_ALL=1 forbids skipping")
+		msg, fail := missing(os.Getenv)
+		if fail {
+			tb.Fatal(msg)
 		}
 		tb.Skip(msg)
 	}
@@ -45,6 +45,16 @@ func Start(tb testing.TB) string {
 	}
 	tb.Fatalf("testredis: start %s: %v", Binary, lastErr)
 	return ""
+}
+
+// missing says what a test without the binary is told, and whether it fails (under
+// LOADOUT_REQUIRE_ALL=1) rather than skips.
+func missing(getenv func(string) string) (string, bool) {
+	msg := "testredis: no " + Binary + " on PATH (Debian package redis-server; scripts/deps.sh installs it)"
+	if getenv("LOADOUT_REQUIRE_ALL") == "1" {
+		return msg + "; LOADOUT_REQUIRE_ALL=1 forbids skipping", true
+	}
+	return msg, false
 }
 
 func start(tb testing.TB, bin string) (string, error) {
