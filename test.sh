@@ -12,6 +12,7 @@ cd "$(dirname "$0")"
 
 scripts/deps.sh
 export PATH="$PWD/.cache/bin:$PATH"
+# Tests that need a tool deps.sh installs (redis-server) fail instead of skipping without it.
 export LOADOUT_REQUIRE_ALL=1
 
 echo "== format and vet"

@@ -141,7 +141,7 @@ type Prepared struct {
 
 // Prepare parses and vets one request for the harness it names (or rr.Harness).
 func (h *Host) Prepare(ctx context.Context, rr RenderRequest) (*Prepared, error) {
-	p, err := h.Vet(ctx, rr.Body, rr.HostEnv, rr.Harness)
+	p, err := h.vet(ctx, rr.Body, rr.HostEnv, rr.Harness, rr.Minter)
 	if err != nil {
 		return nil, err
 	}
@@ -158,10 +158,18 @@ func (h *Host) Prepare(ctx context.Context, rr RenderRequest) (*Prepared, error)
 }
 
 // Vet parses one request and has the policy vet it for harness (the request's own when ""),
-// without loading a plugin (for `policy eval` and `redact`, which need none).
+// without loading a plugin (for `policy eval` and `redact`, which need none). It has no
+// Minter: a request whose servers ask for a run token is refused (spec.CodeMintUnsupported).
 func (h *Host) Vet(ctx context.Context, body []byte, hostEnv []spec.Pair, harness string) (*Prepared, error) {
+	return h.vet(ctx, body, hostEnv, harness, nil)
+}
+
+func (h *Host) vet(ctx context.Context, body []byte, hostEnv []spec.Pair, harness string, minter Minter) (*Prepared, error) {
 	req, diags, err := spec.Parse(body)
 	if err != nil {
+		return nil, err
+	}
+	if err := mint(ctx, req, minter); err != nil {
 		return nil, err
 	}
 	d, err := h.policy.Decide(ctx, req, hostEnv, harness)
@@ -173,6 +181,48 @@ func (h *Host) Vet(ctx context.Context, body []byte, hostEnv []spec.Pair, harnes
 		return nil, err
 	}
 	return &Prepared{Request: req, Diags: diags, Vetted: v}, nil
+}
+
+// Minter mints the run tokens a request's servers ask for (mcpServers[i].token) before the
+// policy runs; loadout serve's token service is one (host/server, host/tokens). Without a
+// Minter a request that asks for a token is refused with spec.CodeMintUnsupported.
+//
+// Mint returns one token per server id, as the request's tokens map spells stored tokens; the
+// host adds them to the request, so the policy, vet and the plugin see a minted token exactly
+// as a stored one: a secret the plugin only ever sees as a placeholder, rendered where the
+// server's credential goes (docs/TOKENS.md). Mint must not make a token usable: its caller
+// does that once the render succeeded, for the servers the render kept (Result.Servers). A
+// refusal is a *spec.RejectError naming the field. Implementations are safe for concurrent use.
+type Minter interface {
+	Mint(ctx context.Context, req *spec.Request) ([]spec.Pair, error)
+}
+
+// mint adds the tokens minter mints for req to req.Tokens.
+func mint(ctx context.Context, req *spec.Request, minter Minter) error {
+	first := -1
+	for i := range req.Servers {
+		if req.Servers[i].Token.Mint {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	if minter == nil {
+		return &spec.RejectError{
+			Field: fmt.Sprintf("mcpServers[%d].token.mint", req.Servers[first].Index),
+			Code:  spec.CodeMintUnsupported,
+			Message: "only loadout serve mints run tokens, and this command has no token store; " +
+				"render through serve, or put a stored token in the request's tokens map",
+		}
+	}
+	minted, err := minter.Mint(ctx, req)
+	if err != nil {
+		return err
+	}
+	req.Tokens = slices.Concat(req.Tokens, minted)
+	return nil
 }
 
 func pickHarness(inBody, override string) (string, error) {
@@ -364,6 +414,8 @@ type RenderRequest struct {
 	ShowContent bool
 	// Roots are the directories the plan's roots resolve to; required unless DryRun.
 	Roots Roots
+	// Minter mints the run tokens the request's servers ask for; nil refuses such a request.
+	Minter Minter
 }
 
 // Roots are the absolute directories a plan's named roots resolve to.

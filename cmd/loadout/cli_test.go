@@ -411,3 +411,23 @@ func TestRenderRefusesRunRootInCheckout(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, entries, 1, "the checkout holds only .git")
 }
+
+// loadout render has no token store: a request asking for a run token is refused, exit 3
+// (the input asks for what this command cannot do; no flag would change that), naming the
+// field. policy eval and redact refuse it the same way.
+func TestRenderRefusesMint(t *testing.T) {
+	req := filepath.Join(t.TempDir(), "mint.json")
+	require.NoError(t, os.WriteFile(req, []byte(`{"harness":"claude","run":{"id":"r1"},"mcpServers":[`+
+		`{"id":"a","command":"/usr/bin/a"},{"id":"docs","transport":"http","url":"https://mcp.example.com/mcp","token":{"mint":true}}]}`), 0o644))
+	for _, args := range [][]string{
+		append([]string{"render", "--dry-run", req}, pluginArgs(t)...),
+		{"policy", "eval", req},
+		{"redact", req},
+	} {
+		code, _, stderr := runCLI(t, "", args...)
+		assert.Equal(t, exitRejected, code, "loadout %s: stderr %s", args[0], stderr)
+		assert.Contains(t, stderr, "mcpServers[1].token.mint", "loadout %s names the field", args[0])
+		assert.Contains(t, stderr, "mint_unsupported", "loadout %s", args[0])
+		assert.Contains(t, stderr, "loadout serve", "loadout %s says who mints", args[0])
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/loadout-dev/loadout/host/policy"
 	"github.com/loadout-dev/loadout/host/server"
+	"github.com/loadout-dev/loadout/host/tokens"
 )
 
 // serveOptions are the flags of `loadout serve`.
@@ -30,6 +31,11 @@ type serveOptions struct {
 	// bound the wait between polls, bundleWait how long startup waits for the first bundle.
 	bundleURL                        string
 	bundleMin, bundleMax, bundleWait time.Duration
+
+	tokenStore      string
+	tokenMaxTTL     time.Duration
+	tokenDefaultTTL time.Duration
+	tokenAPIKeyFile string
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -48,6 +54,18 @@ func (a *app) serveCommand() *cobra.Command {
   GET  /v1/plugins  the loaded plugins
   GET  /healthz     200 while a good policy and plugin set is loaded
   GET  /metrics     Prometheus metrics
+  POST /v1/tokens/resolve  body {"token":"lrt_…"[,"server":"<id>"]}: 200 {"run","server",
+                    "user","expiresAt"} for a live run token, 404 for an unknown,
+                    expired or revoked one
+  DELETE /v1/runs/{run}    revoke every token of the run: 200 {"run","revoked":N}
+
+A server of a render may ask for a run token ("token": {"mint": true, "ttl": "2h"}; the
+request needs run.id): serve mints an opaque bearer bound to the run, the server and
+run.user, renders it where the server's credential goes (stdio: MCP_ACCESS_TOKEN, http:
+Authorization: Bearer) and stores only its SHA-256 in --token-store: memory (default),
+file:PATH (bbolt, one process) or redis://host:port/db (shared by replicas). With
+--token-api-key-file the two token routes require Authorization: Bearer <that key>.
+See docs/TOKENS.md.
 
 At most --max-concurrent renders run at once; a request over the limit waits up to 100ms
 for a slot, then gets 503. With --roots every render is written under
@@ -84,6 +102,10 @@ The listening address is printed on stderr. Access logs are at info level (--log
 	f.DurationVar(&o.bundleMin, "policy-bundle-min-delay", 10*time.Second, "shortest wait between bundle polls")
 	f.DurationVar(&o.bundleMax, "policy-bundle-max-delay", 60*time.Second, "longest wait between bundle polls (backoff after failures)")
 	f.DurationVar(&o.bundleWait, "policy-bundle-wait", 30*time.Second, "how long startup waits for the first good bundle")
+	f.StringVar(&o.tokenStore, "token-store", "memory", "where run tokens are kept: memory, file:PATH or redis://host:port/db")
+	f.DurationVar(&o.tokenMaxTTL, "token-max-ttl", tokens.DefaultMaxTTL, "longest ttl a run token may ask for (and how long a revoked run is refused new tokens)")
+	f.DurationVar(&o.tokenDefaultTTL, "token-default-ttl", tokens.DefaultDefaultTTL, "ttl of a run token whose request gives none")
+	f.StringVar(&o.tokenAPIKeyFile, "token-api-key-file", "", "file holding the bearer key /v1/tokens/resolve and DELETE /v1/runs/{run} require (default: open)")
 	return cmd
 }
 
@@ -100,6 +122,27 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	}
 	if o.shutdownGrace <= 0 {
 		return usagef("--shutdown-grace: %s is not positive", o.shutdownGrace)
+	}
+	if o.tokenMaxTTL <= 0 {
+		return usagef("--token-max-ttl: %s is not positive", o.tokenMaxTTL)
+	}
+	if o.tokenDefaultTTL <= 0 || o.tokenDefaultTTL > o.tokenMaxTTL {
+		return usagef("--token-default-ttl: %s is not positive and at most --token-max-ttl (%s)", o.tokenDefaultTTL, o.tokenMaxTTL)
+	}
+	if !validTokenStore(o.tokenStore) {
+		// The value is not echoed: a redis URL may carry a password.
+		return usagef("--token-store: want memory, file:PATH or redis://host:port/db")
+	}
+	var apiKey string
+	if o.tokenAPIKeyFile != "" {
+		b, err := os.ReadFile(o.tokenAPIKeyFile)
+		if err != nil {
+			return usagef("--token-api-key-file: %v", err)
+		}
+		apiKey = strings.TrimSpace(string(b))
+		if len(apiKey) < 16 || strings.ContainsAny(apiKey, " \t\r\n") {
+			return usagef("--token-api-key-file: %s must hold one key of at least 16 characters, without spaces", o.tokenAPIKeyFile)
+		}
 	}
 	if o.roots != "" {
 		abs, err := filepath.Abs(o.roots)
@@ -160,6 +203,20 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		watch = append(watch, o.host.pins)
 	}
 
+	tokens.RedisLogger(a.logger)
+	store, err := tokens.Open(ctx, o.tokenStore, nil)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	svc, err := tokens.New(tokens.Config{Store: store, MaxTTL: o.tokenMaxTTL, DefaultTTL: o.tokenDefaultTTL})
+	if err != nil {
+		return err
+	}
+	if apiKey == "" {
+		a.logger.Warn("the token routes are open: whoever reaches serve can resolve and revoke run tokens; set --token-api-key-file")
+	}
+
 	srv, err := server.New(ctx, server.Config{
 		Loader:        loader,
 		Addr:          o.addr,
@@ -171,6 +228,8 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		HostEnv:       envPairs(a.environ),
 		Watch:         watch,
 		Logger:        a.logger,
+		Tokens:        svc,
+		TokenAPIKey:   apiKey,
 	})
 	if err != nil {
 		return err
@@ -204,6 +263,19 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	stopReloads()
 	<-reloadsDone
 	return err
+}
+
+// validTokenStore reports whether v has the shape of a --token-store value.
+func validTokenStore(v string) bool {
+	switch {
+	case v == "memory":
+		return true
+	case strings.HasPrefix(v, "file:"):
+		return len(v) > len("file:")
+	case strings.HasPrefix(v, "redis://"), strings.HasPrefix(v, "rediss://"):
+		return true
+	}
+	return false
 }
 
 // loadHost returns the Loader serve builds its renderer sets with: each load is a complete,

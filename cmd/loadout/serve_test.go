@@ -162,6 +162,13 @@ func TestServeCommandUsage(t *testing.T) {
 		{name: "roots not a directory", args: []string{"--roots", notDir}, wantCode: exitUsage},
 		{name: "positional argument", args: []string{"extra"}, wantCode: exitUsage},
 		{name: "missing policies fail the first load", args: []string{"--policies", filepath.Join(dir, "none")}, wantCode: exitInternal},
+		{name: "unknown token store", args: []string{"--token-store", "postgres://u:hunter2@db/x"}, wantCode: exitUsage},
+		{name: "token file store without a path", args: []string{"--token-store", "file:"}, wantCode: exitUsage},
+		{name: "zero token max ttl", args: []string{"--token-max-ttl", "0s"}, wantCode: exitUsage},
+		{name: "default ttl over the max", args: []string{"--token-max-ttl", "1h", "--token-default-ttl", "2h"}, wantCode: exitUsage},
+		{name: "missing api key file", args: []string{"--token-api-key-file", filepath.Join(dir, "none")}, wantCode: exitUsage},
+		{name: "short api key", args: []string{"--token-api-key-file", notDir}, wantCode: exitUsage},
+		{name: "unreachable redis", args: []string{"--token-store", "redis://127.0.0.1:1/0"}, wantCode: exitInternal},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -170,6 +177,79 @@ func TestServeCommandUsage(t *testing.T) {
 			code := run(context.Background(), argv, strings.NewReader(""), io.Discard, &stderr, nil)
 			assert.Equal(t, tc.wantCode, code, "loadout %s: exit code (stderr %s)", strings.Join(argv, " "), stderr.String())
 			assert.NotContains(t, stderr.String(), "listening on", "loadout %s must not start", strings.Join(argv, " "))
+			assert.NotContains(t, stderr.String(), "hunter2", "loadout %s echoes a password", strings.Join(argv, " "))
 		})
 	}
+}
+
+// TestServeTokens mints through the serve command with a file store and an API key, then
+// resolves and revokes; the file store keeps tokens across a restart.
+func TestServeTokens(t *testing.T) {
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "api-key")
+	const key = "serve-api-key-0123456789"
+	require.NoError(t, os.WriteFile(keyFile, []byte(key+"\n"), 0o600))
+	roots := filepath.Join(dir, "roots")
+	require.NoError(t, os.Mkdir(roots, 0o700))
+	args := []string{"--token-store", "file:" + filepath.Join(dir, "tokens.db"), "--token-api-key-file", keyFile,
+		"--token-max-ttl", "3h", "--roots", roots}
+	args = append(args, pluginArgs(t)...)
+	base, stderr, stop := startServeCmd(t, args...)
+
+	call := func(base, method, path, body, auth string) (int, string) {
+		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+		require.NoError(t, err)
+		if auth != "" {
+			req.Header.Set("Authorization", "Bearer "+auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err, "%s %s", method, path)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+	render := `{"harness":"codex","run":{"id":"run-cli","user":"carol"},"mcpServers":[` +
+		`{"id":"docs","transport":"http","url":"https://mcp.example.com/mcp","token":{"mint":true,"ttl":"2h"}}]}`
+	code, body := call(base, http.MethodPost, "/v1/render", render, "")
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, `"tokens":[{"server":"docs","run":"run-cli","user":"carol"`)
+	var res struct {
+		Files []struct{ Written string } `json:"files"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &res))
+	var token string
+	for _, f := range res.Files {
+		b, err := os.ReadFile(f.Written)
+		require.NoError(t, err)
+		if m := regexp.MustCompile(`lrt_[A-Za-z0-9_-]{43}`).Find(b); m != nil {
+			token = string(m)
+		}
+	}
+	require.NotEmpty(t, token, "the minted token in the written config")
+
+	code, body = call(base, http.MethodPost, "/v1/render", strings.Replace(render, `"2h"`, `"4h"`, 1), "")
+	assert.Equal(t, http.StatusUnprocessableEntity, code, "a ttl over --token-max-ttl: %s", body)
+	assert.Contains(t, body, "mcpServers[0].token.ttl")
+
+	resolveBody := `{"token":"` + token + `"}`
+	code, _ = call(base, http.MethodPost, "/v1/tokens/resolve", resolveBody, "")
+	assert.Equal(t, http.StatusUnauthorized, code, "resolve without the API key")
+	code, body = call(base, http.MethodPost, "/v1/tokens/resolve", resolveBody, key)
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, `"run":"run-cli","server":"docs","user":"carol"`)
+	assert.Equal(t, exitOK, stop())
+	assert.NotContains(t, stderr.String(), token, "serve logged a token")
+
+	// A restart on the same file resolves the token, and revokes it.
+	base, stderr, stop = startServeCmd(t, args...)
+	code, body = call(base, http.MethodPost, "/v1/tokens/resolve", resolveBody, key)
+	require.Equal(t, http.StatusOK, code, "resolve after a restart: %s", body)
+	code, body = call(base, http.MethodDelete, "/v1/runs/run-cli", "", key)
+	require.Equal(t, http.StatusOK, code, body)
+	assert.JSONEq(t, `{"run":"run-cli","revoked":1}`, body)
+	code, _ = call(base, http.MethodPost, "/v1/tokens/resolve", resolveBody, key)
+	assert.Equal(t, http.StatusNotFound, code, "resolve after the revoke")
+	assert.Equal(t, exitOK, stop())
+	assert.NotContains(t, stderr.String(), "token routes are open", "warned although an API key is set")
 }

@@ -16,6 +16,10 @@ type metrics struct {
 	plugin   *prometheus.CounterVec   // loadout_plugin_failures_total{kind}
 	reloads  *prometheus.CounterVec   // loadout_reloads_total{result}
 	inflight prometheus.Gauge         // loadout_inflight_requests
+	minted   prometheus.Counter       // loadout_tokens_minted_total
+	resolves *prometheus.CounterVec   // loadout_token_resolves_total{result}
+	revokes  *prometheus.CounterVec   // loadout_token_revokes_total{result}
+	revoked  prometheus.Counter       // loadout_tokens_revoked_total
 	revision *prometheus.GaugeVec     // loadout_policy_revision_info{revision}
 }
 
@@ -52,13 +56,29 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "loadout_inflight_requests",
 			Help: "Render requests being handled, queued ones included.",
 		}),
+		minted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "loadout_tokens_minted_total",
+			Help: "Run tokens stored for a successful render.",
+		}),
+		resolves: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "loadout_token_resolves_total",
+			Help: "Token resolve requests, by result (ok, not_found, error).",
+		}, []string{"result"}),
+		revokes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "loadout_token_revokes_total",
+			Help: "Run revoke requests, by result (ok, error).",
+		}, []string{"result"}),
+		revoked: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "loadout_tokens_revoked_total",
+			Help: "Live tokens deleted by run revokes.",
+		}),
 		revision: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "loadout_policy_revision_info",
 			Help: "1 for the revision of the active policy bundle (\"\" for a policy directory).",
 		}, []string{"revision"}),
 	}
 	var errs []error
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.denials, m.plugin, m.reloads, m.inflight, m.revision} {
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.denials, m.plugin, m.reloads, m.inflight, m.minted, m.resolves, m.revokes, m.revoked, m.revision} {
 		if err := reg.Register(c); err != nil {
 			errs = append(errs, err)
 		}
@@ -69,5 +89,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	// Make the result label values visible before the first reload.
 	m.reloads.WithLabelValues("ok")
 	m.reloads.WithLabelValues("error")
+	for _, r := range []string{"ok", "not_found", "error"} {
+		m.resolves.WithLabelValues(r)
+	}
+	m.revokes.WithLabelValues("ok")
+	m.revokes.WithLabelValues("error")
 	return m, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/loadout-dev/loadout/host"
 	"github.com/loadout-dev/loadout/host/engine"
 	"github.com/loadout-dev/loadout/host/spec"
+	"github.com/loadout-dev/loadout/host/tokens"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
@@ -26,15 +27,16 @@ import (
 // "code" of an error body.
 const (
 	OutcomeOK         = "ok"
-	OutcomeBadRequest = "bad_request"    // 400: unreadable or empty body, bad query, usage error
-	OutcomeTooLarge   = "too_large"      // 413
-	OutcomeRejected   = "rejected"       // 422: invalid spec or policy deny
-	OutcomePlugin     = "plugin_failure" // 502
-	OutcomeOverloaded = "overloaded"     // 503: no render slot within QueueWait
-	OutcomeTimeout    = "timeout"        // 503: the request's deadline passed
-	OutcomeClosed     = "shutting_down"  // 503: the server is closed
-	OutcomeInternal   = "internal"       // 500
-	OutcomeCanceled   = "canceled"       // the client went away
+	OutcomeBadRequest = "bad_request"             // 400: unreadable or empty body, bad query, usage error
+	OutcomeTooLarge   = "too_large"               // 413
+	OutcomeRejected   = "rejected"                // 422: invalid spec or policy deny
+	OutcomePlugin     = "plugin_failure"          // 502
+	OutcomeOverloaded = "overloaded"              // 503: no render slot within QueueWait
+	OutcomeTimeout    = "timeout"                 // 503: the request's deadline passed
+	OutcomeClosed     = "shutting_down"           // 503: the server is closed
+	OutcomeInternal   = "internal"                // 500
+	OutcomeTokenStore = "token_store_unavailable" // 503: the run tokens could not be stored
+	OutcomeCanceled   = "canceled"                // the client went away
 )
 
 // Error codes of the non-render routes.
@@ -80,6 +82,8 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/render", s.handleRender)
 	mux.Handle("/v1/plugins", s.logged(http.HandlerFunc(s.handlePlugins)))
+	mux.Handle("/v1/tokens/resolve", s.logged(http.HandlerFunc(s.handleResolve)))
+	mux.Handle("/v1/runs/{run}", s.logged(http.HandlerFunc(s.handleRevoke)))
 	mux.Handle("/healthz", s.logged(http.HandlerFunc(s.handleHealth)))
 	metricsHandler := promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{})
 	mux.Handle("/metrics", s.logged(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -162,8 +166,25 @@ type answer struct {
 	harness string // metric label
 	kind    string // plugin failure kind
 	result  *host.Result
+	tokens  []tokens.Record // the run tokens the render stored
 	body    ErrorBody
 	err     error // scrubbed, for the log
+}
+
+// RenderBody is the document a render answers: the host.Result and, when servers asked for
+// run tokens, what each stored token is bound to (never its value, which is only in the
+// written files).
+type RenderBody struct {
+	*host.Result
+	Tokens []TokenInfo `json:"tokens,omitempty"`
+}
+
+// TokenInfo describes one minted run token.
+type TokenInfo struct {
+	Server    string    `json:"server"`
+	Run       string    `json:"run"`
+	User      string    `json:"user"`
+	ExpiresAt time.Time `json:"expiresAt"`
 }
 
 func (s *Server) handleRender(w http.ResponseWriter, r *http.Request) {
@@ -180,7 +201,11 @@ func (s *Server) handleRender(w http.ResponseWriter, r *http.Request) {
 
 	a := s.render(w, r, id)
 	if a.status == http.StatusOK {
-		writeJSON(w, http.StatusOK, a.result)
+		rb := RenderBody{Result: a.result}
+		for _, t := range a.tokens {
+			rb.Tokens = append(rb.Tokens, TokenInfo{Server: t.Server, Run: t.Run, User: t.User, ExpiresAt: t.Expires})
+		}
+		writeJSON(w, http.StatusOK, rb)
 	} else {
 		if a.status == http.StatusServiceUnavailable {
 			w.Header().Set("Retry-After", "1")
@@ -237,7 +262,8 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, id string) (a an
 		return failureHarness(http.StatusBadRequest, OutcomeBadRequest, fmt.Sprintf("no plugin for harness %q", query), a.harness)
 	}
 
-	rr := host.RenderRequest{Body: body, Harness: query, HostEnv: s.cfg.HostEnv, DryRun: s.cfg.Roots == ""}
+	mint := s.tokens.Begin()
+	rr := host.RenderRequest{Body: body, Harness: query, HostEnv: s.cfg.HostEnv, DryRun: s.cfg.Roots == "", Minter: mint}
 	var dir string
 	if s.cfg.Roots != "" {
 		var err error
@@ -270,17 +296,43 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, id string) (a an
 	if err == nil && res == nil {
 		err = errors.New("renderer returned no result")
 	}
+	// The tokens of the servers the render kept become resolvable only now that it
+	// succeeded: a failed render leaves none behind.
+	var stored []tokens.Record
+	if err == nil {
+		stored, err = s.commitTokens(ctx, mint, res.Servers)
+	}
 	if err != nil {
 		if dir != "" {
 			if rmErr := os.RemoveAll(dir); rmErr != nil {
 				s.log.Error("remove roots of a failed render", "id", id, "err", rmErr)
 			}
 		}
-		return s.classify(ctx, r.Context(), body, res, err, a.harness)
+		return s.classify(ctx, r.Context(), body, mint.Values(), res, err, a.harness)
 	}
-	a.status, a.outcome, a.result = http.StatusOK, OutcomeOK, res
+	s.metrics.minted.Add(float64(len(stored)))
+	a.status, a.outcome, a.result, a.tokens = http.StatusOK, OutcomeOK, res, stored
 	return a
 }
+
+// commitTokens stores the minted tokens of the kept servers. A run revoked while it rendered
+// is a refusal naming run.id; a store that fails is answered 503.
+func (s *Server) commitTokens(ctx context.Context, mint *tokens.Mint, kept []string) ([]tokens.Record, error) {
+	recs, err := mint.Commit(ctx, kept)
+	switch {
+	case errors.Is(err, tokens.ErrRevoked):
+		return nil, &spec.RejectError{Field: "run.id", Code: spec.CodeRunRevoked, Message: "the run's tokens were revoked; it gets no new ones"}
+	case err != nil:
+		return nil, &tokenStoreError{err: err}
+	}
+	return recs, nil
+}
+
+// tokenStoreError is a token store that failed while a render stored its tokens.
+type tokenStoreError struct{ err error }
+
+func (e *tokenStoreError) Error() string { return "store the run tokens: " + e.err.Error() }
+func (e *tokenStoreError) Unwrap() error { return e.err }
 
 // label bounds a harness metric label: a loaded harness, "none" or "unknown".
 func (st *set) label(harness string) string {
@@ -387,8 +439,8 @@ func makeRoots(base, id string) (string, host.Roots, error) {
 
 // classify turns a render error into an answer: status, outcome, plugin failure kind and a
 // scrubbed message.
-func (s *Server) classify(ctx, reqCtx context.Context, body []byte, res *host.Result, err error, harness string) answer {
-	scrub := newScrubber(body)
+func (s *Server) classify(ctx, reqCtx context.Context, body []byte, minted []string, res *host.Result, err error, harness string) answer {
+	scrub := newScrubber(body, minted...)
 	clean := errors.New(scrub.clean(err.Error()))
 	var a answer
 	kind := pluginKind(err)
@@ -397,11 +449,14 @@ func (s *Server) classify(ctx, reqCtx context.Context, body []byte, res *host.Re
 		class = host.ClassPlugin
 	}
 	var pe *panicError
+	var tse *tokenStoreError
 	switch {
 	case reqCtx.Err() != nil:
 		a = failureHarness(http.StatusServiceUnavailable, OutcomeCanceled, "request canceled", harness)
 	case ctx.Err() != nil && class != host.ClassPlugin:
 		a = failureHarness(http.StatusServiceUnavailable, OutcomeTimeout, fmt.Sprintf("render did not finish within %s", s.cfg.Timeout), harness)
+	case errors.As(err, &tse):
+		a = failureHarness(http.StatusServiceUnavailable, OutcomeTokenStore, "the token store did not answer; nothing was rendered, retry", harness)
 	case errors.As(err, &pe):
 		a = failureHarness(http.StatusInternalServerError, OutcomeInternal, "internal error", harness)
 		s.log.Error("renderer panicked", "err", scrub.clean(pe.value), "stack", string(pe.stack))

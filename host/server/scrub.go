@@ -30,7 +30,9 @@ type scrubber struct {
 // anywhere in body, duplicates and all (the token walk sees members a map decode would merge),
 // in raw, JSON-escaped and Go-quoted spellings. A body that is not JSON yields what was read
 // before the syntax error.
-func newScrubber(body []byte) *scrubber {
+//
+// extra are more values to mask: the run tokens minted for the request.
+func newScrubber(body []byte, extra ...string) *scrubber {
 	seen := map[string]bool{}
 	var values []string
 	add := func(v string) {
@@ -39,6 +41,9 @@ func newScrubber(body []byte) *scrubber {
 		}
 		seen[v] = true
 		values = append(values, v)
+	}
+	for _, v := range extra {
+		add(v)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()

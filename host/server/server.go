@@ -1,6 +1,8 @@
 // Package server is loadout's HTTP API: `POST /v1/render` runs the same render as
 // `loadout render --format json`, `GET /v1/plugins` lists the loaded plugins, `GET /healthz`
 // reports whether a good renderer set is loaded, and `GET /metrics` serves Prometheus metrics.
+// `POST /v1/tokens/resolve` and `DELETE /v1/runs/{run}` resolve and revoke the run tokens
+// renders mint (docs/TOKENS.md).
 //
 // # Ownership and lifecycle
 //
@@ -29,13 +31,16 @@
 //
 // # Secrets
 //
-// Request bodies are never logged. Error messages answered to clients or logged are scrubbed of
+// Request bodies are never logged, nor is a run token: a minted token reaches the plugin as a
+// placeholder only, is written where the server's credential goes, and is stored hashed
+// (host/tokens). Error messages answered to clients or logged are scrubbed of
 // every value the request carried under an "env", "headers" or "tokens" member (raw and
 // escaped spellings), so a parser or plugin error that quotes a value cannot echo a secret.
 package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -51,6 +56,7 @@ import (
 
 	"github.com/loadout-dev/loadout/host"
 	"github.com/loadout-dev/loadout/host/spec"
+	"github.com/loadout-dev/loadout/host/tokens"
 )
 
 // Renderer is what the server renders with: *host.Host implements it. A Renderer must be safe
@@ -121,6 +127,14 @@ type Config struct {
 	// Registry receives the server's metrics and is what /metrics serves; nil makes a fresh
 	// registry with the Go and process collectors.
 	Registry *prometheus.Registry
+	// Tokens mints the run tokens renders ask for and answers the token routes
+	// (docs/TOKENS.md); nil makes one over an in-process store with tokens.DefaultMaxTTL. The
+	// server does not close its store.
+	Tokens *tokens.Service
+	// TokenAPIKey, when set, is the bearer POST /v1/tokens/resolve and DELETE /v1/runs/{run}
+	// require (Authorization: Bearer <key>); when empty they are open to whoever reaches the
+	// server, like every other route.
+	TokenAPIKey string
 }
 
 // Server is the HTTP API. Build one with New.
@@ -145,6 +159,9 @@ type Server struct {
 
 	idPrefix string
 	idSeq    uint64 // guarded by mu
+
+	tokens *tokens.Service
+	apiKey []byte // SHA-256 of Config.TokenAPIKey; nil when unset
 
 	active atomic.Int64 // render handlers running
 }
@@ -213,6 +230,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: request id prefix: %w", err)
 	}
+	svc := cfg.Tokens
+	if svc == nil {
+		if svc, err = tokens.New(tokens.Config{Store: tokens.NewMemory(nil)}); err != nil {
+			return nil, fmt.Errorf("server: token service: %w", err)
+		}
+	}
 	s := &Server{
 		cfg:      cfg,
 		log:      log,
@@ -220,6 +243,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		metrics:  m,
 		sem:      make(chan struct{}, cfg.MaxConcurrent),
 		idPrefix: prefix,
+		tokens:   svc,
+	}
+	if cfg.TokenAPIKey != "" {
+		sum := sha256.Sum256([]byte(cfg.TokenAPIKey))
+		s.apiKey = sum[:]
 	}
 	r, err := cfg.Loader(ctx)
 	if err != nil {

@@ -23,6 +23,23 @@ const (
 	CodeTooLarge = "too_large"
 	// CodeTooDeep: values are nested deeper than MaxDepth.
 	CodeTooDeep = "too_deep"
+
+	// CodeInvalidToken: a server's token member is not {"mint": bool, "ttl": duration}: not
+	// an object, a member of the wrong type, an unknown member, or a ttl that is not a positive
+	// Go duration (or is longer than the minter allows). A server asking for a credential is
+	// never rendered without it, so the whole request is refused.
+	CodeInvalidToken = "invalid_token"
+	// CodeInvalidRunID: a server asks for a run token and run.id is missing or not a run id
+	// (host/tokens.ValidRunID).
+	CodeInvalidRunID = "invalid_run_id"
+	// CodeMintUnsupported: a server asks for a run token and the command has no token store
+	// to mint it into: only loadout serve mints (loadout render, policy eval and redact refuse).
+	CodeMintUnsupported = "mint_unsupported"
+	// CodeTokenConflict: a server asks for a run token and the request's tokens map already
+	// holds one for its id; which credential to render would be a guess.
+	CodeTokenConflict = "token_conflict"
+	// CodeRunRevoked: a server asks for a run token for a run whose tokens were revoked.
+	CodeRunRevoked = "run_revoked"
 )
 
 // Codes of a Diagnostic: one dropped or changed entry. They are stable snake_case strings.

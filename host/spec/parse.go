@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
@@ -12,14 +13,15 @@ import (
 // headers, toolExposure and tokens are free-form and never compared.
 var (
 	requestFields  = []string{"harness", "run", "skills", "mcpServers", "tokens"}
-	runFields      = []string{"ambientAuth", "user", "enabled"}
+	runFields      = []string{"ambientAuth", "user", "enabled", "id"}
 	skillFields    = []string{"name", "description", "instructions", "resources"}
 	resourceFields = []string{"relPath", "content"}
 	serverFields   = []string{
 		"id", "transport", "command", "args", "env", "url", "headers", "allowedTools",
 		"secretKeys", "description", "enabled", "timeout", "exposure", "toolExposure", "cwd",
-		"credentials", "sharedAuthority", "users", "disabled", "availability", "scope", "harnesses",
+		"credentials", "sharedAuthority", "users", "disabled", "availability", "scope", "harnesses", "token",
 	}
+	tokenFields = []string{"mint", "ttl"}
 )
 
 // Exposures a server or a tool may have; ExposureAlias is accepted and stored as its target.
@@ -65,6 +67,9 @@ func Parse(data []byte) (*Request, []Diagnostic, error) {
 	}
 	p := parser{diags: []Diagnostic{}}
 	req := p.request(&root)
+	if p.refusal != nil {
+		return nil, nil, p.refusal
+	}
 	return req, p.diags, nil
 }
 
@@ -105,8 +110,14 @@ func checkFolds(root *value) error {
 	if servers, ok := root.get("mcpServers"); ok && servers.kind == kindArray {
 		for i := range servers.elems {
 			if s := &servers.elems[i]; s.kind == kindObject {
-				if err := foldCheck(s, serverFields, indexPath("mcpServers", i)); err != nil {
+				prefix := indexPath("mcpServers", i)
+				if err := foldCheck(s, serverFields, prefix); err != nil {
 					return err
+				}
+				if tok, ok := s.get("token"); ok && tok.kind == kindObject {
+					if err := foldCheck(tok, tokenFields, prefix+".token"); err != nil {
+						return err
+					}
 				}
 			}
 		}
@@ -142,6 +153,16 @@ func isField(name string, fields []string) bool {
 // parser collects diagnostics while one request is sanitized. It is used by one goroutine.
 type parser struct {
 	diags []Diagnostic
+	// refusal is the first whole-request refusal found while sanitizing (a bad token member);
+	// Parse returns it instead of the request.
+	refusal *RejectError
+}
+
+// refuse records a whole-request refusal; the first one wins.
+func (p *parser) refuse(field, code, msg string) {
+	if p.refusal == nil {
+		p.refusal = reject(field, code, msg)
+	}
 }
 
 func (p *parser) add(kind, name, field, code, msg string) {
@@ -246,6 +267,14 @@ func (p *parser) run(v *value, run *Run) {
 			case kindNull:
 			default:
 				p.wrongType(KindRequest, "", "run.enabled", "an object", &m.val)
+			}
+		case "id":
+			switch m.val.kind {
+			case kindString:
+				run.ID = m.val.str
+			case kindNull:
+			default:
+				p.wrongType(KindRequest, "", "run.id", "a string", &m.val)
 			}
 		default:
 			p.unknown(KindRequest, "", memberPath("run", m.name))
@@ -579,8 +608,8 @@ func (p *parser) server(obj *value, index int, prefix string) (Server, bool) {
 	return s, true
 }
 
-// refuse drops the server for a field that narrows access and has a value outside its domain.
-func (p *parser) refuse(id, path, what, want string) bool {
+// refuseServer drops the server for a field that narrows access and has a value outside its domain.
+func (p *parser) refuseServer(id, path, what, want string) bool {
 	name := path[strings.LastIndexByte(path, '.')+1:]
 	p.add(KindServer, id, path, CodeAccessFieldInvalid, name+" is "+what+", not "+want+"; server dropped (a field that narrows access fails closed)")
 	return false
@@ -635,7 +664,7 @@ func (p *parser) serverField(s *Server, m *member, prefix string) bool {
 	case "env", "headers", "toolExposure":
 		if v.kind != kindObject {
 			if m.name == "toolExposure" {
-				return p.refuse(id, field.String(), kindName(v.kind), "an object")
+				return p.refuseServer(id, field.String(), kindName(v.kind), "an object")
 			}
 			p.wrongType(KindServer, id, field.String(), "an object", v)
 			return true
@@ -648,13 +677,13 @@ func (p *parser) serverField(s *Server, m *member, prefix string) bool {
 			s.Headers = pairs
 		default:
 			if len(pairs) != len(v.members) {
-				return p.refuse(id, field.String(), "an object with a non-string value", "an object of exposures")
+				return p.refuseServer(id, field.String(), "an object with a non-string value", "an object of exposures")
 			}
 			kept := pairs[:0]
 			for _, pr := range pairs {
 				e, ok := exposure(pr.Value)
 				if !ok {
-					return p.refuse(id, memberPath(field.String(), pr.Name), strconv.Quote(pr.Value), "direct, deferred, codemode, codemode-deferred or hidden")
+					return p.refuseServer(id, memberPath(field.String(), pr.Name), strconv.Quote(pr.Value), "direct, deferred, codemode, codemode-deferred or hidden")
 				}
 				kept = append(kept, Pair{Name: pr.Name, Value: e})
 			}
@@ -670,31 +699,31 @@ func (p *parser) serverField(s *Server, m *member, prefix string) bool {
 		s.AllowedTools = p.stringList(KindServer, id, field, v)
 	case "users":
 		if v.kind != kindArray {
-			return p.refuse(id, field.String(), kindName(v.kind), "an array of user names")
+			return p.refuseServer(id, field.String(), kindName(v.kind), "an array of user names")
 		}
 		users := make([]string, 0, len(v.elems))
 		for i := range v.elems {
 			e := &v.elems[i]
 			switch {
 			case e.kind != kindString:
-				return p.refuse(id, indexPath(field.String(), i), kindName(e.kind), "a user name")
+				return p.refuseServer(id, indexPath(field.String(), i), kindName(e.kind), "a user name")
 			case e.str == "":
-				return p.refuse(id, indexPath(field.String(), i), `""`, "a non-empty user name")
+				return p.refuseServer(id, indexPath(field.String(), i), `""`, "a non-empty user name")
 			case slicesContains(users, e.str):
-				return p.refuse(id, indexPath(field.String(), i), strconv.Quote(e.str)+" again", "a user name listed once")
+				return p.refuseServer(id, indexPath(field.String(), i), strconv.Quote(e.str)+" again", "a user name listed once")
 			}
 			users = append(users, e.str)
 		}
 		s.Users, s.HasUsers = users, true
 	case "harnesses":
 		if v.kind != kindArray {
-			return p.refuse(id, field.String(), kindName(v.kind), "an array of harness names")
+			return p.refuseServer(id, field.String(), kindName(v.kind), "an array of harness names")
 		}
 		hs := make([]string, 0, len(v.elems))
 		for i := range v.elems {
 			e := &v.elems[i]
 			if e.kind != kindString || !validID(e.str) {
-				return p.refuse(id, indexPath(field.String(), i), describe(e), "a harness name")
+				return p.refuseServer(id, indexPath(field.String(), i), describe(e), "a harness name")
 			}
 			hs = append(hs, e.str)
 		}
@@ -718,7 +747,7 @@ func (p *parser) serverField(s *Server, m *member, prefix string) bool {
 		}
 	case "enabled", "disabled":
 		if v.kind != kindBool {
-			return p.refuse(id, field.String(), describe(v), "a boolean")
+			return p.refuseServer(id, field.String(), describe(v), "a boolean")
 		}
 		if m.name == "enabled" {
 			s.Enabled = v.b
@@ -729,12 +758,12 @@ func (p *parser) serverField(s *Server, m *member, prefix string) bool {
 		}
 	case "availability":
 		if v.kind != kindString || (v.str != AvailabilityAll && v.str != AvailabilityOptIn) {
-			return p.refuse(id, field.String(), describe(v), `"all" or "opt-in"`)
+			return p.refuseServer(id, field.String(), describe(v), `"all" or "opt-in"`)
 		}
 		s.Availability = v.str
 	case "scope":
 		if v.kind != kindString || (v.str != ScopeSession && v.str != ScopeSpace && v.str != ScopeApp) {
-			return p.refuse(id, field.String(), describe(v), `"session", "space" or "app"`)
+			return p.refuseServer(id, field.String(), describe(v), `"session", "space" or "app"`)
 		}
 		s.Scope = v.str
 	case "timeout":
@@ -751,7 +780,7 @@ func (p *parser) serverField(s *Server, m *member, prefix string) bool {
 	case "exposure":
 		e, ok := exposure(v.str)
 		if v.kind != kindString || !ok {
-			return p.refuse(id, field.String(), describe(v), "direct, deferred, codemode, codemode-deferred or hidden")
+			return p.refuseServer(id, field.String(), describe(v), "direct, deferred, codemode, codemode-deferred or hidden")
 		}
 		s.Exposure = e
 	case "cwd", "sharedAuthority":
@@ -766,9 +795,11 @@ func (p *parser) serverField(s *Server, m *member, prefix string) bool {
 		}
 	case "credentials":
 		if v.kind != kindString || (v.str != CredentialsUser && v.str != CredentialsShared) {
-			return p.refuse(id, field.String(), describe(v), `"user" or "shared"`)
+			return p.refuseServer(id, field.String(), describe(v), `"user" or "shared"`)
 		}
 		s.Credentials = v.str
+	case "token":
+		p.token(s, v, field.String())
 	}
 	return true
 }
@@ -780,6 +811,52 @@ func slicesContains(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// token parses a server's token member strictly: {"mint": bool, "ttl": "<Go duration>"},
+// both optional. Anything else refuses the whole request: a server that asked for a
+// credential must not be rendered without it, nor dropped while the rest renders as if
+// nothing happened.
+func (p *parser) token(s *Server, v *value, field string) {
+	if v.kind != kindObject {
+		p.refuse(field, CodeInvalidToken, "is "+kindName(v.kind)+`, want an object such as {"mint": true, "ttl": "2h"}`)
+		return
+	}
+	var tr TokenRequest
+	for i := range v.members {
+		m := &v.members[i]
+		mv := &m.val
+		mf := memberPath(field, m.name)
+		switch m.name {
+		case "mint":
+			switch mv.kind {
+			case kindBool:
+				tr.Mint = mv.b
+			case kindNull:
+			default:
+				p.refuse(mf, CodeInvalidToken, "is "+kindName(mv.kind)+", want a boolean")
+				return
+			}
+		case "ttl":
+			switch mv.kind {
+			case kindString:
+				d, err := time.ParseDuration(mv.str)
+				if err != nil || d <= 0 {
+					p.refuse(mf, CodeInvalidToken, "ttl "+strconv.Quote(mv.str)+` is not a positive Go duration such as "90m" or "2h"`)
+					return
+				}
+				tr.TTL = d
+			case kindNull:
+			default:
+				p.refuse(mf, CodeInvalidToken, "is "+kindName(mv.kind)+`, want a Go duration string such as "2h"`)
+				return
+			}
+		default:
+			p.refuse(mf, CodeInvalidToken, "unknown member "+strconv.Quote(m.name)+" (a token has mint and ttl)")
+			return
+		}
+	}
+	s.Token = tr
 }
 
 // exposure validates an exposure value, mapping the alias to its target.

@@ -6,6 +6,8 @@
 // Values returned by Parse are owned by the caller and never mutated by this package.
 package spec
 
+import "time"
+
 // Request is a decoded, structurally sanitized capability request. Order is preserved
 // everywhere: servers, skills, resources, env and header keys keep request order.
 type Request struct {
@@ -28,6 +30,10 @@ type Run struct {
 	// Enabled is the run user's choice per opt-in server id (run.enabled); a server absent
 	// from it is not enabled.
 	Enabled map[string]bool `json:"enabled"`
+	// ID is run.id as given ("" when absent or not a string): the run a minted token is bound
+	// to. The parser does not judge it; the minter does (host/tokens.ValidRunID), and only when
+	// a server asks for a token.
+	ID string `json:"id"`
 }
 
 // Pair is one entry of an ordered string map.
@@ -90,6 +96,19 @@ type Server struct {
 	// Harnesses, when HasHarnesses, lists the only harnesses the server is rendered for.
 	Harnesses    []string `json:"harnesses"`
 	HasHarnesses bool     `json:"hasHarnesses"`
+
+	// Token is the server's token member: whether loadout serve mints a run token for it.
+	// The zero value asks for none.
+	Token TokenRequest `json:"token"`
+}
+
+// TokenRequest is a server's token member, {"mint": true, "ttl": "2h"}. A minted token is
+// rendered where the server's credential goes, exactly like a stored token of the request's
+// tokens map (stdio: env MCP_ACCESS_TOKEN; http: header Authorization: Bearer).
+type TokenRequest struct {
+	Mint bool `json:"mint"`
+	// TTL is the token's lifetime, positive; 0 when ttl was absent (the minter's default).
+	TTL time.Duration `json:"ttl"`
 }
 
 // Diagnostic reports one dropped or changed entry. Kind is "skill", "resource", "server" or
