@@ -33,6 +33,8 @@ import (
 
 	"github.com/loadout-dev/loadout/conformity/corpus"
 	"github.com/loadout-dev/loadout/host"
+	"github.com/loadout-dev/loadout/host/plan"
+	"github.com/loadout-dev/loadout/plugins"
 )
 
 // Engine names a target whose plugin runs natively, without WebAssembly.
@@ -58,6 +60,10 @@ type Config struct {
 	Exceptions []Exception
 	// Policies is the policy tree; nil means the embedded defaults.
 	Policies fs.FS
+	// Profiles are the reviewed harness profiles the targets' plans are checked through, by
+	// harness; nil means the built-in renderers' (plugins.Profiles). A target whose harness
+	// has none is refused.
+	Profiles plan.Profiles
 	// Parallel bounds how many case runs are in flight; 0 means GOMAXPROCS.
 	Parallel int
 	// TempDir is where each run's roots are created; "" means os.TempDir().
@@ -202,6 +208,13 @@ func newHosts(ctx context.Context, cfg Config) ([]*host.Host, error) {
 		plugins   []host.LoadedPlugin
 		members   []int
 	}
+	profiles := cfg.Profiles
+	if profiles == nil {
+		var err error
+		if profiles, err = plan.LoadProfiles(plugins.Profiles); err != nil {
+			return nil, fmt.Errorf("conformity: built-in profiles: %w", err)
+		}
+	}
 	var groups []*group
 	for i, tg := range cfg.Targets {
 		if tg.Plugin == nil {
@@ -224,7 +237,7 @@ func newHosts(ctx context.Context, cfg Config) ([]*host.Host, error) {
 			Name: m.Name, Version: m.Version, ABIVersion: m.ABIVersion, Harness: m.Harness,
 			Transports: m.Transports, NativeSkills: m.NativeSkills, Roots: m.Roots,
 			Source: tg.Source, Engine: tg.Engine,
-		}})
+		}, Profile: profiles[m.Harness]})
 		g.members = append(g.members, i)
 	}
 	hosts := make([]*host.Host, len(cfg.Targets))

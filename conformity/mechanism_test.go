@@ -16,6 +16,7 @@ import (
 
 	"github.com/loadout-dev/loadout/conformity"
 	"github.com/loadout-dev/loadout/conformity/corpus"
+	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
@@ -108,6 +109,16 @@ func (ty *toy) manifest() abi.Manifest {
 	return abi.Manifest{Name: "render.toy", Version: "0.0.1", Harness: "toy", Transports: tr, Roots: []string{abi.RootRun}}
 }
 
+// toyProfiles is the reviewed profile of the toy harness: one text file under the run root
+// and no MCP config, so what the conformity mechanism itself catches is what is tested.
+var toyProfiles = func() plan.Profiles {
+	p, err := plan.ParseProfile([]byte("harness: toy\npaths: [{root: run, path: toy.txt}]\nvalueSyntax: literal\ntools: {in: none}\n"))
+	if err != nil {
+		panic(err)
+	}
+	return plan.Profiles{"toy": p}
+}()
+
 func (ty *toy) render(req abi.Request) (abi.Plan, error) {
 	var b strings.Builder
 	for _, s := range req.Servers {
@@ -168,7 +179,7 @@ func TestRunCatchesFaultyPlugins(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tg, err := conformity.Native(tc.toy.manifest(), tc.toy.render)
 			require.NoError(t, err, "conformity.Native(toy)")
-			rep, err := conformity.Run(context.Background(), conformity.Config{CaseDirs: []string{dir}, Targets: []conformity.Target{tg}, TempDir: t.TempDir()})
+			rep, err := conformity.Run(context.Background(), conformity.Config{CaseDirs: []string{dir}, Targets: []conformity.Target{tg}, TempDir: t.TempDir(), Profiles: toyProfiles})
 			require.NoError(t, err, "conformity.Run(toy %s)", tc.name)
 			require.Len(t, rep.Results, 1, "conformity.Run(toy %s): one case, one target", tc.name)
 			res := rep.Results[0]
@@ -200,7 +211,7 @@ func TestExceptionsAndEngineDiff(t *testing.T) {
 			tg.Engine = fmt.Sprintf("engine%d", i)
 			targets = append(targets, tg)
 		}
-		rep, err := conformity.Run(context.Background(), conformity.Config{CaseDirs: []string{dir}, Targets: targets, Exceptions: ex, TempDir: t.TempDir()})
+		rep, err := conformity.Run(context.Background(), conformity.Config{CaseDirs: []string{dir}, Targets: targets, Exceptions: ex, TempDir: t.TempDir(), Profiles: toyProfiles})
 		require.NoError(t, err, "conformity.Run")
 		return rep
 	}

@@ -37,6 +37,9 @@ type Plugin interface {
 type LoadedPlugin struct {
 	Plugin Plugin
 	Info   PluginInfo
+	// Profile is the reviewed profile of the plugin's harness (plan.Profile): every plan the
+	// plugin returns is checked through it. New refuses a plugin without one.
+	Profile *plan.Profile
 }
 
 // Config configures a Host. The zero value of each optional field is documented.
@@ -86,6 +89,9 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		m := lp.Plugin.Manifest()
 		if prev, dup := h.plugins[m.Harness]; dup {
 			return nil, fmt.Errorf("load plugins: harness %q is rendered by both %s and %s", m.Harness, prev.Info.Source, lp.Info.Source)
+		}
+		if lp.Profile == nil || lp.Profile.Harness != m.Harness {
+			return nil, &UsageError{Msg: fmt.Sprintf("plugin %s renders harness %q, which has no reviewed profile: pin one with --profile FILE (docs/PROFILES.md); a plugin is never run with weaker checks", lp.Info.Source, m.Harness)}
 		}
 		h.plugins[m.Harness] = lp
 	}
@@ -264,6 +270,7 @@ func (h *Host) Execute(ctx context.Context, p *Prepared, rr RenderRequest) (*Res
 	}
 	in := plan.Input{
 		Manifest: p.plugin.Plugin.Manifest(),
+		Profile:  p.plugin.Profile,
 		Request:  areq,
 		Limits:   h.cfg.Limits,
 	}

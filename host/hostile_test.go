@@ -15,6 +15,7 @@ import (
 	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/host/registry"
 	"github.com/loadout-dev/loadout/internal/testplugins"
+	"github.com/loadout-dev/loadout/plugins"
 )
 
 // hostileRequest has a restricted http server with a secret header, a stdio server and a skill,
@@ -59,8 +60,11 @@ func TestHostilePlans(t *testing.T) {
 			p, err := registry.Load(ctx, eng, registry.Artifact{Name: "hostile.wasm", Wasm: wasm, SHA256: registry.Digest(wasm), Harness: "claude"})
 			require.NoError(t, err, "load the hostile plugin on %s", engineName)
 			m := p.Manifest()
+			profiles, err := plan.LoadProfiles(plugins.Profiles)
+			require.NoError(t, err)
 			h, err := host.New(ctx, host.Config{
-				Plugins: []host.LoadedPlugin{{Plugin: p, Info: host.PluginInfo{Name: m.Name, Harness: m.Harness, SHA256: p.Digest(), Source: "hostile.wasm"}}},
+				Plugins: []host.LoadedPlugin{{Plugin: p, Info: host.PluginInfo{Name: m.Name, Harness: m.Harness, SHA256: p.Digest(), Source: "hostile.wasm"},
+					Profile: profiles[m.Harness]}},
 				OnClose: func(ctx context.Context) error { return errors.Join(p.Close(ctx), eng.Close(ctx)) },
 			})
 			require.NoError(t, err, "host.New")

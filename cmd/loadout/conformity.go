@@ -15,7 +15,9 @@ import (
 	"github.com/loadout-dev/loadout/conformity"
 	"github.com/loadout-dev/loadout/host/builtin"
 	"github.com/loadout-dev/loadout/host/engine"
+	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/host/registry"
+	loplugins "github.com/loadout-dev/loadout/plugins"
 )
 
 // defaultCasesDir is the project's corpus, found when loadout runs from the repository root.
@@ -23,13 +25,14 @@ const defaultCasesDir = "conformity/testdata/cases"
 
 func (a *app) conformityCommand() *cobra.Command {
 	var (
-		cases      []string
-		plugins    []string
-		engineFlag string
-		format     string
-		exceptions string
-		parallel   int
-		ho         hostOptions
+		cases        []string
+		plugins      []string
+		profileFiles []string
+		engineFlag   string
+		format       string
+		exceptions   string
+		parallel     int
+		ho           hostOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "conformity",
@@ -113,7 +116,22 @@ Exit codes: 0 every case passed, 2 usage error, 4 some case failed, 1 internal e
 				}
 			}
 			start := time.Now()
-			rep, err := conformity.Run(ctx, conformity.Config{CaseDirs: cases, Targets: targets, Exceptions: ex, Policies: pfs, Parallel: parallel})
+			profiles, err := plan.LoadProfiles(loplugins.Profiles)
+			if err != nil {
+				return fmt.Errorf("built-in profiles: %w", err)
+			}
+			for _, f := range profileFiles {
+				data, err := os.ReadFile(f)
+				if err != nil {
+					return fmt.Errorf("profile: %w", err)
+				}
+				p, err := plan.ParseProfile(data)
+				if err != nil {
+					return usagef("--profile %s: %v", f, err)
+				}
+				profiles[p.Harness] = p
+			}
+			rep, err := conformity.Run(ctx, conformity.Config{CaseDirs: cases, Targets: targets, Exceptions: ex, Policies: pfs, Parallel: parallel, Profiles: profiles})
 			if err != nil {
 				return err
 			}
@@ -133,6 +151,7 @@ Exit codes: 0 every case passed, 2 usage error, 4 some case failed, 1 internal e
 	f := cmd.Flags()
 	f.StringArrayVar(&cases, "cases", nil, "directory of case files (repeatable; default "+defaultCasesDir+")")
 	f.StringArrayVar(&plugins, "plugin", nil, "plugin .wasm file to certify (repeatable; default: the built-in plugins)")
+	f.StringArrayVar(&profileFiles, "profile", nil, "the profile.yaml of a --plugin's harness (repeatable; docs/PROFILES.md); a plugin whose harness has no profile is refused")
 	f.StringVar(&engineFlag, "engine", defaultEngine(), "engine: wazero, wasmtime (with -tags wasmtime) or all (default: the one render and serve use)")
 	f.StringVar(&format, "format", "text", "output format: text or json")
 	f.StringVar(&exceptions, "exceptions", "", "exceptions file of known divergences (<harness>/<case>: <reason> lines)")

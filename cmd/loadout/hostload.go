@@ -16,9 +16,11 @@ import (
 	"github.com/loadout-dev/loadout/host"
 	"github.com/loadout-dev/loadout/host/builtin"
 	"github.com/loadout-dev/loadout/host/engine"
+	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/host/policy"
 	"github.com/loadout-dev/loadout/host/registry"
 	"github.com/loadout-dev/loadout/host/spec"
+	"github.com/loadout-dev/loadout/plugins"
 )
 
 // hostOptions are the flags that say what a Host is built from; render, serve, plugins and
@@ -29,11 +31,12 @@ type hostOptions struct {
 	// verifyKeyID and verifyAlg name the key and its algorithm.
 	verifyKey, verifyKeyID, verifyAlg string
 	// bundle, when set, is the policy: the last good bundle of serve's --policy-bundle-url.
-	bundle  func() *policy.Bundle
-	plugins []string // plugin .wasm files, in addition to the built-in ones
-	pins    string   // JSON file {"<file name>": "sha256:<hex>"} pinning the --plugin files
-	engine  string   // "wazero" or "wasmtime"
-	noCache bool     // do not keep compiled code on disk
+	bundle   func() *policy.Bundle
+	plugins  []string // plugin .wasm files, in addition to the built-in ones
+	pins     string   // JSON file {"<file name>": "sha256:<hex>"} pinning the --plugin and --profile files
+	profiles []string // harness profile files (docs/PROFILES.md), each pinned in --pins
+	engine   string   // "wazero" or "wasmtime"
+	noCache  bool     // do not keep compiled code on disk
 	// pool is how many initialized instances each plugin keeps ready off the request path
 	// (wazero; serve sets it). 0: instantiate on the request path.
 	pool int
@@ -50,7 +53,8 @@ func (o *hostOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.policies, "policies", "", "policy directory or OPA bundle file (.tar.gz) (default: the embedded policies)")
 	addVerifyFlags(f, o)
 	f.StringArrayVar(&o.plugins, "plugin", nil, "renderer plugin .wasm file, added to the built-in ones or replacing the one of its harness (repeatable; each must be pinned in --pins)")
-	f.StringVar(&o.pins, "pins", "", `JSON file {"<file name>.wasm": "sha256:<hex>"} pinning every --plugin file`)
+	f.StringVar(&o.pins, "pins", "", `JSON file {"<file name>": "sha256:<hex>"} pinning every --plugin and --profile file`)
+	f.StringArrayVar(&o.profiles, "profile", nil, "reviewed harness profile (profile.yaml) for a --plugin whose harness has none built in, or replacing a built-in one (repeatable; each must be pinned in --pins)")
 	f.StringVar(&o.engine, "engine", defaultEngine(), "WebAssembly engine: "+strings.Join(engineNames(), " or "))
 	f.BoolVar(&o.noCache, "no-compile-cache", false, "do not keep compiled plugin code in the user cache directory")
 }
@@ -277,6 +281,10 @@ func (a *app) openHost(ctx context.Context, o hostOptions, harnesses ...string) 
 			_ = closeAll(ctx)
 		}
 	}()
+	profiles, err := o.loadProfiles()
+	if err != nil {
+		return nil, err
+	}
 	cfg := host.Config{Policies: pfs, PolicyBundle: bundle, Logger: a.logger, OnClose: closeAll}
 	for _, art := range arts {
 		if art.builtin != nil {
@@ -294,10 +302,45 @@ func (a *app) openHost(ctx context.Context, o hostOptions, harnesses ...string) 
 			Name: m.Name, Version: m.Version, ABIVersion: m.ABIVersion, Harness: m.Harness,
 			SHA256: p.Digest(), Transports: m.Transports, NativeSkills: m.NativeSkills, Roots: m.Roots,
 			Source: art.source, Engine: eng.Name(),
-		}})
+		}, Profile: profiles[m.Harness]})
 	}
 	cfg.Plugins = overrideBuiltins(cfg.Plugins)
 	return host.New(ctx, cfg)
+}
+
+// loadProfiles returns the reviewed profiles by harness: the built-in renderers' (embedded,
+// plugins.Profiles), replaced by each --profile file, whose bytes must match its pin.
+func (o *hostOptions) loadProfiles() (plan.Profiles, error) {
+	profiles, err := plan.LoadProfiles(plugins.Profiles)
+	if err != nil {
+		return nil, fmt.Errorf("built-in profiles: %w", err)
+	}
+	if len(o.profiles) == 0 {
+		return profiles, nil
+	}
+	pins, err := o.readPins()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range o.profiles {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("profile: %w", err)
+		}
+		pin, ok := pins[filepath.Base(f)]
+		if !ok {
+			return nil, usagef("profile %s is not pinned: add %q: %q to the --pins file (after reviewing it)", f, filepath.Base(f), registry.Digest(data))
+		}
+		if got := registry.Digest(data); got != pin {
+			return nil, usagef("profile %s: bytes hash to %s, pinned %s", f, got, pin)
+		}
+		p, err := plan.ParseProfile(data)
+		if err != nil {
+			return nil, usagef("profile %s: %v", f, err)
+		}
+		profiles[p.Harness] = p
+	}
+	return profiles, nil
 }
 
 // overrideBuiltins drops a built-in plugin when a --plugin file renders the same harness: the

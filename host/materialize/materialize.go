@@ -132,7 +132,7 @@ func values(in Input, masked bool) (vals, secrets map[string]string) {
 // "$" and "!"), so that the harness hands the server the secret itself; for any other file, vals
 // and secrets unchanged. The read-back check then expects the spelled value.
 func spellSecrets(in Input, f abi.File, vals, secrets map[string]string) (map[string]string, map[string]string) {
-	spell := plan.SecretSpelling(in.Plan.Manifest.Harness, f.Root, f.Path)
+	spell := in.Plan.Profile.SecretSpelling(f.Root, f.Path)
 	if spell == nil || len(secrets) == 0 {
 		return vals, secrets
 	}

@@ -33,6 +33,7 @@ func checkInput(harness string) plan.Input {
 	return plan.Input{
 		Manifest: abi.Manifest{Name: "render." + harness, ABIVersion: abi.Version, Harness: harness,
 			Roots: []string{abi.RootConfig, abi.RootRun, abi.RootCheckout}},
+		Profile: profiles[harness],
 		Request: abi.Request{ABIVersion: abi.Version, Harness: harness, Servers: []abi.Server{
 			{ID: "alpha", Transport: abi.TransportStdio, Command: "/usr/bin/alpha", Args: []string{"serve"},
 				Env: []abi.Pair{{Name: "API_KEY", Value: secretKey, Secret: true}, {Name: "MODE", Value: "test"}}, Enabled: true},
@@ -248,14 +249,19 @@ func TestWriteTOMLEscaping(t *testing.T) {
 	roots := newRoots(t)
 	in := checkInput("acme")
 	p := &abi.Plan{Files: []abi.File{{Root: abi.RootConfig, Path: "agent.toml", Mode: "0600", Format: abi.FormatTOML, Secret: true,
-		Content: "[servers.beta]\nauth = \"Bearer " + secretAuth + "\"\nhome = \"{{loadout.root.config}}\"\n"}}}
+		Content: acmeConfig(`"`)}}}
 	_, err := materialize.Write(context.Background(), p, materialize.Input{Roots: roots, Plan: in})
 	require.NoError(t, err, "Write(toml plan)")
-	var got map[string]map[string]map[string]string
+	var got struct {
+		Servers map[string]struct {
+			Env     map[string]string
+			Headers map[string]string
+		}
+	}
 	_, err = toml.DecodeFile(filepath.Join(roots.Config, "agent.toml"), &got)
 	require.NoError(t, err, "decode written toml")
-	assert.Equal(t, "Bearer "+authValue, got["servers"]["beta"]["auth"], "secret read back from toml")
-	assert.Equal(t, roots.Config, got["servers"]["beta"]["home"], "root read back from toml")
+	assert.Equal(t, "Bearer "+authValue, got.Servers["beta"].Headers["Authorization"], "secret read back from toml")
+	assert.Equal(t, keyValue, got.Servers["alpha"].Env["API_KEY"], "secret read back from toml")
 }
 
 func TestWriteRefusesValueBreakingOut(t *testing.T) {

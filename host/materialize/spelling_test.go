@@ -43,6 +43,7 @@ func TestWriteSpellsSecretsForTheHarness(t *testing.T) {
 			in := plan.Input{
 				Manifest: abi.Manifest{Name: "render." + tc.harness, ABIVersion: abi.Version, Harness: tc.harness,
 					Roots: []string{abi.RootConfig, abi.RootRun, abi.RootCheckout}},
+				Profile: profiles[tc.harness],
 				Request: abi.Request{ABIVersion: abi.Version, Harness: tc.harness, Servers: []abi.Server{
 					{ID: "alpha", Transport: abi.TransportStdio, Command: "/usr/bin/alpha",
 						Env: []abi.Pair{{Name: "TOKEN", Value: secretKey, Secret: true}}, Enabled: true}}},
@@ -72,9 +73,9 @@ func TestWriteSpellsSecretsForTheHarness(t *testing.T) {
 
 func TestSecretSpellingOnlyForTheConfig(t *testing.T) {
 	t.Parallel()
-	assert.Nil(t, plan.SecretSpelling("pi", abi.RootConfig, "skills/a/SKILL.md"), "SecretSpelling(pi, a skill file)")
-	assert.Nil(t, plan.SecretSpelling("codex", abi.RootConfig, "config.toml"), "SecretSpelling(codex config)")
-	assert.Nil(t, plan.SecretSpelling("acme", abi.RootConfig, "mcp.json"), "SecretSpelling(third-party harness)")
-	require.NotNil(t, plan.SecretSpelling("pi", abi.RootConfig, "mcp.json"), "SecretSpelling(pi config)")
-	assert.Equal(t, "$$a$!b", plan.SecretSpelling("pi", abi.RootConfig, "mcp.json")("$a!b"), "pi spelling of $a!b")
+	assert.Nil(t, profiles["pi"].SecretSpelling(abi.RootConfig, "skills/a/SKILL.md"), "SecretSpelling(pi, a skill file)")
+	assert.Nil(t, profiles["codex"].SecretSpelling(abi.RootConfig, "config.toml"), "SecretSpelling(codex config): literal values")
+	assert.Nil(t, profiles["acme"].SecretSpelling(abi.RootConfig, "agent.toml"), "SecretSpelling(a literal third-party harness)")
+	require.NotNil(t, profiles["pi"].SecretSpelling(abi.RootConfig, "mcp.json"), "SecretSpelling(pi config)")
+	assert.Equal(t, "$$a$!b", profiles["pi"].SecretSpelling(abi.RootConfig, "mcp.json")("$a!b"), "pi spelling of $a!b")
 }

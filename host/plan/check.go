@@ -85,6 +85,9 @@ func (l Limits) withDefaults() Limits {
 // Input is everything Check compares a plan with. It is read, never modified.
 type Input struct {
 	Manifest abi.Manifest // the plugin's manifest (roots, harness)
+	// Profile is the reviewed, pinned profile of the manifest's harness: what the plan is
+	// read and checked through. A plan without one is refused (RuleProfile).
+	Profile *Profile
 	Request  abi.Request  // the vetted request the plugin rendered
 	Secrets  []Secret     // every secret placeholder of Request
 	Blobs    []Blob       // every blob placeholder of Request
@@ -113,6 +116,7 @@ const (
 	RuleGitExclude       = "git_exclude"      // a gitExclude entry that is not a local checkout path
 	RuleWarning          = "warning"          // an empty or oversize warning
 	RuleHarness          = "harness"          // manifest and request disagree on the harness
+	RuleProfile          = "profile"          // no profile for the manifest's harness
 	RuleConfigMissing    = "config_missing"   // the harness config file is absent or not unique
 	RuleConfigKey        = "config_key"       // the harness config holds a key loadout does not allow
 	RuleServerSet        = "server_set"       // servers added, reordered or silently omitted
@@ -177,7 +181,7 @@ func Violations(err error) []*Violation {
 type checker struct {
 	in      Input
 	lim     Limits
-	h       *harness            // nil for a third-party harness
+	h       *harness            // the profile's rules
 	secrets map[string][]Secret // by placeholder: every place the vetted request put it
 	blobs   map[string]bool
 	vs      []error
@@ -206,9 +210,10 @@ func Check(p *abi.Plan, in Input) error {
 		return &Violation{Rule: RuleContent, Msg: "no plan"}
 	}
 	c := &checker{in: in, lim: in.Limits.withDefaults(), secrets: map[string][]Secret{}, blobs: map[string]bool{}}
-	if h, ok := builtinHarnesses[in.Manifest.Harness]; ok {
-		c.h = h
+	if in.Profile == nil || in.Profile.h == nil || in.Profile.Harness != in.Manifest.Harness {
+		return &Violation{Rule: RuleProfile, Msg: fmt.Sprintf("harness %q has no reviewed profile: its plan cannot be checked, so it is refused", in.Manifest.Harness)}
 	}
+	c.h = in.Profile.h
 	for _, s := range in.Secrets {
 		c.secrets[s.Placeholder] = append(c.secrets[s.Placeholder], s)
 	}
@@ -224,10 +229,10 @@ func Check(p *abi.Plan, in Input) error {
 	c.checkPrompt(p.Prompt)
 	c.checkGitExclude(p.GitExclude)
 	c.checkWarnings(p.Warnings)
-	if c.h != nil {
+	if c.h.serversKey != "" {
 		c.checkConfig(p)
-		c.checkSkills(p)
 	}
+	c.checkSkills(p)
 	return errors.Join(c.vs...)
 }
 
@@ -363,13 +368,9 @@ func (c *checker) checkRootAndPath(name string, f abi.File) bool {
 	return true
 }
 
-// pathAllowed applies the harness's path table; a third-party harness gets the generic one.
+// pathAllowed applies the profile's path table.
 func (c *checker) pathAllowed(root, p string) bool {
-	rules := genericPaths
-	if c.h != nil {
-		rules = c.h.paths
-	}
-	for _, r := range rules {
+	for _, r := range c.h.paths {
 		if r.match(root, p) {
 			return true
 		}
@@ -382,8 +383,8 @@ func (c *checker) checkContent(name string, f abi.File) {
 		return
 	}
 	allow := placement{secret: f.Secret && f.Root != abi.RootCheckout, blob: true, root: true}
-	if c.h != nil && !(f.Root == c.h.config.root && f.Path == c.h.config.path) {
-		allow.secret = false // a built-in harness keeps its secrets in its config file only
+	if !(f.Root == c.h.config.root && f.Path == c.h.config.path) {
+		allow.secret = false // a harness keeps its secrets in its config file only
 	}
 	secrets := c.checkPlaceholders(name, "content", f.Content, allow)
 	if len(secrets) > 0 && !f.Secret {

@@ -32,12 +32,9 @@ func TestCheckAcceptsFaithfulPlans(t *testing.T) {
 		{"claude", claudePlan, input("claude")},
 		{"codex", codexPlan, input("codex")},
 		{"pi", piPlan, input("pi")},
-		{"third-party", func() *abi.Plan {
-			return &abi.Plan{Files: []abi.File{
-				{Root: abi.RootConfig, Path: "agent/servers.json", Mode: "0600", Format: abi.FormatJSON, Content: `{"k":"{{loadout.secret.1}}"}`, Secret: true},
-				{Root: abi.RootRun, Path: "notes.txt", Mode: "0644", Format: abi.FormatText, Content: blobOne},
-			}}
-		}, input("acme")},
+		// A harness the host has no built-in knowledge of, checked through its profile
+		// (testdata/profiles/acme): the servers read back, the skills compared.
+		{"third-party", acmePlan, input("acme")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

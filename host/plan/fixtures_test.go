@@ -47,6 +47,7 @@ func input(harness string) plan.Input {
 	}
 	return plan.Input{
 		Manifest: abi.Manifest{Name: "render." + harness, ABIVersion: abi.Version, Harness: harness, Roots: roots},
+		Profile:  profileOf(harness),
 		Request:  vetted(harness),
 		Secrets: []plan.Secret{
 			{Placeholder: secretKey, Value: "s3cr3t-key", Server: "alpha", Field: plan.FieldEnv, Key: "API_KEY"},

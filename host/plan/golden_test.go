@@ -120,6 +120,7 @@ func goldenInput(t *testing.T, harness, path string) plan.Input {
 	require.NoError(t, dec.Decode(&req), "decode golden request %s", path)
 	in := plan.Input{
 		Manifest: abi.Manifest{Name: "render." + harness, ABIVersion: abi.Version, Harness: harness, Roots: pluginRoots[harness]},
+		Profile:  profileOf(harness),
 		Request:  req,
 	}
 	for _, s := range req.Servers {

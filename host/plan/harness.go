@@ -33,17 +33,22 @@ type configFile struct {
 	root, path, format string
 }
 
-// harness holds what Check knows about one built-in harness: the paths it may write, its
-// config file and how to read it back, the server keys it may emit, and its argument rules.
+// harness holds what Check knows about one harness, compiled from its Profile: the paths it
+// may write, its config file and how to read it back, what each server key means, and its
+// argument rules.
 type harness struct {
 	paths      []pathRule
 	config     configFile
-	serverKeys map[string]bool
-	topKeys    map[string]bool // top-level keys besides the servers table
+	serverKeys map[string]string // key -> meaning (ServerKeyMeanings)
+	topKeys    map[string]bool   // boolean top-level keys besides the servers table
 	serversKey string
-	typed      bool // the config has a "type" key per server
-	// toolsInArgs: tool restrictions travel as --allowedTools rules, not in the config.
-	toolsInArgs bool
+	typed      bool // the config has a type key per server
+	// httpNeedsType: an http server must carry its type key.
+	httpNeedsType bool
+	// toolsInArgs: tool restrictions travel as tool rules in the args, not in the config;
+	// exposureTools: as exposure hidden plus the exposed tools; requireAllowList: a restricted
+	// server must carry its allowTools key.
+	toolsInArgs, exposureTools, requireAllowList bool
 	// args and env are exactly what a plugin may return on the harness's command line and in
 	// its environment (argsenv.go); builtinTools are the harness's own tools, which an
 	// --allowedTools list may name besides the vetted servers' rules.
@@ -65,118 +70,6 @@ type harness struct {
 	skills *skillsLayout
 	// spawn is how the harness's renderer wraps a stdio server in env -i (docs/SPAWN-ENV.md).
 	spawn *spawnStyle
-}
-
-// builtinHarnesses is the one table of per-harness rules (docs/SECURITY.md §3; the harness
-// facts are docs/FORMATS.md §1.1, §2.1, §3.3). A plugin whose manifest names another harness
-// gets genericPaths, no config read-back, and neither args nor env.
-var builtinHarnesses = map[string]*harness{
-	"claude": {
-		paths: []pathRule{
-			{abi.RootRun, "mcp-servers.json"},
-			{abi.RootConfig, "skills/**"},
-			{abi.RootCheckout, CheckoutContextDir + "/**"},
-		},
-		config:      configFile{abi.RootRun, "mcp-servers.json", abi.FormatJSON},
-		serversKey:  "mcpServers",
-		typed:       true,
-		toolsInArgs: true,
-		serverKeys:  setOf("type", "command", "args", "env", "url", "headers", "timeout", "alwaysLoad"),
-		args: []argRule{
-			{flag: "--mcp-config", value: argPinned, pinned: RootPlaceholder(abi.RootRun) + "/mcp-servers.json", variadic: true, required: true},
-			{flag: "--allowedTools", value: argTools, variadic: true},
-			{flag: "--strict-mcp-config", required: true},
-		},
-		env: []envRule{
-			{name: "CLAUDE_CONFIG_DIR", value: RootPlaceholder(abi.RootConfig), when: envIsolated},
-			{name: claudeDollarVar, value: "$", when: envOptional},
-		},
-		builtinTools: claudeBuiltinTools,
-		skills:       &skillsLayout{dir: "skills", folds: true},
-		literal:      claudeLiteral,
-		value:        claudeValue,
-		url:          claudeValue,
-		spellSecret:  claudeSecret,
-		spawn:        &spawnStyle{ref: claudeDollar + "{", split: true, cwdFlag: true, dollarVar: claudeDollarVar},
-	},
-	"codex": {
-		paths: []pathRule{
-			{abi.RootConfig, "config.toml"},
-			{abi.RootConfig, "skills/**"},
-			{abi.RootCheckout, CheckoutContextDir + "/**"},
-		},
-		config:     configFile{abi.RootConfig, "config.toml", abi.FormatTOML},
-		serversKey: "mcp_servers",
-		serverKeys: setOf("command", "args", "env", "env_vars", "cwd", "url", "http_headers", "enabled",
-			"required", "enabled_tools", "disabled_tools", "startup_timeout_sec", "tool_timeout_sec"),
-		env:     []envRule{{name: "CODEX_HOME", value: RootPlaceholder(abi.RootConfig), when: envAlways}},
-		skills:  &skillsLayout{dir: "skills", folds: true},
-		literal: verbatim,
-		value:   verbatimValue,
-		url:     verbatimValue,
-		spawn:   &spawnStyle{ref: "${"},
-	},
-	"pi": {
-		paths: []pathRule{
-			{abi.RootConfig, "mcp.json"},
-			{abi.RootConfig, "skills/**"},
-			{abi.RootCheckout, CheckoutContextDir + "/**"},
-		},
-		config:     configFile{abi.RootConfig, "mcp.json", abi.FormatJSON},
-		serversKey: "mcpServers",
-		typed:      true,
-		topKeys:    setOf("autoEnableCodemode"),
-		serverKeys: setOf("type", "command", "args", "env", "cwd", "url", "headers", "enabled",
-			"description", "timeout", "exposure", "toolExposure"),
-		env:         []envRule{{name: "PI_CODING_AGENT_DIR", value: RootPlaceholder(abi.RootConfig), when: envAlways}},
-		skills:      &skillsLayout{dir: "skills"},
-		literal:     verbatim,
-		value:       piValue,
-		url:         verbatimValue,
-		spellSecret: piSecret,
-		spawn:       &spawnStyle{ref: "${"},
-	},
-}
-
-// SecretSpelling returns how a secret value must be spelled inside file root:path of harness so
-// that the harness reads it back unchanged — Claude Code expands ${NAME} in its MCP config, Pi
-// resolves "$" and "!" in its env and header values — or nil when the value goes in as is (the
-// file's format escaping aside). Only a built-in harness's config file has a spelling.
-func SecretSpelling(harness, root, path string) func(string) string {
-	h, ok := builtinHarnesses[harness]
-	if !ok || h.config.root != root || h.config.path != path {
-		return nil
-	}
-	return h.spellSecret
-}
-
-// SecretSpellings returns every spelling of a secret value that a harness config file loadout
-// writes can hold, before the file format's own escaping: the value itself, then each distinct
-// harness spelling (SecretSpelling) in harness order. loadout redact masks each of them, and
-// their JSON and TOML spellings, so that no secret a render wrote survives in a log.
-func SecretSpellings(v string) []string {
-	out := []string{v}
-	names := make([]string, 0, len(builtinHarnesses))
-	for name := range builtinHarnesses {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if spell := builtinHarnesses[name].spellSecret; spell != nil {
-			if sp := spell(v); !slices.Contains(out, sp) {
-				out = append(out, sp)
-			}
-		}
-	}
-	return out
-}
-
-// genericPaths applies to a third-party harness: anything under its config and run roots, and
-// only the context directory of the checkout.
-var genericPaths = []pathRule{
-	{abi.RootConfig, "**"},
-	{abi.RootRun, "**"},
-	{abi.RootCheckout, CheckoutContextDir + "/**"},
 }
 
 func setOf(keys ...string) map[string]bool {
@@ -323,72 +216,89 @@ func (c *checker) readJSONServer(name, loc, id string, v *Value) rendered {
 		}
 		return out
 	}
+	strList := func(key string, x *Value) []string {
+		if x.Kind != Array {
+			bad(key, "an array", x.Kind)
+			return nil
+		}
+		out := []string{}
+		for _, it := range x.Items {
+			if it.Kind != String {
+				bad(key+"[]", "a string", it.Kind)
+				continue
+			}
+			r.strs = append(r.strs, located{field: key, s: it.Str})
+			out = append(out, it.Str)
+		}
+		return out
+	}
 	for _, m := range v.Members {
 		key, x := m.Name, m.Value
-		if !c.h.serverKeys[key] {
+		meaning := c.h.keyMeaning(key)
+		switch meaning {
+		case "":
 			c.add(name, loc+"."+key, RuleConfigKey, "server key %q is not allowed", truncate(key, 64))
 			for _, s := range jsonStrings(x) {
 				r.strs = append(r.strs, located{field: key, s: s})
 			}
-			continue
-		}
-		switch key {
 		case "type", "command", "url", "cwd", "description", "exposure":
 			if x.Kind != String {
 				bad(key, "a string", x.Kind)
 				continue
 			}
-			r.strs = append(r.strs, located{field: key, s: x.Str})
-			switch key {
-			case "type":
-				r.typ = strp(x.Str)
-			case "command":
-				r.command = strp(x.Str)
-			case "url":
-				r.url = strp(x.Str)
-			case "cwd":
-				r.cwd = strp(x.Str)
-			case "exposure":
-				r.exposure = strp(x.Str)
-			}
+			r.strs = append(r.strs, located{field: meaning, s: x.Str})
+			r.setString(meaning, x.Str)
 		case "args":
 			r.hasArgs = true
-			if x.Kind != Array {
-				bad(key, "an array", x.Kind)
-				continue
-			}
-			for _, it := range x.Items {
-				if it.Kind != String {
-					bad(key+"[]", "a string", it.Kind)
-					continue
-				}
-				r.strs = append(r.strs, located{field: key, s: it.Str})
-				r.args = append(r.args, it.Str)
-			}
+			r.args = strList(meaning, x)
+		case "allowTools":
+			r.hasEnabledTools = true
+			r.enabledTools = strList(key, x)
+		case "denyTools":
+			strList(key, x)
+		case "envPassthrough":
+			r.hasEnvVars = true
+			c.checkEnvVars(name, loc, id, strList(key, x))
 		case "env":
 			r.hasEnv = true
-			r.env = pairs(key, x)
+			r.env = pairs(meaning, x)
 		case "headers":
 			r.hasHeaders = true
-			r.headers = pairs(key, x)
+			r.headers = pairs(meaning, x)
 		case "toolExposure":
-			r.toolExposure = pairs(key, x)
-		case "enabled", "alwaysLoad":
+			r.toolExposure = pairs(meaning, x)
+		case "enabled", "flag":
 			if x.Kind != Bool {
 				bad(key, "a boolean", x.Kind)
 				continue
 			}
-			if key == "enabled" {
+			if meaning == "enabled" {
 				b := x.Bool
 				r.enabled = &b
 			}
 		case "timeout":
 			if x.Kind != Number || strings.HasPrefix(x.Number, "-") || x.Number == "0" {
-				c.add(name, loc+"."+key, RuleServerMismatch, "timeout must be a positive number")
+				c.add(name, loc+"."+key, RuleServerMismatch, "%s must be a positive number", key)
 			}
 		}
 	}
 	return r
+}
+
+// setString records a string-valued key of a rendered server by its meaning.
+func (r *rendered) setString(meaning, s string) {
+	switch meaning {
+	case "type":
+		r.typ = strp(s)
+	case "command":
+		r.command = strp(s)
+	case "url":
+		r.url = strp(s)
+	case "cwd":
+		r.cwd = strp(s)
+	case "exposure":
+		r.exposure = strp(s)
+	}
 }
 
 func (c *checker) readTOMLConfig(name, content string) ([]rendered, []located, bool) {
@@ -495,38 +405,32 @@ func (c *checker) readTOMLServer(name, loc, id string, v any) rendered {
 	sort.Strings(names)
 	for _, key := range names {
 		x := m[key]
-		if !c.h.serverKeys[key] {
+		meaning := c.h.keyMeaning(key)
+		switch meaning {
+		case "":
 			c.add(name, loc+"."+key, RuleConfigKey, "server key %q is not allowed", truncate(key, 64))
 			for _, s := range tomlStrings(&TOMLDoc{Map: map[string]any{key: x}}) {
 				r.strs = append(r.strs, located{field: key, s: s})
 			}
-			continue
-		}
-		switch key {
-		case "command", "url", "cwd":
+		case "type", "command", "url", "cwd", "description", "exposure":
 			s, ok := x.(string)
 			if !ok {
 				bad(key, "a string", x)
 				continue
 			}
-			r.strs = append(r.strs, located{field: key, s: s})
-			switch key {
-			case "command":
-				r.command = strp(s)
-			case "url":
-				r.url = strp(s)
-			case "cwd":
-				r.cwd = strp(s)
-			}
+			r.strs = append(r.strs, located{field: meaning, s: s})
+			r.setString(meaning, s)
 		case "args":
 			r.hasArgs = true
-			r.args, _ = strList(key, x)
-		case "enabled_tools":
+			r.args, _ = strList(meaning, x)
+		case "allowTools":
 			r.hasEnabledTools = true
 			r.enabledTools, _ = strList(key, x)
-		case "disabled_tools":
+		case "denyTools":
 			strList(key, x)
-		case "env_vars":
+		case "toolExposure":
+			r.toolExposure = pairs(meaning, x)
+		case "envPassthrough":
 			r.hasEnvVars = true
 			if list, ok := strList(key, x); ok {
 				r.strs = r.strs[:len(r.strs)-len(list)]
@@ -538,19 +442,19 @@ func (c *checker) readTOMLServer(name, loc, id string, v any) rendered {
 		case "env":
 			r.hasEnv = true
 			r.env = pairs("env", x)
-		case "http_headers":
+		case "headers":
 			r.hasHeaders = true
 			r.headers = pairs("headers", x)
-		case "enabled", "required":
+		case "enabled", "flag":
 			b, ok := x.(bool)
 			if !ok {
 				bad(key, "a boolean", x)
 				continue
 			}
-			if key == "enabled" {
+			if meaning == "enabled" {
 				r.enabled = &b
 			}
-		case "startup_timeout_sec", "tool_timeout_sec":
+		case "timeout":
 			switch n := x.(type) {
 			case int64:
 				if n <= 0 {
@@ -568,7 +472,8 @@ func (c *checker) readTOMLServer(name, loc, id string, v any) rendered {
 	return r
 }
 
-// checkEnvVars allows codex's pass-through variable names only for the server's vetted host env.
+// checkEnvVars allows pass-through variable names (a key meaning envPassthrough) only for the
+// server's vetted host env.
 func (c *checker) checkEnvVars(name, loc, id string, list []string) {
 	v, ok := c.vetted(id)
 	if !ok {
@@ -576,7 +481,7 @@ func (c *checker) checkEnvVars(name, loc, id string, list []string) {
 	}
 	for _, n := range list {
 		if !slices.ContainsFunc(v.HostEnv, func(p abi.Pair) bool { return p.Name == n }) {
-			c.add(name, loc+".env_vars", RuleServerMismatch, "passes through %q, which is not in the server's vetted host env", truncate(n, 64))
+			c.add(name, loc, RuleServerMismatch, "passes through %q, which is not in the server's vetted host env", truncate(n, 64))
 		}
 	}
 }
@@ -711,7 +616,7 @@ func (c *checker) compareServer(name string, r *rendered, v abi.Server) {
 			mismatch("cwd", "cwd differs from the vetted one")
 		}
 	case abi.TransportHTTP:
-		if c.h.typed && r.typ == nil && c.h.config.path == "mcp-servers.json" {
+		if c.h.typed && r.typ == nil && c.h.httpNeedsType {
 			mismatch("type", "an http server needs type \"http\"")
 		}
 		if r.typ != nil && *r.typ != "http" && *r.typ != "streamable-http" {
@@ -748,8 +653,9 @@ func (c *checker) compareServer(name string, r *rendered, v abi.Server) {
 	c.compareTools(name, *r, v)
 }
 
-// compareTools checks the tool restriction a codex or pi config expresses (claude's lives in
-// its args): a restricted server may expose only its vetted allowedTools.
+// compareTools checks the tool restriction a config expresses (an allow list, or exposure
+// hidden with the exposed tools; a harness whose tool rules travel in its args has neither):
+// a restricted server may expose only its vetted allowedTools.
 func (c *checker) compareTools(name string, r rendered, v abi.Server) {
 	if r.hasEnabledTools {
 		for _, t := range r.enabledTools {
@@ -758,10 +664,10 @@ func (c *checker) compareTools(name string, r rendered, v abi.Server) {
 			}
 		}
 	}
-	if c.h.serversKey == "mcp_servers" && v.ToolsRestricted && !r.hasEnabledTools {
-		c.add(name, r.loc+".enabled_tools", RuleToolRestrictions, "the vetted server restricts its tools but enabled_tools is missing")
+	if c.h.requireAllowList && v.ToolsRestricted && !r.hasEnabledTools {
+		c.add(name, r.loc, RuleToolRestrictions, "the vetted server restricts its tools but its tool allow list is missing")
 	}
-	if c.h.serverKeys["toolExposure"] {
+	if c.h.hasMeaning("toolExposure") {
 		for _, p := range r.toolExposure {
 			if !validExposure(p.Value) {
 				c.add(name, r.loc+".toolExposure", RuleServerMismatch, "exposure %q of %q is not valid", truncate(p.Value, 32), truncate(p.Name, 64))
@@ -770,7 +676,7 @@ func (c *checker) compareTools(name string, r rendered, v abi.Server) {
 		if r.exposure != nil && !validExposure(*r.exposure) {
 			c.add(name, r.loc+".exposure", RuleServerMismatch, "exposure %q is not valid", truncate(*r.exposure, 32))
 		}
-		if v.ToolsRestricted {
+		if v.ToolsRestricted && c.h.exposureTools {
 			if r.exposure == nil || *r.exposure != "hidden" {
 				c.add(name, r.loc+".exposure", RuleToolRestrictions, "the vetted server restricts its tools: exposure must be hidden")
 			}
@@ -826,12 +732,4 @@ func (c *checker) secretPlacement(name string, r rendered, v *abi.Server) {
 	}
 }
 
-// claudeBuiltinTools are the tools Claude Code 2.1.328 offers by default in -p mode
-// (measured with the real CLI): an --allowedTools list may name them besides the vetted servers' rules, so
-// that restricting an MCP server never takes a built-in tool away.
-var claudeBuiltinTools = []string{
-	"Task", "Bash", "CronCreate", "CronDelete", "CronList", "DesignSync", "Edit",
-	"EnterWorktree", "ExitWorktree", "ListAgents", "Monitor", "NotebookEdit", "Read", "ReportFindings",
-	"ScheduleWakeup", "SendMessage", "Skill", "TaskStop", "ToolSearch", "WebFetch", "WebSearch",
-	"Workflow", "Write",
-}
+

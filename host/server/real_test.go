@@ -15,8 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/host"
+	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/host/registry"
 	"github.com/loadout-dev/loadout/internal/testplugins"
+	"github.com/loadout-dev/loadout/plugins"
 )
 
 // testCacheDir is where the real-host tests keep compiled plugin code across loads and test
@@ -71,6 +73,10 @@ func realLoader(tb testing.TB) Loader {
 			}
 		}()
 		cfg := host.Config{OnClose: closeAll}
+		profiles, err := plan.LoadProfiles(plugins.Profiles)
+		if err != nil {
+			return nil, err
+		}
 		for _, name := range realPlugins {
 			wasm := realWasm[name]
 			p, err := registry.Load(ctx, eng, registry.Artifact{Name: name + ".wasm", Wasm: wasm, SHA256: registry.Digest(wasm), Harness: name})
@@ -82,7 +88,7 @@ func realLoader(tb testing.TB) Loader {
 			cfg.Plugins = append(cfg.Plugins, host.LoadedPlugin{Plugin: p, Info: host.PluginInfo{
 				Name: m.Name, Version: m.Version, ABIVersion: m.ABIVersion, Harness: m.Harness, SHA256: p.Digest(),
 				Transports: m.Transports, NativeSkills: m.NativeSkills, Roots: m.Roots, Source: name + ".wasm",
-			}})
+			}, Profile: profiles[m.Harness]})
 		}
 		return host.New(ctx, cfg)
 	}

@@ -1,0 +1,403 @@
+package plan
+
+import (
+	"bytes"
+	"io/fs"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/loadout-dev/loadout/sdk/abi"
+)
+
+// Profile is what the host knows about one harness, as data (docs/PROFILES.md): the files a
+// plugin for it may write, where its MCP configuration lives and what each server key means,
+// how it expands strings, how tool restrictions travel, the args and env a plugin may set,
+// its skills layout and how its stdio servers must be launched. Check reads a plugin's plan
+// through its profile only: a harness loadout has never seen gets every check a built-in one
+// gets, from its reviewed, pinned profile. A Profile is immutable once ParseProfile returns it.
+type Profile struct {
+	Harness string `yaml:"harness"`
+	// Measured names the harness release the profile was measured against.
+	Measured string        `yaml:"measured"`
+	Paths    []ProfilePath `yaml:"paths"`
+	Config   ProfileConfig `yaml:"config"`
+	// ValueSyntax is how the harness expands the strings of its config: one of ValueSyntaxes.
+	ValueSyntax string `yaml:"valueSyntax"`
+	// Spawn is how a stdio server must be launched through env -i (docs/SPAWN-ENV.md): one of
+	// SpawnStyles, or "" for a harness that does not pass its environment to the servers.
+	Spawn string       `yaml:"spawn"`
+	Tools ProfileTools `yaml:"tools"`
+	// Args and Env are exactly what a plugin may return on the harness's command line and in
+	// its environment; none when empty.
+	Args   []ProfileArg   `yaml:"args"`
+	Env    []ProfileEnv   `yaml:"env"`
+	Skills *ProfileSkills `yaml:"skills"`
+	// Validate is the offline command that checks a rendered config with the real CLI (for
+	// end-to-end tests; the host never runs it).
+	Validate []string `yaml:"validate"`
+
+	h *harness
+}
+
+// ProfilePath allows one path under a root: a file, "dir/**" (everything under dir) or "**".
+type ProfilePath struct {
+	Root string `yaml:"root"`
+	Path string `yaml:"path"`
+}
+
+// ProfileConfig is the harness's MCP configuration file.
+type ProfileConfig struct {
+	Root   string `yaml:"root"`
+	Path   string `yaml:"path"`
+	Format string `yaml:"format"` // json or toml
+	// Servers is the top-level key of the servers object (table).
+	Servers string `yaml:"servers"`
+	// TopKeys are the boolean top-level keys allowed besides Servers.
+	TopKeys []string `yaml:"topKeys"`
+	// ServerKeys maps each key a server entry may carry to its meaning (ServerKeyMeanings).
+	ServerKeys map[string]string `yaml:"serverKeys"`
+	// HTTPNeedsType: an http server must carry the type key (type: http).
+	HTTPNeedsType bool `yaml:"httpNeedsType"`
+}
+
+// ProfileTools is how a server's tool restriction reaches the harness.
+type ProfileTools struct {
+	// In is "args" (an args rule of value tools carries them), "config" (the allowTools and
+	// denyTools keys), "exposure" (exposure hidden with exposed tools by toolExposure), or
+	// "none" for a profile without an MCP config file.
+	In string `yaml:"in"`
+	// RequireAllowList: a restricted server must carry its allowTools key, even empty.
+	RequireAllowList bool `yaml:"requireAllowList"`
+	// Builtin are the harness's own tools, which a tools argument may name besides the vetted
+	// servers' rules.
+	Builtin []string `yaml:"builtin"`
+}
+
+// ProfileArg is one flag a plugin may return.
+type ProfileArg struct {
+	Flag string `yaml:"flag"`
+	// Value is "none", "pinned" (exactly Pinned) or "tools" (tool rules, checked against the
+	// vetted servers).
+	Value  string `yaml:"value"`
+	Pinned string `yaml:"pinned"`
+	// Variadic: the harness reads every following argument up to the next flag as a value.
+	Variadic bool `yaml:"variadic"`
+	Required bool `yaml:"required"`
+}
+
+// ProfileEnv is one variable a plugin may set, with its only value (a root placeholder, or
+// "$" for the spawn style's dollar variable).
+type ProfileEnv struct {
+	Name  string `yaml:"name"`
+	Value string `yaml:"value"`
+	// When is "always", "isolated" (exactly when the run is not ambientAuth) or "optional".
+	When string `yaml:"when"`
+}
+
+// ProfileSkills is where the harness installs skills.
+type ProfileSkills struct {
+	Dir string `yaml:"dir"`
+	// Folds: in an ambient-auth run the resources go under the checkout's context directory
+	// and the instructions into the prompt.
+	Folds bool `yaml:"folds"`
+}
+
+// ServerKeyMeanings are what a server key of a config may mean; the host reads and compares
+// each with the vetted server.
+var ServerKeyMeanings = []string{
+	"type", "command", "args", "env", "cwd", "url", "headers", "description", "exposure",
+	"toolExposure", "enabled", "flag", "timeout", "allowTools", "denyTools", "envPassthrough",
+}
+
+// valueSyntax is one way a harness expands the strings of its config.
+type valueSyntax struct {
+	literal     func(string) string
+	value, url  func(string) (string, bool)
+	spellSecret func(string) string
+}
+
+// valueSyntaxes is the closed list of expansion rules the host knows how to escape and read
+// back (docs/FORMATS.md §1.1, §2.1, §3.3).
+var valueSyntaxes = map[string]valueSyntax{
+	"literal":        {literal: verbatim, value: verbatimValue, url: verbatimValue},
+	"claude-dollar":  {literal: claudeLiteral, value: claudeValue, url: claudeValue, spellSecret: claudeSecret},
+	"pi-dollar-bang": {literal: verbatim, value: piValue, url: verbatimValue, spellSecret: piSecret},
+}
+
+// spawnStyles is the closed list of env -i launch encodings (docs/SPAWN-ENV.md).
+var spawnStyles = map[string]spawnStyle{
+	"env-alias":     {ref: "${"},
+	"claude-dollar": {ref: claudeDollar + "{", split: true, cwdFlag: true, dollarVar: claudeDollarVar},
+}
+
+// ValueSyntaxes lists the value syntax names a profile may use, sorted.
+func ValueSyntaxes() []string { return sortedKeys(valueSyntaxes) }
+
+// SpawnStyles lists the spawn style names a profile may use, sorted.
+func SpawnStyles() []string { return sortedKeys(spawnStyles) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+var (
+	profileHarness = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	profileEnvName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+	profileFlag    = regexp.MustCompile(`^--?[A-Za-z0-9][A-Za-z0-9-]*$`)
+	profileKey     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
+	profileTool    = regexp.MustCompile(`^[A-Za-z0-9_.()*:-]{1,64}$`)
+)
+
+// ParseProfile decodes and validates a profile strictly: an unknown key, a value outside its
+// closed list, a path outside the roots' rules or an env value that is not a root placeholder
+// is an error naming the field.
+func ParseProfile(data []byte) (*Profile, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var p Profile
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("profile: %w", err)
+	}
+	h, err := p.compile()
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: %w", p.Harness, err)
+	}
+	p.h = h
+	return &p, nil
+}
+
+// compile checks p and turns it into the rules Check applies.
+func (p *Profile) compile() (*harness, error) {
+	if !profileHarness.MatchString(p.Harness) {
+		return nil, fmt.Errorf("harness %q does not match %s", p.Harness, profileHarness)
+	}
+	h := &harness{}
+	roots := []string{abi.RootConfig, abi.RootRun, abi.RootCheckout}
+	for i, pr := range p.Paths {
+		if !slices.Contains(roots, pr.Root) {
+			return nil, fmt.Errorf("paths[%d].root %q is none of %v", i, pr.Root, roots)
+		}
+		pat := pr.Path
+		base := strings.TrimSuffix(pat, "/**")
+		if pat != "**" && (!ValidPath(pr.Root, base) || strings.Contains(base, "*")) {
+			return nil, fmt.Errorf("paths[%d].path %q is not a relative path, dir/** or **", i, pat)
+		}
+		if pr.Root == abi.RootCheckout && pat != CheckoutContextDir+"/**" && !strings.HasPrefix(pat, CheckoutContextDir+"/") {
+			return nil, fmt.Errorf("paths[%d]: a checkout path must be under %s/", i, CheckoutContextDir)
+		}
+		h.paths = append(h.paths, pathRule{pr.Root, pat})
+	}
+	cf := p.Config
+	if cf.Path != "" || cf.Root != "" {
+		if cf.Format != abi.FormatJSON && cf.Format != abi.FormatTOML {
+			return nil, fmt.Errorf("config.format %q is neither json nor toml", cf.Format)
+		}
+		if !slices.ContainsFunc(h.paths, func(r pathRule) bool { return r.match(cf.Root, cf.Path) }) {
+			return nil, fmt.Errorf("config %s:%s is not under any of paths", cf.Root, cf.Path)
+		}
+		if !profileKey.MatchString(cf.Servers) {
+			return nil, fmt.Errorf("config.servers %q is not a key", cf.Servers)
+		}
+		h.config = configFile{cf.Root, cf.Path, cf.Format}
+		h.serversKey = cf.Servers
+		h.httpNeedsType = cf.HTTPNeedsType
+		h.topKeys = setOf(cf.TopKeys...)
+		h.serverKeys = map[string]string{}
+		for key, meaning := range cf.ServerKeys {
+			if !profileKey.MatchString(key) {
+				return nil, fmt.Errorf("config.serverKeys: %q is not a key", key)
+			}
+			if !slices.Contains(ServerKeyMeanings, meaning) {
+				return nil, fmt.Errorf("config.serverKeys.%s: meaning %q is none of %v", key, meaning, ServerKeyMeanings)
+			}
+			h.serverKeys[key] = meaning
+			if meaning == "type" {
+				h.typed = true
+			}
+		}
+		for _, need := range []string{"command", "url"} {
+			if !slices.Contains(mapValues(h.serverKeys), need) {
+				return nil, fmt.Errorf("config.serverKeys: no key means %s", need)
+			}
+		}
+	}
+	vs, ok := valueSyntaxes[p.ValueSyntax]
+	if !ok {
+		return nil, fmt.Errorf("valueSyntax %q is none of %v", p.ValueSyntax, ValueSyntaxes())
+	}
+	h.literal, h.value, h.url, h.spellSecret = vs.literal, vs.value, vs.url, vs.spellSecret
+	dollarVar := ""
+	if p.Spawn != "" {
+		sp, ok := spawnStyles[p.Spawn]
+		if !ok {
+			return nil, fmt.Errorf("spawn %q is none of %v", p.Spawn, SpawnStyles())
+		}
+		h.spawn = &sp
+		dollarVar = sp.dollarVar
+	}
+	hasConfig := cf.Path != "" || cf.Root != ""
+	switch {
+	case !hasConfig && p.Tools.In != "none":
+		return nil, fmt.Errorf("tools.in %q: a profile without a config file has no tools (none)", p.Tools.In)
+	case hasConfig && p.Tools.In == "none":
+		return nil, fmt.Errorf("tools.in none: a harness with an MCP config must say how tool restrictions reach it")
+	}
+	switch p.Tools.In {
+	case "none":
+	case "args":
+		h.toolsInArgs = true
+		if !slices.ContainsFunc(p.Args, func(a ProfileArg) bool { return a.Value == "tools" }) {
+			return nil, fmt.Errorf("tools.in args: no args rule has value tools")
+		}
+	case "config":
+		if !slices.Contains(mapValues(h.serverKeys), "allowTools") {
+			return nil, fmt.Errorf("tools.in config: no server key means allowTools")
+		}
+	case "exposure":
+		h.exposureTools = true
+		if !slices.Contains(mapValues(h.serverKeys), "exposure") || !slices.Contains(mapValues(h.serverKeys), "toolExposure") {
+			return nil, fmt.Errorf("tools.in exposure: the server keys need exposure and toolExposure")
+		}
+	default:
+		return nil, fmt.Errorf("tools.in %q is none of args, config, exposure, none", p.Tools.In)
+	}
+	h.requireAllowList = p.Tools.RequireAllowList
+	for i, t := range p.Tools.Builtin {
+		if !profileTool.MatchString(t) {
+			return nil, fmt.Errorf("tools.builtin[%d] %q is not a tool name", i, t)
+		}
+	}
+	h.builtinTools = slices.Clone(p.Tools.Builtin)
+	for i, a := range p.Args {
+		if !profileFlag.MatchString(a.Flag) {
+			return nil, fmt.Errorf("args[%d].flag %q is not a flag", i, a.Flag)
+		}
+		r := argRule{flag: a.Flag, variadic: a.Variadic, required: a.Required}
+		switch a.Value {
+		case "", "none":
+			r.value = argNone
+		case "pinned":
+			if a.Pinned == "" {
+				return nil, fmt.Errorf("args[%d]: a pinned flag needs its value", i)
+			}
+			r.value, r.pinned = argPinned, a.Pinned
+		case "tools":
+			r.value = argTools
+		default:
+			return nil, fmt.Errorf("args[%d].value %q is none of none, pinned, tools", i, a.Value)
+		}
+		if a.Value != "pinned" && a.Pinned != "" {
+			return nil, fmt.Errorf("args[%d]: pinned is only for value pinned", i)
+		}
+		h.args = append(h.args, r)
+	}
+	placeholders := []string{RootPlaceholder(abi.RootConfig), RootPlaceholder(abi.RootRun), RootPlaceholder(abi.RootCheckout)}
+	for i, e := range p.Env {
+		if !profileEnvName.MatchString(e.Name) {
+			return nil, fmt.Errorf("env[%d].name %q is not a variable name", i, e.Name)
+		}
+		if !slices.Contains(placeholders, e.Value) && !(e.Value == "$" && e.Name == dollarVar && dollarVar != "") {
+			return nil, fmt.Errorf("env[%d] %s: the value must be a root placeholder (%v), or $ for the spawn style's dollar variable", i, e.Name, placeholders)
+		}
+		r := envRule{name: e.Name, value: e.Value}
+		switch e.When {
+		case "always":
+			r.when = envAlways
+		case "isolated":
+			r.when = envIsolated
+		case "optional":
+			r.when = envOptional
+		default:
+			return nil, fmt.Errorf("env[%d].when %q is none of always, isolated, optional", i, e.When)
+		}
+		h.env = append(h.env, r)
+	}
+	if s := p.Skills; s != nil {
+		if !ValidPath(abi.RootConfig, s.Dir) {
+			return nil, fmt.Errorf("skills.dir %q is not a relative path", s.Dir)
+		}
+		if !slices.ContainsFunc(h.paths, func(r pathRule) bool { return r.match(abi.RootConfig, s.Dir+"/x/SKILL.md") }) {
+			return nil, fmt.Errorf("skills.dir %s is not under any of paths of the config root", s.Dir)
+		}
+		h.skills = &skillsLayout{dir: s.Dir, folds: s.Folds}
+	}
+	return h, nil
+}
+
+func mapValues(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
+
+// keyMeaning is what server key means in h's config ("" for a key it may not carry).
+func (h *harness) keyMeaning(key string) string { return h.serverKeys[key] }
+
+// hasMeaning reports whether some server key means m.
+func (h *harness) hasMeaning(m string) bool { return slices.Contains(mapValues(h.serverKeys), m) }
+
+// SecretSpelling returns how a secret value must be spelled inside file root:path for the
+// harness of p so that the harness reads it back unchanged — or nil when the value goes in as
+// is (the file's format escaping aside). Only the profile's config file has a spelling.
+func (p *Profile) SecretSpelling(root, path string) func(string) string {
+	if p == nil || p.h.config.root != root || p.h.config.path != path {
+		return nil
+	}
+	return p.h.spellSecret
+}
+
+// SecretSpellings returns every spelling of a secret value that a harness config file can
+// hold, before the file format's own escaping: the value itself, then each distinct spelling of
+// the value syntaxes the host knows, in name order. loadout redact masks each of them, and
+// their JSON and TOML spellings, so that no secret a render wrote survives in a log.
+func SecretSpellings(v string) []string {
+	out := []string{v}
+	for _, name := range ValueSyntaxes() {
+		if spell := valueSyntaxes[name].spellSecret; spell != nil {
+			if sp := spell(v); !slices.Contains(out, sp) {
+				out = append(out, sp)
+			}
+		}
+	}
+	return out
+}
+
+// Profiles are reviewed profiles by harness.
+type Profiles map[string]*Profile
+
+// LoadProfiles reads every <dir>/profile.yaml of fsys (the built-in renderers' profiles,
+// plugins.Profiles). Two profiles of one harness, or one that does not parse, is an error.
+func LoadProfiles(fsys fs.FS) (Profiles, error) {
+	files, err := fs.Glob(fsys, "*/profile.yaml")
+	if err != nil {
+		return nil, err
+	}
+	out := Profiles{}
+	for _, f := range files {
+		data, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			return nil, err
+		}
+		p, err := ParseProfile(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		if _, dup := out[p.Harness]; dup {
+			return nil, fmt.Errorf("%s: a second profile of harness %q", f, p.Harness)
+		}
+		out[p.Harness] = p
+	}
+	return out, nil
+}
