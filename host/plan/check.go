@@ -88,10 +88,10 @@ type Input struct {
 	// Profile is the reviewed, pinned profile of the manifest's harness: what the plan is
 	// read and checked through. A plan without one is refused (RuleProfile).
 	Profile *Profile
-	Request  abi.Request  // the vetted request the plugin rendered
-	Secrets  []Secret     // every secret placeholder of Request
-	Blobs    []Blob       // every blob placeholder of Request
-	Limits   Limits
+	Request abi.Request // the vetted request the plugin rendered
+	Secrets []Secret    // every secret placeholder of Request
+	Blobs   []Blob      // every blob placeholder of Request
+	Limits  Limits
 }
 
 // Rule codes of a Violation. They are stable: callers and tests branch on them.

@@ -731,5 +731,3 @@ func (c *checker) secretPlacement(name string, r rendered, v *abi.Server) {
 		}
 	}
 }
-
-

@@ -2,8 +2,8 @@ package plan
 
 import (
 	"bytes"
-	"io/fs"
 	"fmt"
+	"io/fs"
 	"regexp"
 	"slices"
 	"sort"
