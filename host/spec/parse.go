@@ -2,6 +2,7 @@ package spec
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -131,15 +132,23 @@ func foldCheck(obj *value, fields []string, prefix string) error {
 		if isField(name, fields) {
 			continue
 		}
-		for _, f := range fields {
-			if strings.EqualFold(name, f) {
-				return reject(memberPath(prefix, name), CodeFoldedMember,
-					"member name "+strconv.Quote(name)+" is not the field "+strconv.Quote(f)+" but folds to it")
+		// A member that folds to a field of this object, or of any other object of the
+		// request (a serializer that renamed "name" to "Name" renamed the rest too), is
+		// refused: only exact names are ever read.
+		for _, set := range [][]string{fields, allFields} {
+			for _, f := range set {
+				if name != f && strings.EqualFold(name, f) {
+					return reject(memberPath(prefix, name), CodeFoldedMember,
+						"member name "+strconv.Quote(name)+" is not the field "+strconv.Quote(f)+" but folds to it")
+				}
 			}
 		}
 	}
 	return nil
 }
+
+// allFields are the field names of every object of the request.
+var allFields = slices.Concat(requestFields, runFields, skillFields, resourceFields, serverFields, tokenFields)
 
 func isField(name string, fields []string) bool {
 	for _, f := range fields {
