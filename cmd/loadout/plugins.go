@@ -14,9 +14,9 @@ import (
 func (a *app) pluginsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plugins",
-		Short: "List and verify the renderer plugins",
+		Short: "List, verify and pin the renderer plugins",
 	}
-	cmd.AddCommand(a.pluginsListCommand(), a.pluginsVerifyCommand())
+	cmd.AddCommand(a.pluginsListCommand(), a.pluginsVerifyCommand(), a.pluginsAddCommand())
 	return cmd
 }
 

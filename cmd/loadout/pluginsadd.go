@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loadout-dev/loadout/host/plan"
+	"github.com/loadout-dev/loadout/host/registry"
+)
+
+// pluginsAddCommand pins a dropped-in plugin and its reviewed profile together: both are
+// validated (the profile parses strictly, the module loads in the sandbox and its manifest
+// names the profile's harness) before the pins file is written, so a pins file never names a
+// module whose harness has no profile beside it.
+func (a *app) pluginsAddCommand() *cobra.Command {
+	var (
+		profile, pins, engineName string
+		noCache                   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "add FILE.wasm --profile P.yaml --pins PINS.json",
+		Short: "Validate a plugin and its harness profile, then pin both in the pins file",
+		Long: `add checks that P.yaml is a valid harness profile (docs/PROFILES.md) and that FILE.wasm
+loads in the sandbox with a valid manifest naming the profile's harness, then writes the
+sha256 digests of both into PINS.json (created if missing, other entries kept, written
+atomically). Use the pins file with render, serve, plugins and conformity:
+  --plugin FILE.wasm --profile P.yaml --pins PINS.json
+Pinning says the profile was reviewed: read it first. Certify the pair with
+  loadout conformity --plugin FILE.wasm --profile P.yaml --pins PINS.json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if profile == "" || pins == "" {
+				return usagef("plugins add needs --profile P.yaml and --pins PINS.json")
+			}
+			wasmFile := args[0]
+			if filepath.Base(wasmFile) == filepath.Base(profile) {
+				return usagef("the plugin and the profile need different file names (the pins file is keyed by name)")
+			}
+			wasm, err := os.ReadFile(wasmFile)
+			if err != nil {
+				return usagef("plugin: %v", err)
+			}
+			pdata, err := os.ReadFile(profile)
+			if err != nil {
+				return usagef("profile: %v", err)
+			}
+			prof, err := plan.ParseProfile(pdata)
+			if err != nil {
+				return usagef("profile %s: %v", profile, err)
+			}
+			ho := hostOptions{engine: engineName, noCache: noCache}
+			eng, err := ho.newEngine(cmd.Context(), engineName)
+			if err != nil {
+				return err
+			}
+			defer eng.Close(context.WithoutCancel(cmd.Context()))
+			digest := registry.Digest(wasm)
+			p, err := registry.Load(cmd.Context(), eng, registry.Artifact{Name: filepath.Base(wasmFile), Wasm: wasm, SHA256: digest})
+			if err != nil {
+				return &pluginError{fmt.Errorf("plugin %s: %w", wasmFile, err)}
+			}
+			m := p.Manifest()
+			_ = p.Close(cmd.Context())
+			if m.Harness != prof.Harness {
+				return usagef("plugin %s renders harness %q, profile %s is for %q", wasmFile, m.Harness, profile, prof.Harness)
+			}
+			entries, err := readPinsFile(pins)
+			if err != nil {
+				return err
+			}
+			set := []struct{ name, digest string }{
+				{filepath.Base(wasmFile), digest},
+				{filepath.Base(profile), registry.Digest(pdata)},
+			}
+			for _, e := range set {
+				switch old, ok := entries[e.name]; {
+				case !ok:
+					fmt.Fprintf(a.stdout, "pinned %s %s\n", e.name, e.digest)
+				case old != e.digest:
+					fmt.Fprintf(a.stdout, "re-pinned %s %s (was %s)\n", e.name, e.digest, old)
+				default:
+					fmt.Fprintf(a.stdout, "unchanged %s %s\n", e.name, e.digest)
+				}
+				entries[e.name] = e.digest
+			}
+			if err := writePinsFile(pins, entries); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "harness %s: plugin %s %s (ABI v%d), profile measured on %s\n", m.Harness, m.Name, m.Version, m.ABIVersion, prof.Measured)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&profile, "profile", "", "the reviewed harness profile of the plugin (profile.yaml)")
+	cmd.Flags().StringVar(&pins, "pins", "", "the pins file to add both digests to (created if missing)")
+	cmd.Flags().StringVar(&engineName, "engine", defaultEngine(), "WebAssembly engine the plugin is loaded on to validate it")
+	cmd.Flags().BoolVar(&noCache, "no-compile-cache", false, "do not keep compiled plugin code in the user cache directory")
+	return cmd
+}
+
+// readPinsFile reads a pins file, or returns an empty set when it does not exist.
+func readPinsFile(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pins: %w", err)
+	}
+	var pins map[string]string
+	if err := json.Unmarshal(b, &pins); err != nil {
+		return nil, usagef("pins %s: %v", path, err)
+	}
+	if pins == nil {
+		pins = map[string]string{}
+	}
+	return pins, nil
+}
+
+// writePinsFile writes pins (keys sorted, as encoding/json writes a map) to a temporary file
+// beside path and renames it over path: a reader sees the old set or the new one.
+func writePinsFile(path string, pins map[string]string) error {
+	b, err := json.MarshalIndent(pins, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".pins-*.tmp")
+	if err != nil {
+		return fmt.Errorf("pins: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("pins: %w", err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("pins: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("pins: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("pins: %w", err)
+	}
+	return nil
+}
