@@ -182,11 +182,41 @@ func (h *Host) vet(ctx context.Context, body []byte, hostEnv []spec.Pair, harnes
 	if err != nil {
 		return nil, err
 	}
+	h.refuseReserved(req, d, harness)
 	v, err := policy.Vet(req, d, hostEnv, policy.VetOptions{ContentByRef: !h.cfg.InlineContent})
 	if err != nil {
 		return nil, err
 	}
 	return &Prepared{Request: req, Diags: diags, Vetted: v}, nil
+}
+
+// CodeReservedName: the harness refuses to load a server of this name (its profile's
+// reservedNames), so the server is refused before anything, the prompt included, names it.
+const CodeReservedName = "reserved_name"
+
+// refuseReserved refuses every server whose id the rendering harness's profile reserves, as a
+// deny would: the server is reported in dropped and never reaches the plugin. A request whose
+// harness has no loaded plugin is left as it is (Prepare refuses it).
+func (h *Host) refuseReserved(req *spec.Request, d *policy.Decision, harness string) {
+	name, err := pickHarness(req.Harness, harness)
+	if err != nil {
+		return
+	}
+	prof := h.plugins[name].Profile
+	for i := range req.Servers {
+		if i >= len(d.Servers) || !prof.Reserves(req.Servers[i].ID) {
+			continue
+		}
+		sd := &d.Servers[i]
+		sd.Allow = false
+		sd.Reasons = append(sd.Reasons, policy.Reason{
+			Code:    CodeReservedName,
+			Message: fmt.Sprintf("%s reserves the server name %q and does not load such a server (profile reservedNames); rename it", name, req.Servers[i].ID),
+			Field:   "id",
+			Rule:    "profile " + name,
+		})
+		slices.SortStableFunc(sd.Reasons, func(a, b policy.Reason) int { return strings.Compare(a.Code, b.Code) })
+	}
 }
 
 // Minter mints the run tokens a request's servers ask for (mcpServers[i].token) before the

@@ -91,3 +91,33 @@ func TestPluginsAddRefusesWithoutWriting(t *testing.T) {
 		})
 	}
 }
+
+// A server named as Claude Code reserves it is refused for claude, before the plugin or the
+// prompt sees it, and rendered for a harness that has no such reservation.
+func TestReservedServerNameRefusedForItsHarness(t *testing.T) {
+	req := `{"mcpServers":[{"id":"workspace","command":"/usr/bin/mcp-fs"},{"id":"fs","command":"/usr/bin/mcp-fs"}]}`
+	for harness, want := range map[string][]string{"claude": {"fs"}, "codex": {"workspace", "fs"}} {
+		t.Run(harness, func(t *testing.T) {
+			args := append([]string{"render", "--harness", harness, "--dry-run", "--show-content", "--format", "json", "-"}, pluginArgs(t)...)
+			code, stdout, stderr := runCLI(t, req, args...)
+			require.Equal(t, exitOK, code, "stderr: %s", stderr)
+			var res struct {
+				Servers []string
+				Prompt  string
+				Dropped []struct{ Name, Code, Rule string } `json:"dropped"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(stdout), &res), "%s", stdout)
+			assert.Equal(t, want, res.Servers)
+			var codes []string
+			for _, d := range res.Dropped {
+				codes = append(codes, d.Code)
+			}
+			if harness == "claude" {
+				assert.Contains(t, codes, "reserved_name", "dropped: %+v", res.Dropped)
+				assert.NotContains(t, res.Prompt, "workspace", "the prompt never names a server the harness will not load")
+			} else {
+				assert.NotContains(t, codes, "reserved_name")
+			}
+		})
+	}
+}

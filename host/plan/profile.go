@@ -37,6 +37,10 @@ type Profile struct {
 	Args   []ProfileArg   `yaml:"args"`
 	Env    []ProfileEnv   `yaml:"env"`
 	Skills *ProfileSkills `yaml:"skills"`
+	// ReservedNames are server ids the harness refuses to load (it reports them and goes on
+	// without them): the host refuses such a server before anything is rendered, so that no
+	// prompt names a server the harness will not have.
+	ReservedNames []string `yaml:"reservedNames"`
 	// Validate is the offline command that checks a rendered config with the real CLI (for
 	// end-to-end tests; the host never runs it).
 	Validate []string `yaml:"validate"`
@@ -322,6 +326,11 @@ func (p *Profile) compile() (*harness, error) {
 		}
 		h.env = append(h.env, r)
 	}
+	for i, n := range p.ReservedNames {
+		if !profileKey.MatchString(n) {
+			return nil, fmt.Errorf("reservedNames[%d] %q is not a server name", i, n)
+		}
+	}
 	if s := p.Skills; s != nil {
 		if !ValidPath(abi.RootConfig, s.Dir) {
 			return nil, fmt.Errorf("skills.dir %q is not a relative path", s.Dir)
@@ -400,4 +409,9 @@ func LoadProfiles(fsys fs.FS) (Profiles, error) {
 		out[p.Harness] = p
 	}
 	return out, nil
+}
+
+// Reserves reports whether the harness of p refuses to load a server named id.
+func (p *Profile) Reserves(id string) bool {
+	return p != nil && slices.Contains(p.ReservedNames, id)
 }
