@@ -12,29 +12,52 @@ import (
 	"github.com/loadout-dev/loadout/sdk/format"
 )
 
-// harnessFormat is what the suite knows about a built-in harness's output (docs/FORMATS.md): where
-// its MCP config lives, how it spells values, and where skills go.
+// harnessFormat is what the suite reads a harness's output with, all of it taken from the
+// harness's reviewed profile (docs/PROFILES.md): where its MCP config lives and in which
+// format, what each server key means, how the harness spells values, how tool restrictions
+// travel and where skills go. The suite has no knowledge of its own about any harness.
 type harnessFormat struct {
-	root, path string
+	prof       *plan.Profile
+	root, path string // the MCP config; "" when the profile has none
 	toml       bool
 	serversKey string
+	keys       map[string]string // server key -> meaning
 	style      format.SpawnStyle
-	// lit spells a non-secret literal value (url, header) as the harness config holds it.
-	lit func(string) string
+	wrapped    bool // stdio servers are launched through env -i (the profile's spawn)
 	// foldsAmbient: an ambient-auth run gets its skills folded into the prompt and the checkout.
 	foldsAmbient bool
-	// tools says how tool restrictions are expressed: "args" (claude), "enabled_tools" (codex),
-	// "exposure" (pi).
-	tools string
+	skillsDir    string // "" when the profile installs no skills
+	tools        string // the profile's tools.in
 }
 
-var builtinFormats = map[string]harnessFormat{
-	"claude": {root: abi.RootRun, path: "mcp-servers.json", serversKey: "mcpServers", style: format.SpawnClaude,
-		lit: format.ClaudeLiteral, foldsAmbient: true, tools: "args"},
-	"codex": {root: abi.RootConfig, path: "config.toml", toml: true, serversKey: "mcp_servers", style: format.SpawnVerbatim,
-		lit: func(s string) string { return s }, foldsAmbient: true, tools: "enabled_tools"},
-	"pi": {root: abi.RootConfig, path: "mcp.json", serversKey: "mcpServers", style: format.SpawnPi,
-		lit: func(s string) string { return s }, tools: "exposure"},
+// formatOf builds the reader of p's output.
+func formatOf(p *plan.Profile) (harnessFormat, error) {
+	hf := harnessFormat{
+		prof: p, root: p.Config.Root, path: p.Config.Path, toml: p.Config.Format == abi.FormatTOML,
+		serversKey: p.Config.Servers, keys: p.Config.ServerKeys, wrapped: p.Spawn != "", tools: p.Tools.In,
+	}
+	if p.Skills != nil {
+		hf.skillsDir, hf.foldsAmbient = p.Skills.Dir, p.Skills.Folds
+	}
+	if hf.wrapped {
+		st, ok := format.SpawnStyleOf(p.ValueSyntax)
+		if !ok {
+			return hf, fmt.Errorf("value syntax %q: the suite cannot read its spawn wrapper back", p.ValueSyntax)
+		}
+		hf.style = st
+	}
+	return hf, nil
+}
+
+func (hf harnessFormat) lit(s string) string { return hf.prof.Literal(s) }
+
+// litBack is what the harness makes of a literal it holds (the value itself when it is not a
+// spelling the profile's syntax writes; the comparison then fails on it).
+func (hf harnessFormat) litBack(s string) string {
+	if v, ok := hf.prof.ReadLiteral(s); ok {
+		return v
+	}
+	return s
 }
 
 // entry is one server read back from a harness config.
@@ -42,10 +65,11 @@ type entry struct {
 	id                    string
 	typ, command, url     *string
 	cwd, exposure         *string
-	args, enabledTools    []string
-	hasEnabledTools       bool
+	args, allowTools      []string
+	hasAllowTools         bool
 	env, headers, toolExp []abi.Pair
 	enabled               *bool
+	unknown               []string // keys the profile does not list
 }
 
 // checkFormat parses the harness's config and SKILL.md files back and compares them with the
@@ -55,12 +79,16 @@ func (r *runner) checkFormat(o *output, hf harnessFormat) {
 	fill := fillFunc(v)
 	req := v.Request()
 	var entries []entry
+	if hf.path == "" { // a harness without MCP: its skills only
+		r.checkSkills(o, hf, req, fill)
+		return
+	}
 	if f, ok := o.file(hf.root, hf.path); ok {
 		var err error
 		if hf.toml {
-			entries, err = readTOMLEntries(string(f.content), hf.serversKey)
+			entries, err = readTOMLEntries(string(f.content), hf)
 		} else {
-			entries, err = readJSONEntries(string(f.content), hf.serversKey)
+			entries, err = readJSONEntries(string(f.content), hf)
 		}
 		if err != nil {
 			r.fail("format: %s:%s: %v", hf.root, hf.path, err)
@@ -90,6 +118,9 @@ func (r *runner) checkFormat(o *output, hf harnessFormat) {
 		}
 		last = i
 		present[e.id] = true
+		for _, k := range e.unknown {
+			r.fail("format: server %q: key %q is not one the profile lists", e.id, k)
+		}
 		r.compareEntry(o, hf, e, req.Servers[i], fill)
 	}
 	for _, s := range req.Servers {
@@ -98,7 +129,7 @@ func (r *runner) checkFormat(o *output, hf harnessFormat) {
 		}
 	}
 	if hf.tools == "args" {
-		r.checkClaudeRules(o, req, present)
+		r.checkArgRules(o, hf, req, present)
 	}
 	r.checkSkills(o, hf, req, fill)
 }
@@ -119,6 +150,10 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 		if e.command == nil {
 			bad("no command")
 			return
+		}
+		if !hf.wrapped {
+			r.compareUnwrapped(o, hf, e, s, fill)
+			break
 		}
 		env := slices.Clone(e.env)
 		for i := range env {
@@ -183,12 +218,12 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 		}
 	}
 	switch hf.tools {
-	case "enabled_tools":
+	case "config":
 		switch {
-		case s.ToolsRestricted && !slices.Equal(e.enabledTools, orEmpty(s.AllowedTools)):
-			bad("enabled_tools %q, want %q", e.enabledTools, orEmpty(s.AllowedTools))
-		case !s.ToolsRestricted && e.hasEnabledTools:
-			bad("enabled_tools %q on an unrestricted server", e.enabledTools)
+		case s.ToolsRestricted && !slices.Equal(e.allowTools, orEmpty(s.AllowedTools)):
+			bad("allowed tools %q, want %q", e.allowTools, orEmpty(s.AllowedTools))
+		case !s.ToolsRestricted && e.hasAllowTools:
+			bad("allowed tools %q on an unrestricted server", e.allowTools)
 		}
 	case "exposure":
 		if !s.ToolsRestricted {
@@ -209,8 +244,37 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 	}
 }
 
-// checkClaudeRules derives Claude's --allowedTools MCP rules from the vetted request.
-func (r *runner) checkClaudeRules(o *output, req abi.Request, rendered map[string]bool) {
+// compareUnwrapped compares a stdio server of a harness that does not pass its environment on
+// (a profile without spawn): command, args and env as the vetted server has them.
+func (r *runner) compareUnwrapped(o *output, hf harnessFormat, e entry, s abi.Server, fill func(string) string) {
+	if got := hf.litBack(deref0(e.command)); got != s.Command {
+		r.fail("format: server %q: command %q, want %q", e.id, got, s.Command)
+	}
+	var args []string
+	for _, a := range e.args {
+		args = append(args, hf.litBack(a))
+	}
+	if !slices.Equal(orEmpty(args), orEmpty(s.Args)) {
+		r.fail("format: server %q: args %q, want %q", e.id, args, orEmpty(s.Args))
+	}
+	var want []abi.Pair
+	for _, p := range s.Env {
+		want = append(want, abi.Pair{Name: p.Name, Value: fill(p.Value)})
+	}
+	if !slices.Equal(orEmptyPairs(e.env), orEmptyPairs(want)) {
+		r.fail("format: server %q: env %s, want %s", e.id, pairsString(e.env, o.prepared.Vetted), pairsString(want, o.prepared.Vetted))
+	}
+}
+
+func deref0(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// checkArgRules derives the tool rules of the profile's tools flag from the vetted request.
+func (r *runner) checkArgRules(o *output, hf harnessFormat, req abi.Request, rendered map[string]bool) {
 	restricted := false
 	want := []string{}
 	for _, s := range req.Servers {
@@ -226,12 +290,12 @@ func (r *runner) checkClaudeRules(o *output, req abi.Request, rendered map[strin
 			want = append(want, "mcp__"+s.ID+"__"+t)
 		}
 	}
-	got, present := mcpAllowRules(o.res.Args)
+	got, present := toolRules(o.res.Args, hf.prof.ToolsFlag())
 	switch {
 	case present != restricted:
-		r.fail("format: --allowedTools present=%t, want %t (some rendered server restricts its tools: %t)", present, restricted, restricted)
+		r.fail("format: %s present=%t, want %t (some rendered server restricts its tools: %t)", hf.prof.ToolsFlag(), present, restricted, restricted)
 	case present && !slices.Equal(got, want):
-		r.fail("format: --allowedTools MCP rules %q, want %q", got, want)
+		r.fail("format: %s MCP rules %q, want %q", hf.prof.ToolsFlag(), got, want)
 	}
 }
 
@@ -245,9 +309,12 @@ func (r *runner) checkSkills(o *output, hf harnessFormat, req abi.Request, fill 
 	}
 	dirs := format.SkillNames(names)
 	folded := hf.foldsAmbient && req.Run.AmbientAuth
+	if hf.skillsDir == "" { // the profile installs no skills: nothing to read back
+		return
+	}
 	for i, sk := range req.Skills {
 		dir := dirs[i]
-		root, base := abi.RootConfig, "skills/"+dir+"/"
+		root, base := abi.RootConfig, hf.skillsDir+"/"+dir+"/"
 		if folded {
 			root, base = abi.RootCheckout, format.ContextDir+"/skill/"+dir+"/"
 			if !strings.Contains(o.res.Prompt, fill(sk.Instructions)) {
@@ -290,15 +357,8 @@ func (r *runner) checkSkills(o *output, hf harnessFormat, req abi.Request, fill 
 	}
 }
 
-// litBack undoes lit for a value the harness holds (only Claude spells literals).
-func (hf harnessFormat) litBack(s string) string {
-	if hf.style == format.SpawnClaude {
-		return strings.ReplaceAll(s, format.ClaudeDollar+"{", "${")
-	}
-	return s
-}
-
-func readJSONEntries(content, key string) ([]entry, error) {
+func readJSONEntries(content string, hf harnessFormat) ([]entry, error) {
+	key := hf.serversKey
 	v, err := plan.ParseJSON([]byte(content))
 	if err != nil {
 		return nil, err
@@ -315,7 +375,12 @@ func readJSONEntries(content, key string) ([]entry, error) {
 		}
 		for _, f := range m.Value.Members {
 			x := f.Value
-			switch f.Name {
+			meaning, ok := hf.keys[f.Name]
+			if !ok {
+				e.unknown = append(e.unknown, f.Name)
+				continue
+			}
+			switch meaning {
 			case "type":
 				e.typ = &x.Str
 			case "command":
@@ -338,6 +403,12 @@ func readJSONEntries(content, key string) ([]entry, error) {
 				e.headers = jsonPairs(x)
 			case "toolExposure":
 				e.toolExp = jsonPairs(x)
+			case "allowTools":
+				e.hasAllowTools = true
+				e.allowTools = []string{}
+				for _, it := range x.Items {
+					e.allowTools = append(e.allowTools, it.Str)
+				}
 			}
 		}
 		out = append(out, e)
@@ -353,7 +424,12 @@ func jsonPairs(v *plan.Value) []abi.Pair {
 	return out
 }
 
-func readTOMLEntries(content, key string) ([]entry, error) {
+func readTOMLEntries(content string, hf harnessFormat) ([]entry, error) {
+	key := hf.serversKey
+	keyOf := map[string]string{} // meaning -> key
+	for k, m := range hf.keys {
+		keyOf[m] = k
+	}
 	doc, err := plan.ParseTOML(content)
 	if err != nil {
 		return nil, err
@@ -390,13 +466,22 @@ func readTOMLEntries(content, key string) ([]entry, error) {
 			}
 			return out
 		}
-		e.command, e.url, e.cwd = str("command"), str("url"), str("cwd")
-		e.args, e.env, e.headers = list("args"), pairs("env"), pairs("http_headers")
-		if b, ok := m["enabled"].(bool); ok {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if _, ok := hf.keys[k]; !ok {
+				e.unknown = append(e.unknown, k)
+			}
+		}
+		e.typ, e.command, e.url, e.cwd = str(keyOf["type"]), str(keyOf["command"]), str(keyOf["url"]), str(keyOf["cwd"])
+		e.exposure = str(keyOf["exposure"])
+		e.args, e.env, e.headers = list(keyOf["args"]), pairs(keyOf["env"]), pairs(keyOf["headers"])
+		e.toolExp = pairs(keyOf["toolExposure"])
+		if b, ok := m[keyOf["enabled"]].(bool); ok {
 			e.enabled = &b
 		}
-		if _, ok := m["enabled_tools"]; ok {
-			e.hasEnabledTools, e.enabledTools = true, orEmpty(list("enabled_tools"))
+		if k := keyOf["allowTools"]; k != "" {
+			if _, ok := m[k]; ok {
+				e.hasAllowTools, e.allowTools = true, orEmpty(list(k))
+			}
 		}
 		out = append(out, e)
 	}

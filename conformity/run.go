@@ -89,8 +89,10 @@ func (r *runner) run() ([]string, string) {
 	}
 	r.checkExpect(first)
 	r.checkInvariants(first)
-	if f, ok := builtinFormats[r.manifest.Harness]; ok {
-		r.checkFormat(first, f)
+	if hf, err := formatOf(first.prepared.Profile()); err != nil {
+		r.fail("format: %v", err)
+	} else {
+		r.checkFormat(first, hf)
 	}
 	return r.fails, d1
 }
@@ -334,38 +336,42 @@ func (r *runner) checkExpect(o *output) {
 			r.fail("spawnEnv of %q: got %v, want %v", id, got, want)
 		}
 	}
-	if e.ClaudeMCPAllowRules.Present && r.manifest.Harness == "claude" {
-		got, present := mcpAllowRules(o.res.Args)
+	prof := o.prepared.Profile()
+	// The corpus names these two after the harness they were written for; each holds for every
+	// harness whose profile shares the property: tool rules on the command line, and a TOML
+	// config whose server tables are listed.
+	if e.ArgToolRules.Present && prof.ToolsFlag() != "" {
+		flag := prof.ToolsFlag()
+		got, present := toolRules(o.res.Args, flag)
 		switch {
-		case e.ClaudeMCPAllowRules.Null && present:
-			r.fail("claudeMcpAllowRules: want no --allowedTools, got %q", got)
-		case !e.ClaudeMCPAllowRules.Null && !present:
-			r.fail("claudeMcpAllowRules: want --allowedTools with %q, the flag is absent", e.ClaudeMCPAllowRules.Rules)
-		case !e.ClaudeMCPAllowRules.Null && !slices.Equal(orEmpty(e.ClaudeMCPAllowRules.Rules), got):
-			r.fail("claudeMcpAllowRules: got %q, want %q", got, orEmpty(e.ClaudeMCPAllowRules.Rules))
+		case e.ArgToolRules.Null && present:
+			r.fail("claudeMcpAllowRules: want no %s, got %q", flag, got)
+		case !e.ArgToolRules.Null && !present:
+			r.fail("claudeMcpAllowRules: want %s with %q, the flag is absent", flag, e.ArgToolRules.Rules)
+		case !e.ArgToolRules.Null && !slices.Equal(orEmpty(e.ArgToolRules.Rules), got):
+			r.fail("claudeMcpAllowRules: got %q, want %q", got, orEmpty(e.ArgToolRules.Rules))
 		}
 	}
-	if e.CodexServers != nil && r.manifest.Harness == "codex" {
+	if e.TOMLServers != nil && prof.Config.Format == abi.FormatTOML {
 		got := []string{}
-		if f, ok := o.file(abi.RootConfig, "config.toml"); ok {
+		if f, ok := o.file(prof.Config.Root, prof.Config.Path); ok {
 			doc, err := plan.ParseTOML(string(f.content))
 			if err != nil {
-				r.fail("codexServers: config.toml does not parse: %v", err)
+				r.fail("codexServers: %s does not parse: %v", prof.Config.Path, err)
 				return
 			}
-			got = tomlTables(doc, "mcp_servers")
+			got = tomlTables(doc, prof.Config.Servers)
 		}
-		if !slices.Equal(e.CodexServers, got) {
-			r.fail("codexServers: got %q, want %q", got, e.CodexServers)
+		if !slices.Equal(e.TOMLServers, got) {
+			r.fail("codexServers: got %q, want %q", got, e.TOMLServers)
 		}
 	}
 }
 
-// mcpAllowRules returns the mcp__ entries that follow --allowedTools, and whether the flag is
-// there at all.
-func mcpAllowRules(args []string) ([]string, bool) {
-	i := slices.IndexFunc(args, func(a string) bool { return a == "--allowedTools" || a == "--allowed-tools" })
-	if i < 0 {
+// toolRules returns the mcp__ entries that follow flag, and whether the flag is there at all.
+func toolRules(args []string, flag string) ([]string, bool) {
+	i := slices.Index(args, flag)
+	if flag == "" || i < 0 {
 		return nil, false
 	}
 	rules := []string{}

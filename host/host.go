@@ -145,6 +145,9 @@ type Prepared struct {
 	plugin  LoadedPlugin
 }
 
+// Profile is the reviewed profile the prepared request's plan will be checked through.
+func (p *Prepared) Profile() *plan.Profile { return p.plugin.Profile }
+
 // Prepare parses and vets one request for the harness it names (or rr.Harness).
 func (h *Host) Prepare(ctx context.Context, rr RenderRequest) (*Prepared, error) {
 	p, err := h.vet(ctx, rr.Body, rr.HostEnv, rr.Harness, rr.Minter)

@@ -59,11 +59,13 @@ type Expect struct {
 	Redact []string `json:"redact"`
 	// SpawnEnv maps a listed stdio server id to its complete spawn environment; nil: not checked.
 	SpawnEnv map[string]map[string]string `json:"spawnEnv,omitempty"`
-	// ClaudeMCPAllowRules are the mcp__ entries of Claude's --allowedTools; see AllowRules.
-	ClaudeMCPAllowRules AllowRules `json:"claudeMcpAllowRules"`
-	// CodexServers are the ids of the [mcp_servers.<id>] tables of Codex's config.toml, in
-	// order; nil: not checked (an empty list in the file decodes to an empty, non-nil slice).
-	CodexServers []string `json:"codexServers,omitempty"`
+	// ArgToolRules are the mcp__ entries of the tools flag (Claude's --allowedTools); checked
+	// for every harness whose profile carries tool rules on the command line. See AllowRules.
+	ArgToolRules AllowRules `json:"claudeMcpAllowRules"`
+	// TOMLServers are the ids of the server tables ([mcp_servers.<id>] of Codex's config.toml)
+	// of a TOML config, in order; checked for every harness whose profile's config is TOML; nil:
+	// not checked (an empty list in the file decodes to an empty, non-nil slice).
+	TOMLServers []string `json:"codexServers,omitempty"`
 	// Rejected is true when the whole request must be refused.
 	Rejected bool `json:"rejected,omitempty"`
 }

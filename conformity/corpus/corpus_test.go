@@ -44,14 +44,14 @@ func TestLoadCorpus(t *testing.T) {
 	assert.JSONEq(t, `{"skills":[{"name":"deploy","instructions":"Do the thing."}],"mcpServers":[]}`, string(val.Body()),
 		"skill-name-plain: Body()")
 	assert.Equal(t, []string{"deploy"}, val.Expect.Skills, "skill-name-plain: Skills")
-	assert.False(t, val.Expect.ClaudeMCPAllowRules.Present, "skill-name-plain: claudeMcpAllowRules is absent")
-	assert.Nil(t, val.Expect.CodexServers, "skill-name-plain: codexServers is absent")
+	assert.False(t, val.Expect.ArgToolRules.Present, "skill-name-plain: claudeMcpAllowRules is absent")
+	assert.Nil(t, val.Expect.TOMLServers, "skill-name-plain: codexServers is absent")
 
 	omitted := byName["claude-tools-omitted-when-unrestricted"]
-	assert.Equal(t, corpus.AllowRules{Present: true, Null: true}, omitted.Expect.ClaudeMCPAllowRules,
+	assert.Equal(t, corpus.AllowRules{Present: true, Null: true}, omitted.Expect.ArgToolRules,
 		"claude-tools-omitted-when-unrestricted: null claudeMcpAllowRules")
 	empty := byName["claude-tools-empty-array-restricts"]
-	assert.True(t, empty.Expect.ClaudeMCPAllowRules.Present && !empty.Expect.ClaudeMCPAllowRules.Null,
+	assert.True(t, empty.Expect.ArgToolRules.Present && !empty.Expect.ArgToolRules.Null,
 		"claude-tools-empty-array-restricts: a list claudeMcpAllowRules")
 }
 
@@ -72,11 +72,11 @@ func TestAllowRulesStates(t *testing.T) {
 			t.Parallel()
 			var e corpus.Expect
 			require.NoError(t, json.Unmarshal([]byte(tc.json), &e), "json.Unmarshal(%s)", tc.json)
-			assert.Equal(t, tc.want, e.ClaudeMCPAllowRules, "json.Unmarshal(%s) claudeMcpAllowRules", tc.json)
+			assert.Equal(t, tc.want, e.ArgToolRules, "json.Unmarshal(%s) claudeMcpAllowRules", tc.json)
 			if tc.want.Present {
-				b, err := json.Marshal(e.ClaudeMCPAllowRules)
-				require.NoError(t, err, "json.Marshal(%+v)", e.ClaudeMCPAllowRules)
-				assert.JSONEq(t, tc.json[len(`{"claudeMcpAllowRules":`):len(tc.json)-1], string(b), "json.Marshal(%+v)", e.ClaudeMCPAllowRules)
+				b, err := json.Marshal(e.ArgToolRules)
+				require.NoError(t, err, "json.Marshal(%+v)", e.ArgToolRules)
+				assert.JSONEq(t, tc.json[len(`{"claudeMcpAllowRules":`):len(tc.json)-1], string(b), "json.Marshal(%+v)", e.ArgToolRules)
 			}
 		})
 	}

@@ -120,7 +120,9 @@ var ServerKeyMeanings = []string{
 
 // valueSyntax is one way a harness expands the strings of its config.
 type valueSyntax struct {
-	literal     func(string) string
+	literal func(string) string
+	// unliteral reverses literal (nil: literal leaves every string as it is).
+	unliteral   func(string) (string, bool)
 	value, url  func(string) (string, bool)
 	spellSecret func(string) string
 }
@@ -129,14 +131,14 @@ type valueSyntax struct {
 // back (docs/FORMATS.md §1.1, §2.1, §3.3).
 var valueSyntaxes = map[string]valueSyntax{
 	"literal":        {literal: verbatim, value: verbatimValue, url: verbatimValue},
-	"claude-dollar":  {literal: claudeLiteral, value: claudeValue, url: claudeValue, spellSecret: claudeSecret},
+	"claude-dollar":  {literal: dollarBraceLiteral, unliteral: dollarBraceValue, value: dollarBraceValue, url: dollarBraceValue, spellSecret: dollarBraceSecret},
 	"pi-dollar-bang": {literal: verbatim, value: piValue, url: verbatimValue, spellSecret: piSecret},
 }
 
 // spawnStyles is the closed list of env -i launch encodings (docs/SPAWN-ENV.md).
 var spawnStyles = map[string]spawnStyle{
 	"env-alias":     {ref: "${"},
-	"claude-dollar": {ref: claudeDollar + "{", split: true, cwdFlag: true, dollarVar: claudeDollarVar},
+	"claude-dollar": {ref: dollarDefaultRef + "{", split: true, cwdFlag: true, dollarVar: dollarDefaultVar},
 }
 
 // ValueSyntaxes lists the value syntax names a profile may use, sorted.
@@ -414,4 +416,27 @@ func LoadProfiles(fsys fs.FS) (Profiles, error) {
 // Reserves reports whether the harness of p refuses to load a server named id.
 func (p *Profile) Reserves(id string) bool {
 	return p != nil && slices.Contains(p.ReservedNames, id)
+}
+
+// Literal spells a non-secret value (a url, a header, a cwd) as the harness's config must hold
+// it to read it back unchanged, by the profile's value syntax.
+func (p *Profile) Literal(s string) string { return p.h.literal(s) }
+
+// ReadLiteral undoes Literal: what the harness makes of a config string that Literal wrote,
+// and false when s is not a spelling Literal produces.
+func (p *Profile) ReadLiteral(s string) (string, bool) {
+	if vs := valueSyntaxes[p.ValueSyntax]; vs.unliteral != nil {
+		return vs.unliteral(s)
+	}
+	return s, p.h.literal(s) == s
+}
+
+// ToolsFlag is the flag whose values carry tool rules (a tools.in args profile), or "".
+func (p *Profile) ToolsFlag() string {
+	for _, a := range p.Args {
+		if a.Value == "tools" {
+			return a.Flag
+		}
+	}
+	return ""
 }

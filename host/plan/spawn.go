@@ -25,11 +25,11 @@ const (
 	spawnCommand = "/usr/bin/env"
 	// spawnAliasPrefix starts every alias variable name; a decimal number 1, 2, 3… follows.
 	spawnAliasPrefix = "LOADOUT_SPAWN_"
-	// claudeDollarVar is the variable Claude Code looks up in claudeDollar; unset (or "$") it
-	// makes claudeDollar a literal "$".
-	claudeDollarVar = "LOADOUT_SPAWN_DOLLAR"
-	// claudeDollar is Claude Code's spelling of a literal "$" before "{".
-	claudeDollar = "${" + claudeDollarVar + ":-$}"
+	// dollarDefaultVar is the variable Claude Code looks up in dollarDefaultRef; unset (or "$") it
+	// makes dollarDefaultRef a literal "$".
+	dollarDefaultVar = "LOADOUT_SPAWN_DOLLAR"
+	// dollarDefaultRef is Claude Code's spelling of a literal "$" before "{".
+	dollarDefaultRef = "${" + dollarDefaultVar + ":-$}"
 	// maxAliasDigits bounds the number of an alias, so that it can never overflow.
 	maxAliasDigits = 9
 )
@@ -51,13 +51,13 @@ func verbatim(s string) string { return s }
 
 func verbatimValue(s string) (string, bool) { return s, true }
 
-// claudeLiteral is Claude Code's spelling of s: every "${" (which Claude would expand from its
-// own environment) as claudeDollar+"{".
-func claudeLiteral(s string) string { return strings.ReplaceAll(s, "${", claudeDollar+"{") }
+// dollarBraceLiteral is Claude Code's spelling of s: every "${" (which Claude would expand from its
+// own environment) as dollarDefaultRef+"{".
+func dollarBraceLiteral(s string) string { return strings.ReplaceAll(s, "${", dollarDefaultRef+"{") }
 
-// claudeValue reverses claudeLiteral: it returns what Claude Code makes of s, and false when s
-// holds a "${" not spelled claudeDollar+"{", which Claude would expand from its own environment.
-func claudeValue(s string) (string, bool) {
+// dollarBraceValue reverses dollarBraceLiteral: it returns what Claude Code makes of s, and false when s
+// holds a "${" not spelled dollarDefaultRef+"{", which Claude would expand from its own environment.
+func dollarBraceValue(s string) (string, bool) {
 	var b strings.Builder
 	for {
 		i := strings.Index(s, "${")
@@ -65,7 +65,7 @@ func claudeValue(s string) (string, bool) {
 			b.WriteString(s)
 			return b.String(), true
 		}
-		rest, ok := strings.CutPrefix(s[i:], claudeDollar+"{")
+		rest, ok := strings.CutPrefix(s[i:], dollarDefaultRef+"{")
 		if !ok {
 			return "", false
 		}
@@ -74,14 +74,14 @@ func claudeValue(s string) (string, bool) {
 	}
 }
 
-// claudeSecret spells a secret value for Claude Code: every "$" that could start an expansion
+// dollarBraceSecret spells a secret value for Claude Code: every "$" that could start an expansion
 // (before "{", or last, where the text after the placeholder could supply the "{") as
-// claudeDollar, which Claude turns back into "$".
-func claudeSecret(s string) string {
+// dollarDefaultRef, which Claude turns back into "$".
+func dollarBraceSecret(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		if s[i] == '$' && (i+1 == len(s) || s[i+1] == '{') {
-			b.WriteString(claudeDollar)
+			b.WriteString(dollarDefaultRef)
 			continue
 		}
 		b.WriteByte(s[i])

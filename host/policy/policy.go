@@ -197,7 +197,7 @@ func (e *Engine) Rules() []string {
 // every field a plain value.
 func sampleRequest() *spec.Request {
 	return &spec.Request{
-		Harness: "claude",
+		Harness: "sample-harness",
 		Run:     spec.Run{User: "alice", HasUser: true},
 		Skills:  []spec.Skill{{Name: "review", Description: "Review code", Instructions: "Read the diff."}},
 		Servers: []spec.Server{

@@ -36,6 +36,21 @@ const (
 	SpawnPi
 )
 
+// SpawnStyleOf returns the spawn style that goes with a harness profile's value syntax
+// (docs/PROFILES.md: literal, claude-dollar, pi-dollar-bang), and false for a syntax the sdk
+// does not write.
+func SpawnStyleOf(valueSyntax string) (SpawnStyle, bool) {
+	switch valueSyntax {
+	case "literal":
+		return SpawnVerbatim, true
+	case "claude-dollar":
+		return SpawnClaude, true
+	case "pi-dollar-bang":
+		return SpawnPi, true
+	}
+	return 0, false
+}
+
 // ErrUnwrappable is returned when a server's command cannot follow env's operands: env reads an
 // operand holding "=" as an assignment.
 var ErrUnwrappable = errors.New("command holds \"=\", which env would read as an assignment")

@@ -236,3 +236,15 @@ func TestHeaderObject(t *testing.T) {
 	assert.Equal(t, "$$x", v, "PiLiteral spells the plain value")
 	assert.False(t, secret, "no secret header")
 }
+
+func TestSpawnStyleOfEveryProfileSyntax(t *testing.T) {
+	for syntax, want := range map[string]SpawnStyle{"literal": SpawnVerbatim, "claude-dollar": SpawnClaude, "pi-dollar-bang": SpawnPi} {
+		got, ok := SpawnStyleOf(syntax)
+		if !ok || got != want {
+			t.Errorf("SpawnStyleOf(%q) = %v, %t; want %v, true", syntax, got, ok, want)
+		}
+	}
+	if _, ok := SpawnStyleOf("shell"); ok {
+		t.Error(`SpawnStyleOf("shell"): want false for a syntax the sdk does not write`)
+	}
+}
