@@ -13,8 +13,9 @@
 //     written path is local and under a root the manifest declares; the output is identical
 //     across two runs (and across engines: see Report); a server whose transport the manifest
 //     does not list comes back as a warning naming it;
-//   - for the built-in harnesses (claude, codex, pi), the harness config and every SKILL.md read
-//     back and compared with the vetted request.
+//   - for every plugin, its harness config and every SKILL.md read back through the harness's
+//     reviewed profile (file, format, key meanings, value syntax, spawn wrapper, tool rules,
+//     skills directory) and compared with the vetted request field by field.
 //
 // Known divergences are listed in an exceptions file (<harness>/<case>: <reason>); an exception
 // whose case passes makes the run fail, so the list cannot go stale.
