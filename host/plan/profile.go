@@ -131,6 +131,7 @@ var valueSyntaxes = map[string]valueSyntax{
 	"literal":        {literal: verbatim, value: verbatimValue, url: verbatimValue},
 	"claude-dollar":  {literal: claudeLiteral, value: claudeValue, url: claudeValue, spellSecret: claudeSecret},
 	"pi-dollar-bang": {literal: verbatim, value: piValue, url: verbatimValue, spellSecret: piSecret},
+	"gemini-dollar":  {literal: geminiLiteral, value: geminiValue, url: geminiURL, spellSecret: geminiValueLiteral},
 }
 
 // spawnStyles is the closed list of env -i launch encodings (docs/SPAWN-ENV.md).
