@@ -251,7 +251,7 @@ func TestWrapSpawnGemini(t *testing.T) {
 		t.Fatalf("args = %q, want %q", sp.Args, want)
 	}
 	if sp.Env[0].Value != `/h\`+d+` \` || sp.Env[1].Value != "{{loadout.secret.1}}" {
-		t.Fatalf("env = %q", sp.Env)
+		t.Fatalf("env = %+v", sp.Env)
 	}
 	got, err := UnwrapSpawn(SpawnGemini, sp.Command, sp.Args, sp.Env)
 	if err != nil {
