@@ -21,10 +21,19 @@ const (
 // materialized skill context, which the plan git-excludes.
 const CheckoutContextDir = ".cat-context"
 
+// ConfigHomeDir is the one hidden directory a plan may write in the config root: Gemini CLI
+// reads $GEMINI_CLI_HOME/.gemini/settings.json and $GEMINI_CLI_HOME/.gemini/skills, and no
+// variable names those files without the hidden segment (docs/FORMATS.md §5.1). A profile's
+// paths still say which files under it a plugin may write.
+const ConfigHomeDir = ".gemini"
+
 // allowedHidden returns the hidden first segments allowed under root.
 func allowedHidden(root string) map[string]bool {
-	if root == abi.RootCheckout {
+	switch root {
+	case abi.RootCheckout:
 		return map[string]bool{CheckoutContextDir: true}
+	case abi.RootConfig:
+		return map[string]bool{ConfigHomeDir: true}
 	}
 	return nil
 }
