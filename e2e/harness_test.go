@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ const (
 	claudeTimeout = 90 * time.Second
 	codexTimeout  = 60 * time.Second
 	piTimeout     = 60 * time.Second
+	geminiTimeout = 120 * time.Second
 )
 
 // checkHarness loads a rendered run with the harness's real CLI and checks it.
@@ -39,6 +41,8 @@ func checkHarness(t *testing.T, sc *scenario, r rendered, c clis) {
 		checkCodex(t, sc, r, c)
 	case "pi":
 		checkPi(t, sc, r, c)
+	case "gemini":
+		checkGemini(t, sc, r, c)
 	default:
 		t.Fatalf("unknown harness %q", sc.Harness)
 	}
@@ -271,6 +275,44 @@ func checkPi(t *testing.T, sc *scenario, r rendered, c clis) {
 		if assert.True(t, ok, "pi get_commands: want skill:%s, got %v", s.Name, paths) {
 			checkSkillDir(t, "pi", filepath.Dir(p), s)
 		}
+	}
+}
+
+// geminiServer is one line of `gemini mcp list`: "✓ name: <command or url> (stdio) - Connected".
+var geminiServer = regexp.MustCompile(`(?m)^[✓✗○…] ([^:\s]+): .* \((stdio|http|sse)\) - (\w+)$`)
+
+// checkGemini loads the run with `gemini mcp list` (docs/FORMATS.md §5.1), which connects every
+// server and exits 0 whether or not they connected, and `gemini skills list --all`. The folder is
+// trusted through GEMINI_CLI_TRUST_WORKSPACE, since `mcp list` does not take the plan's
+// --skip-trust.
+func checkGemini(t *testing.T, sc *scenario, r rendered, c clis) {
+	assert.Equal(t, []string{"--skip-trust"}, r.Args, "gemini args")
+	env := harnessEnv(c, sc.Home, r.Env, "GEMINI_API_KEY=dummy", "GEMINI_CLI_TRUST_WORKSPACE=true")
+	home, _ := lookupEnv(env, "GEMINI_CLI_HOME")
+	assert.Equal(t, sc.Config, home, "gemini: GEMINI_CLI_HOME is the config root")
+	res, err := run(context.Background(), geminiTimeout, sc.Checkout, env, nil, c.Gemini, "mcp", "list")
+	require.NoError(t, err, "gemini mcp list")
+	require.Equal(t, 0, res.Exit, "gemini mcp list exit status (stderr: %s)", tail(res.Stderr))
+	out := string(res.Stdout) + string(res.Stderr)
+	status := map[string]string{}
+	var names []string
+	for _, m := range geminiServer.FindAllStringSubmatch(out, -1) {
+		names = append(names, m[1])
+		status[m[1]] = m[3]
+	}
+	assert.ElementsMatch(t, r.Servers, names, "gemini mcp list: want exactly the rendered servers: %s", out)
+	for _, id := range stdioIDs {
+		assert.Equal(t, "Connected", status[id], "gemini: stdio server %q status: %s", id, out)
+	}
+	assert.NotContains(t, out, "Invalid configuration", "gemini: settings.json must validate")
+
+	res, err = run(context.Background(), geminiTimeout, sc.Checkout, env, nil, c.Gemini, "skills", "list", "--all")
+	require.NoError(t, err, "gemini skills list --all")
+	out = string(res.Stdout) + string(res.Stderr)
+	for _, s := range scenarioSkills {
+		dir := filepath.Join(sc.Config, ".gemini", "skills", s.Name)
+		assert.Contains(t, out, filepath.Join(dir, "SKILL.md"), "gemini skills list: want skill %q: %s", s.Name, out)
+		checkSkillDir(t, "gemini", dir, s)
 	}
 }
 

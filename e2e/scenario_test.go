@@ -32,8 +32,11 @@ const (
 	// a shell command and expand "$ecret", and Claude would expand "${HOME}", unless the host
 	// spells the secret for the harness when it substitutes it.
 	canaryTokenValue = "!e2e-canary-$ecret-${HOME}-7f3a9c"
-	runTokenValue    = "e2e-run-token-51be02"
-	docsAuthValue    = "Bearer e2e-docs-secret-c41d"
+	// geminiTokenSuffix adds a backslash, both quotes and a backslash before "$" for Gemini
+	// CLI, whose second expansion pass (dotenv-expand) reads a backslash before "$" as an escape.
+	geminiTokenSuffix = `-\"'\$x`
+	runTokenValue     = "e2e-run-token-51be02"
+	docsAuthValue     = "Bearer e2e-docs-secret-c41d"
 	// canaryModeValue holds "${HOME}", "$x" and a leading-"!"-free "!" so that a harness that
 	// expands variables in a server's env (Claude, Pi) would corrupt it unless the renderer
 	// protects it.
@@ -89,6 +92,8 @@ type scenario struct {
 	// SpawnEnv is the canary's expected environment (ordered).
 	SpawnEnv []envVar
 	Secrets  []string
+	// CanaryToken is the canary's secret CANARY_TOKEN.
+	CanaryToken string
 }
 
 // newScenario lays out the directories of one harness's run and computes the expectations.
@@ -105,6 +110,11 @@ func newScenario(t *testing.T, harness string, c clis) *scenario {
 		Render:   filepath.Join(dir, "render-home"),
 		Port:     closedPort(t),
 		Secrets:  []string{canaryTokenValue, runTokenValue, docsAuthValue, strings.TrimPrefix(docsAuthValue, "Bearer ")},
+	}
+	sc.CanaryToken = canaryTokenValue
+	if harness == "gemini" {
+		sc.CanaryToken += geminiTokenSuffix
+		sc.Secrets[0] = sc.CanaryToken
 	}
 	sc.CanaryOut = filepath.Join(sc.Run, "canary-report.json")
 	sc.ServerCwd = filepath.Join(dir, "canary cwd")
@@ -132,7 +142,7 @@ func newScenario(t *testing.T, harness string, c clis) *scenario {
 	}
 	sc.SpawnEnv = append(sc.SpawnEnv,
 		envVar{"CANARY_MODE", canaryModeValue},
-		envVar{"CANARY_TOKEN", canaryTokenValue},
+		envVar{"CANARY_TOKEN", sc.CanaryToken},
 		envVar{"MCP_ACCESS_TOKEN", runTokenValue},
 	)
 	return sc
@@ -184,7 +194,7 @@ func (sc *scenario) request(t *testing.T, canary string, c clis) []byte {
 				"id": "canary", "transport": "stdio", "command": canary, "args": []string{sc.CanaryOut},
 				// env is an object; encoding/json sorts map keys, so CANARY_MODE precedes
 				// CANARY_TOKEN as in SpawnEnv.
-				"env":          map[string]string{"CANARY_MODE": canaryModeValue, "CANARY_TOKEN": canaryTokenValue},
+				"env":          map[string]string{"CANARY_MODE": canaryModeValue, "CANARY_TOKEN": sc.CanaryToken},
 				"secretKeys":   []string{"CANARY_TOKEN"},
 				"allowedTools": []string{"canary_ping"},
 				"description":  "Reports the environment it was started with.",

@@ -79,6 +79,24 @@ func TestUnwrappedSpawnEnv(t *testing.T) {
 			},
 			present: map[string]string{"CFG_A": "cfg-a", marker: "", "AI_AGENT": "pi", "PI_CODING_AGENT": "true"},
 		},
+		{
+			harness: "gemini",
+			load: func(t *testing.T, dir, out string, env []string) {
+				home := filepath.Join(dir, "config")
+				writeJSON(t, filepath.Join(home, ".gemini", "settings.json"), map[string]any{"mcpServers": map[string]any{"canary": map[string]any{
+					"command": canary, "args": []string{out}, "env": map[string]string{"CFG_A": "cfg-a"}}}})
+				env = setEnv(env, "GEMINI_CLI_HOME", home)
+				env = setEnv(env, "GEMINI_API_KEY", "dummy")
+				env = setEnv(env, "GEMINI_CLI_TRUST_WORKSPACE", "true")
+				res, err := run(context.Background(), geminiTimeout, dir, env, nil, c.Gemini, "mcp", "list")
+				require.NoError(t, err, "gemini mcp list")
+				require.Equal(t, 0, res.Exit, "gemini mcp list exit status: %s %s", res.Stdout, tail(res.Stderr))
+			},
+			// Gemini drops names that look secret (its own API key, ANTHROPIC_API_KEY) and adds
+			// GEMINI_CLI=1; the rest of its environment, the marker included, passes.
+			present: map[string]string{"CFG_A": "cfg-a", marker: "", "GEMINI_CLI": "1", "PI_OFFLINE": "1"},
+			absent:  []string{"GEMINI_API_KEY", "ANTHROPIC_API_KEY"},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.harness, func(t *testing.T) {

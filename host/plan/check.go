@@ -354,7 +354,7 @@ func (c *checker) checkRootAndPath(name string, f abi.File) bool {
 	if !okRoot {
 		c.add(name, "root", RuleRoot, "root %q is not one of the plugin's roots %q", truncate(f.Root, 32), c.in.Manifest.Roots)
 	}
-	if msg := pathProblem(f.Path, allowedHidden(f.Root)); msg != "" {
+	if msg := pathProblem(f.Path, c.h.hiddenUnder(f.Root)); msg != "" {
 		c.add(name, "path", RulePath, "path %q: %s", truncate(f.Path, 128), msg)
 		return false
 	}

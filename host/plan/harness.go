@@ -37,6 +37,8 @@ type configFile struct {
 // may write, its config file and how to read it back, what each server key means, and its
 // argument rules.
 type harness struct {
+	// hiddenDirs are the hidden first segments a plan may write under the config root.
+	hiddenDirs map[string]bool
 	paths      []pathRule
 	config     configFile
 	serverKeys map[string]string // key -> meaning (ServerKeyMeanings)

@@ -29,6 +29,15 @@ func allowedHidden(root string) map[string]bool {
 	return nil
 }
 
+// hiddenUnder returns the hidden first segments h allows under root: the checkout's context
+// directory, and under the config root the profile's hiddenDirs.
+func (h *harness) hiddenUnder(root string) map[string]bool {
+	if root == abi.RootConfig && len(h.hiddenDirs) > 0 {
+		return h.hiddenDirs
+	}
+	return allowedHidden(root)
+}
+
 // windowsDevice reports whether seg names a Windows device (CON, NUL, COM1, … with any
 // extension), which no portable path may contain.
 func windowsDevice(seg string) bool {

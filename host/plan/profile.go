@@ -25,7 +25,10 @@ type Profile struct {
 	// Measured names the harness release the profile was measured against.
 	Measured string        `yaml:"measured"`
 	Paths    []ProfilePath `yaml:"paths"`
-	Config   ProfileConfig `yaml:"config"`
+	// HiddenDirs are hidden directories of the config root the harness reads its files from
+	// (Gemini CLI's $GEMINI_CLI_HOME/.gemini); paths may name files under them, no others.
+	HiddenDirs []string      `yaml:"hiddenDirs"`
+	Config     ProfileConfig `yaml:"config"`
 	// ValueSyntax is how the harness expands the strings of its config: one of ValueSyntaxes.
 	ValueSyntax string `yaml:"valueSyntax"`
 	// Spawn is how a stdio server must be launched through env -i (docs/SPAWN-ENV.md): one of
@@ -133,6 +136,7 @@ var valueSyntaxes = map[string]valueSyntax{
 	"literal":        {literal: verbatim, value: verbatimValue, url: verbatimValue},
 	"claude-dollar":  {literal: dollarBraceLiteral, unliteral: dollarBraceValue, value: dollarBraceValue, url: dollarBraceValue, spellSecret: dollarBraceSecret},
 	"pi-dollar-bang": {literal: verbatim, value: piValue, url: verbatimValue, spellSecret: piSecret},
+	"gemini-dollar":  {literal: everyDollarLiteral, unliteral: everyDollarURL, value: everyDollarValue, url: everyDollarURL, spellSecret: everyDollarValueLiteral},
 }
 
 // spawnStyles is the closed list of env -i launch encodings (docs/SPAWN-ENV.md).
@@ -157,11 +161,12 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 var (
-	profileHarness = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-	profileEnvName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
-	profileFlag    = regexp.MustCompile(`^--?[A-Za-z0-9][A-Za-z0-9-]*$`)
-	profileKey     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
-	profileTool    = regexp.MustCompile(`^[A-Za-z0-9_.()*:-]{1,64}$`)
+	profileHarness   = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	profileEnvName   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+	profileFlag      = regexp.MustCompile(`^--?[A-Za-z0-9][A-Za-z0-9-]*$`)
+	profileKey       = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
+	profileHiddenDir = regexp.MustCompile(`^\.[a-z0-9][a-z0-9_-]{0,63}$`)
+	profileTool      = regexp.MustCompile(`^[A-Za-z0-9_.()*:-]{1,64}$`)
 )
 
 // ParseProfile decodes and validates a profile strictly: an unknown key, a value outside its
@@ -188,6 +193,16 @@ func (p *Profile) compile() (*harness, error) {
 		return nil, fmt.Errorf("harness %q does not match %s", p.Harness, profileHarness)
 	}
 	h := &harness{}
+	for i, d := range p.HiddenDirs {
+		if !profileHiddenDir.MatchString(d) || d == ".git" || d == CheckoutContextDir {
+			return nil, fmt.Errorf("hiddenDirs[%d] %q is not a hidden directory name (.name, not .git or %s)", i, d, CheckoutContextDir)
+		}
+		if h.hiddenDirs == nil {
+			h.hiddenDirs = map[string]bool{}
+		}
+		h.hiddenDirs[d] = true
+	}
+	validPath := func(root, p string) bool { return pathProblem(p, h.hiddenUnder(root)) == "" }
 	roots := []string{abi.RootConfig, abi.RootRun, abi.RootCheckout}
 	for i, pr := range p.Paths {
 		if !slices.Contains(roots, pr.Root) {
@@ -195,7 +210,7 @@ func (p *Profile) compile() (*harness, error) {
 		}
 		pat := pr.Path
 		base := strings.TrimSuffix(pat, "/**")
-		if pat != "**" && (!ValidPath(pr.Root, base) || strings.Contains(base, "*")) {
+		if pat != "**" && (!validPath(pr.Root, base) || strings.Contains(base, "*")) {
 			return nil, fmt.Errorf("paths[%d].path %q is not a relative path, dir/** or **", i, pat)
 		}
 		if pr.Root == abi.RootCheckout && pat != CheckoutContextDir+"/**" && !strings.HasPrefix(pat, CheckoutContextDir+"/") {
@@ -334,7 +349,7 @@ func (p *Profile) compile() (*harness, error) {
 		}
 	}
 	if s := p.Skills; s != nil {
-		if !ValidPath(abi.RootConfig, s.Dir) {
+		if !validPath(abi.RootConfig, s.Dir) {
 			return nil, fmt.Errorf("skills.dir %q is not a relative path", s.Dir)
 		}
 		if !slices.ContainsFunc(h.paths, func(r pathRule) bool { return r.match(abi.RootConfig, s.Dir+"/x/SKILL.md") }) {

@@ -34,10 +34,14 @@ const (
 	// SpawnPi is for Pi, which resolves $NAME, ${NAME} and a leading "!" in env values: literal
 	// values are escaped with PiLiteral. Args are passed literally.
 	SpawnPi
+	// SpawnGemini is for Gemini CLI, which expands $NAME, ${NAME} and ${NAME:-default} in every
+	// settings string, and env values a second time: command, args and cwd are spelled with
+	// GeminiLiteral, env values with GeminiValueLiteral, references with ClaudeDollar.
+	SpawnGemini
 )
 
 // SpawnStyleOf returns the spawn style that goes with a harness profile's value syntax
-// (docs/PROFILES.md: literal, claude-dollar, pi-dollar-bang), and false for a syntax the sdk
+// (docs/PROFILES.md: literal, claude-dollar, pi-dollar-bang, gemini-dollar), and false for a syntax the sdk
 // does not write.
 func SpawnStyleOf(valueSyntax string) (SpawnStyle, bool) {
 	switch valueSyntax {
@@ -47,6 +51,8 @@ func SpawnStyleOf(valueSyntax string) (SpawnStyle, bool) {
 		return SpawnClaude, true
 	case "pi-dollar-bang":
 		return SpawnPi, true
+	case "gemini-dollar":
+		return SpawnGemini, true
 	}
 	return 0, false
 }
@@ -114,6 +120,8 @@ func WrapSpawn(style SpawnStyle, s abi.Server, cwd string) (Spawn, error) {
 			}
 		case style == SpawnPi:
 			one[0] = PiLiteral(value)
+		case style == SpawnGemini:
+			one[0] = GeminiValueLiteral(value)
 		default:
 			one[0] = value
 		}
@@ -125,7 +133,7 @@ func WrapSpawn(style SpawnStyle, s abi.Server, cwd string) (Spawn, error) {
 		for _, piece := range pieces {
 			alias := SpawnAliasPrefix + strconv.Itoa(len(out.Env)+1)
 			out.Env = append(out.Env, abi.Pair{Name: alias, Value: piece, Secret: p.Secret})
-			if style == SpawnClaude {
+			if style == SpawnClaude || style == SpawnGemini {
 				spec = append(spec, ClaudeDollar...)
 				spec = append(spec, '{')
 			} else {
@@ -136,8 +144,11 @@ func WrapSpawn(style SpawnStyle, s abi.Server, cwd string) (Spawn, error) {
 		}
 	}
 	lit := func(v string) string { return v }
-	if style == SpawnClaude {
+	switch style {
+	case SpawnClaude:
 		lit = ClaudeLiteral
+	case SpawnGemini:
+		lit = GeminiLiteral
 	}
 	if len(out.Env) == 0 {
 		out.Env = nil
@@ -215,3 +226,13 @@ func PiLiteral(v string) string {
 	}
 	return v
 }
+
+// GeminiLiteral spells v for a string Gemini CLI expands once (command, args, cwd, url,
+// description, tool names): every "$" becomes ClaudeDollar, which Gemini turns back into "$"
+// while LOADOUT_SPAWN_DOLLAR is unset or "$".
+func GeminiLiteral(v string) string { return strings.ReplaceAll(v, "$", ClaudeDollar) }
+
+// GeminiValueLiteral spells v for an env or header value, which Gemini CLI expands twice (its
+// settings pass, then dotenv-expand, where "\$" is a literal "$"): every "$" becomes
+// "\" + ClaudeDollar.
+func GeminiValueLiteral(v string) string { return strings.ReplaceAll(v, "$", `\`+ClaudeDollar) }

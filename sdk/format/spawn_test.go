@@ -2,6 +2,7 @@ package format
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -238,7 +239,7 @@ func TestHeaderObject(t *testing.T) {
 }
 
 func TestSpawnStyleOfEveryProfileSyntax(t *testing.T) {
-	for syntax, want := range map[string]SpawnStyle{"literal": SpawnVerbatim, "claude-dollar": SpawnClaude, "pi-dollar-bang": SpawnPi} {
+	for syntax, want := range map[string]SpawnStyle{"literal": SpawnVerbatim, "claude-dollar": SpawnClaude, "pi-dollar-bang": SpawnPi, "gemini-dollar": SpawnGemini} {
 		got, ok := SpawnStyleOf(syntax)
 		if !ok || got != want {
 			t.Errorf("SpawnStyleOf(%q) = %v, %t; want %v, true", syntax, got, ok, want)
@@ -246,5 +247,35 @@ func TestSpawnStyleOfEveryProfileSyntax(t *testing.T) {
 	}
 	if _, ok := SpawnStyleOf("shell"); ok {
 		t.Error(`SpawnStyleOf("shell"): want false for a syntax the sdk does not write`)
+	}
+}
+
+func TestWrapSpawnGemini(t *testing.T) {
+	s := abi.Server{ID: "g", Transport: abi.TransportStdio, Command: "/bin/$x", Args: []string{"a${HOME}"},
+		HostEnv: []abi.Pair{{Name: "HOME", Value: `/h$ \`}}, Env: []abi.Pair{{Name: "T", Value: "{{loadout.secret.1}}", Secret: true}}}
+	sp, err := WrapSpawn(SpawnGemini, s, "/w$")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := ClaudeDollar
+	want := []string{"-i", "-C", "/w" + d, "-S", "HOME=" + d + "{LOADOUT_SPAWN_1} T=" + d + "{LOADOUT_SPAWN_2}", "/bin/" + d + "x", "a" + d + "{HOME}"}
+	if !slices.Equal(sp.Args, want) {
+		t.Fatalf("args = %q, want %q", sp.Args, want)
+	}
+	if sp.Env[0].Value != `/h\`+d+` \` || sp.Env[1].Value != "{{loadout.secret.1}}" {
+		t.Fatalf("env = %+v", sp.Env)
+	}
+	got, err := UnwrapSpawn(SpawnGemini, sp.Command, sp.Args, sp.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Command != s.Command || !slices.Equal(got.Args, s.Args) || got.Cwd != "/w$" || got.Env[0].Value != `/h$ \` {
+		t.Fatalf("unwrapped = %+v", got)
+	}
+	if _, ok := GeminiValueUnliteral("$HOME"); ok {
+		t.Fatal(`GeminiValueUnliteral("$HOME") accepted`)
+	}
+	if _, ok := GeminiUnliteral("${HOME}"); ok {
+		t.Fatal(`GeminiUnliteral("${HOME}") accepted`)
 	}
 }

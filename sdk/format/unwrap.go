@@ -37,8 +37,11 @@ func UnwrapSpawn(style SpawnStyle, command string, args []string, env []abi.Pair
 		return fail("command %q, want %s", command, SpawnCommand)
 	}
 	lit := func(v string) (string, bool) { return v, true }
-	if style == SpawnClaude {
+	switch style {
+	case SpawnClaude:
 		lit = ClaudeUnliteral
+	case SpawnGemini:
+		lit = GeminiUnliteral
 	}
 	if len(args) == 0 || args[0] != "-i" {
 		return fail("args must start with -i")
@@ -71,7 +74,7 @@ func UnwrapSpawn(style SpawnStyle, command string, args []string, env []abi.Pair
 			}
 			var value strings.Builder
 			open := "${"
-			if style == SpawnClaude {
+			if style == SpawnClaude || style == SpawnGemini {
 				open = ClaudeDollar + "{"
 			}
 			for refs != "" {
@@ -134,8 +137,36 @@ func aliasValue(style SpawnStyle, v string) (string, bool) {
 		return v, !strings.Contains(v, "${")
 	case SpawnPi:
 		return PiUnliteral(v)
+	case SpawnGemini:
+		return GeminiValueUnliteral(v)
 	}
 	return v, true
+}
+
+// GeminiUnliteral inverts GeminiLiteral; it reports false when Gemini would expand v.
+func GeminiUnliteral(v string) (string, bool) { return geminiUnspell(v, ClaudeDollar, GeminiLiteral) }
+
+// GeminiValueUnliteral inverts GeminiValueLiteral; it reports false when Gemini would expand v.
+func GeminiValueUnliteral(v string) (string, bool) {
+	return geminiUnspell(v, `\`+ClaudeDollar, GeminiValueLiteral)
+}
+
+func geminiUnspell(v, dollar string, spell func(string) string) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(v); {
+		if strings.HasPrefix(v[i:], dollar) {
+			b.WriteByte('$')
+			i += len(dollar)
+			continue
+		}
+		if v[i] == '$' {
+			return "", false
+		}
+		b.WriteByte(v[i])
+		i++
+	}
+	out := b.String()
+	return out, spell(out) == v
 }
 
 // ClaudeUnliteral inverts ClaudeLiteral; it reports false when v holds a "${" Claude would

@@ -177,6 +177,7 @@ type ServerShape struct {
 	Style      format.SpawnStyle // how the stdio launch is wrapped and literals are spelled
 	HeadersKey string            // "headers" or "http_headers"
 	CwdByEnv   bool              // the cwd travels as env -C (the harness has no cwd key)
+	URLKey     string            // the key of an http server's url; "" is "url"
 }
 
 // CheckServers parses every rendered server back and compares it with the vetted server of the
@@ -196,6 +197,8 @@ func CheckServers(tb testing.TB, shape ServerShape, req abi.Request, servers map
 			return format.ClaudeUnliteral(v)
 		case format.SpawnPi:
 			return format.PiUnliteral(v)
+		case format.SpawnGemini:
+			return format.GeminiValueUnliteral(v)
 		}
 		return v, true
 	}
@@ -243,9 +246,17 @@ func CheckServers(tb testing.TB, shape ServerShape, req abi.Request, servers map
 			assert.Equal(tb, v.Cwd, cwd, "server %s: cwd", id)
 			continue
 		}
-		url, _ := entry["url"].(string)
-		if shape.Style == format.SpawnClaude { // Claude expands the url; Pi and Codex do not
+		urlKey := shape.URLKey
+		if urlKey == "" {
+			urlKey = "url"
+		}
+		url, _ := entry[urlKey].(string)
+		switch shape.Style { // Claude and Gemini expand the url; Pi and Codex do not
+		case format.SpawnClaude:
 			url, ok = format.ClaudeUnliteral(url)
+			assert.True(tb, ok, "server %s: the url must be a literal", id)
+		case format.SpawnGemini:
+			url, ok = format.GeminiUnliteral(url)
 			assert.True(tb, ok, "server %s: the url must be a literal", id)
 		}
 		assert.Equal(tb, v.URL, url, "server %s: url", id)
