@@ -59,6 +59,7 @@ func buildInput(req *spec.Request, hostEnv []spec.Pair, opt inputOptions) ast.Va
 			item("user", ast.String(req.Run.User)),
 			item("hasUser", ast.Boolean(req.Run.HasUser)),
 			item("ambientAuth", ast.Boolean(req.Run.AmbientAuth)),
+			item("container", ast.Boolean(req.Run.Container)),
 			item("enabled", enabledValue(req.Run.Enabled)),
 		)),
 		item("hostEnv", ast.NewArray(env...)),

@@ -20,6 +20,7 @@ type urlFacts struct {
 	Port         int    // the explicit port when valid, else 443 for https, 80 for http, else 0
 	Path         string // net/url's path ("" when it fails)
 	Loopback     bool   // localhost (any case), a canonical dotted quad in 127/8, or [::1]
+	DockerHost   bool   // the host is host.docker.internal (the host's loopback, seen from a container)
 	IP           bool   // the host is an IP literal
 	Userinfo     bool   // the authority holds an '@' (even with empty userinfo), or net/url reads a user
 	ParsersAgree bool   // net/url reads the same scheme, host and port as the base rule
@@ -35,6 +36,7 @@ func (u urlFacts) value() ast.Value {
 		item("port", ast.IntNumberTerm(u.Port).Value),
 		item("path", ast.String(u.Path)),
 		item("loopback", ast.Boolean(u.Loopback)),
+		item("dockerHost", ast.Boolean(u.DockerHost)),
 		item("ip", ast.Boolean(u.IP)),
 		item("userinfo", ast.Boolean(u.Userinfo)),
 		item("parsersAgree", ast.Boolean(u.ParsersAgree)),
@@ -144,7 +146,40 @@ func parseURL(raw string) urlFacts {
 		addr = addr.Unmap()
 		u.Loopback = addr.Is4() && addr.IsLoopback() && addr.String() == u.Host
 	}
+	u.DockerHost = u.Host == ContainerHost
 	return u
+}
+
+// ContainerHost is the name a container reaches its host's loopback by.
+const ContainerHost = "host.docker.internal"
+
+// containerURL rewrites the host of a loopback URL to ContainerHost, keeping every other byte
+// (scheme, port, path, query) as written; ok is false for a URL that is not loopback.
+func containerURL(raw string) (string, bool) {
+	u := parseURL(raw)
+	if !u.BaseMatch || !u.Loopback || !u.ParsersAgree || u.Userinfo {
+		return raw, false
+	}
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return raw, false
+	}
+	start := i + 3
+	end := len(raw)
+	if j := strings.IndexAny(raw[start:], "/?#"); j >= 0 {
+		end = start + j
+	}
+	authority := raw[start:end]
+	hostEnd := len(authority)
+	if strings.HasPrefix(authority, "[") {
+		hostEnd = strings.IndexByte(authority, ']') + 1
+	} else if c := strings.IndexByte(authority, ':'); c >= 0 {
+		hostEnd = c
+	}
+	if hostEnd <= 0 {
+		return raw, false
+	}
+	return raw[:start] + ContainerHost + authority[hostEnd:] + raw[end:], true
 }
 
 // validPort reports whether p is 1-65535 written in ASCII digits.

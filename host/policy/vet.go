@@ -95,8 +95,10 @@ func (v *Vetted) Warnings() []Warning { return slices.Clone(v.warnings) }
 
 // vetter accumulates one Vet call.
 type vetter struct {
-	out     *Vetted
-	byValue map[string]int // secret value -> index in out.secrets, once there are many
+	out *Vetted
+	// container: loopback URLs are rewritten to ContainerHost (run.container).
+	container bool
+	byValue   map[string]int // secret value -> index in out.secrets, once there are many
 	// hostEnv is the spawn environment's host part, shared by every stdio server of out.req
 	// (never modified; Vetted.Request hands out copies).
 	hostEnv []abi.Pair
@@ -135,6 +137,7 @@ func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (
 		return nil, err
 	}
 	vt := &vetter{
+		container: req.Run.Container,
 		out: &Vetted{
 			req: abi.Request{
 				ABIVersion: abi.Version,
@@ -236,6 +239,10 @@ const MaskedMessageValue = "[REDACTED]"
 // manyEntries is where a lookup by scan gives way to a map.
 const manyEntries = 16
 
+// CodeContainerURL: a loopback server URL was rewritten to ContainerHost for a run in a
+// container (run.container); reported in dropped with the URL before and after.
+const CodeContainerURL = "url_container_host"
+
 // claimed reports whether a kept server has id: by a scan of the kept servers, or by
 // claimed once there are many.
 func (vt *vetter) claimed(claimed map[string]bool, id string) bool {
@@ -325,13 +332,21 @@ func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDeci
 		r.Message = dr.Field + " " + strconv.Quote(dr.Key) + " removed: " + r.Message
 		vt.drop("server", s.ID, field, r)
 	}
+	url := s.URL
+	if vt.container {
+		if u, ok := containerURL(url); ok {
+			url = u
+			vt.drop("server", s.ID, serverPath(s)+".url", Reason{Code: CodeContainerURL,
+				Message: "url " + strconv.Quote(s.URL) + " rewritten to " + strconv.Quote(u) + ": the harness runs in a container (run.container), where the host's loopback is " + ContainerHost})
+		}
+	}
 	out := abi.Server{
 		ID:              s.ID,
 		Transport:       s.Transport,
 		Command:         s.Command,
 		Args:            slices.Clone(s.Args),
 		Cwd:             s.Cwd,
-		URL:             s.URL,
+		URL:             url,
 		ToolsRestricted: s.ToolsDeclared,
 		Description:     s.Description,
 		Enabled:         s.Enabled,

@@ -14,7 +14,7 @@ import (
 // headers, toolExposure and tokens are free-form and never compared.
 var (
 	requestFields  = []string{"harness", "run", "skills", "mcpServers", "tokens"}
-	runFields      = []string{"ambientAuth", "user", "enabled", "id"}
+	runFields      = []string{"ambientAuth", "user", "enabled", "id", "container"}
 	skillFields    = []string{"name", "description", "instructions", "resources"}
 	resourceFields = []string{"relPath", "content"}
 	serverFields   = []string{
@@ -250,6 +250,14 @@ func (p *parser) run(v *value, run *Run) {
 			case kindNull:
 			default:
 				p.wrongType(KindRequest, "", "run.ambientAuth", "a boolean", &m.val)
+			}
+		case "container":
+			switch m.val.kind {
+			case kindBool:
+				run.Container = m.val.b
+			case kindNull:
+			default:
+				p.wrongType(KindRequest, "", "run.container", "a boolean", &m.val)
 			}
 		case "user":
 			switch m.val.kind {

@@ -24,9 +24,12 @@ type Request struct {
 
 // Run describes the run.
 type Run struct {
-	AmbientAuth bool   `json:"ambientAuth"`
-	User        string `json:"user"`
-	HasUser     bool   `json:"hasUser"` // run.user was a non-empty string
+	AmbientAuth bool `json:"ambientAuth"`
+	// Container: the harness runs in a container, where the host's loopback is reached as
+	// host.docker.internal; loopback server URLs are rewritten to it (run.container).
+	Container bool   `json:"container"`
+	User      string `json:"user"`
+	HasUser   bool   `json:"hasUser"` // run.user was a non-empty string
 	// Enabled is the run user's choice per opt-in server id (run.enabled); a server absent
 	// from it is not enabled.
 	Enabled map[string]bool `json:"enabled"`

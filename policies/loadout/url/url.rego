@@ -74,3 +74,12 @@ allowed(u) if {
 	u.scheme in conf.schemes_loopback
 	u.loopback
 }
+
+# In a container run the host's loopback is host.docker.internal (loadout rewrites loopback
+# URLs to it), so that name counts as loopback there and only there.
+allowed(u) if {
+	input.run.container
+	u.baseMatch
+	u.scheme in conf.schemes_loopback
+	u.dockerHost
+}

@@ -51,3 +51,19 @@ test_rules_name_the_url_field if {
 		x.field == "url"
 	}
 }
+
+# host.docker.internal is the host's loopback only when the harness runs in a container.
+docker_server := object.union(hostile.servers[0], {
+	"url": "http://host.docker.internal:8080/mcp",
+	"facts": {"url": object.union(hostile.servers[0].facts.url, {"scheme": "http", "host": "host.docker.internal", "loopback": false, "dockerHost": true})},
+})
+
+test_docker_host_is_loopback_in_a_container if {
+	d := url.deny with input.servers as [docker_server] with input.run.container as true
+	d == set()
+}
+
+test_docker_host_is_remote_outside_a_container if {
+	d := url.deny with input.servers as [docker_server] with input.run.container as false
+	{x.code | some x in d} == {"url_not_allowed"}
+}
