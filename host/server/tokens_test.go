@@ -220,6 +220,17 @@ func mintDirect(t *testing.T, svc *tokens.Service, run string, servers ...string
 	return out
 }
 
+// alterLast returns tok with its last character replaced by a different one, so the result is
+// never the token itself (a fixed replacement would equal it whenever the token ends in it).
+func alterLast(tok string) string {
+	last := tok[len(tok)-1]
+	repl := byte('A')
+	if last == 'A' {
+		repl = 'B'
+	}
+	return tok[:len(tok)-1] + string(repl)
+}
+
 func TestResolveRoute(t *testing.T) {
 	s, svc, advance := tokenServer(t, Config{}, nil)
 	h := s.Handler()
@@ -241,7 +252,7 @@ func TestResolveRoute(t *testing.T) {
 		{http.MethodPost, `{"token":"` + toks[0] + `"} {}`, http.StatusBadRequest},
 		{http.MethodPost, `{"token":"` + strings.Repeat("x", maxResolveBody) + `"}`, http.StatusRequestEntityTooLarge},
 		{http.MethodPost, `{"token":"lrt_not-a-token"}`, http.StatusNotFound},
-		{http.MethodPost, `{"token":"` + toks[0][:len(toks[0])-1] + `A"}`, http.StatusNotFound},
+		{http.MethodPost, `{"token":"` + alterLast(toks[0]) + `"}`, http.StatusNotFound},
 	} {
 		rec := do(h, tc.method, "/v1/tokens/resolve", tc.body)
 		assert.Equal(t, tc.status, rec.Code, "%s %.60s: %s", tc.method, tc.body, rec.Body.String())
