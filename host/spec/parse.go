@@ -71,7 +71,26 @@ func Parse(data []byte) (*Request, []Diagnostic, error) {
 	if p.refusal != nil {
 		return nil, nil, p.refusal
 	}
+	if err := nothingLeft(req, p.diags); err != nil {
+		return nil, nil, err
+	}
 	return req, p.diags, nil
+}
+
+// nothingLeft refuses a request that an invalid access field emptied: when a field that
+// narrows access was invalid (fail closed) and no server or skill is left, the request is
+// refused (exit 3) rather than rendered empty, so a typo in such a field is never an empty
+// success. Drops for any other reason keep the documented empty render.
+func nothingLeft(req *Request, diags []Diagnostic) error {
+	if len(req.Servers) > 0 || len(req.Skills) > 0 {
+		return nil
+	}
+	for _, d := range diags {
+		if d.Code == CodeAccessFieldInvalid || d.Code == CodeEnabledAndDisabled {
+			return reject(d.Field, d.Code, d.Message+"; nothing else is left to render, so the request is refused")
+		}
+	}
+	return nil
 }
 
 // checkFolds refuses a member of the request, run, a skill, a resource or a server whose name

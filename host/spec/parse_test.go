@@ -621,3 +621,37 @@ func TestParseDoesNotAliasInput(t *testing.T) {
 	assert.Equal(t, "c", req.Skills[0].Resources[0].Content, "Content after the body was overwritten")
 	assert.Equal(t, []spec.Pair{{Name: "K", Value: "v"}}, req.Servers[0].Env, "Env after the body was overwritten")
 }
+
+// TestParseAccessFieldEmptiesRequest: an invalid field that narrows access must never end in
+// an empty success. When it leaves no server and no skill, the whole request is refused with
+// the field and its code; a drop for another reason, or anything left, keeps the render.
+func TestParseAccessFieldEmptiesRequest(t *testing.T) {
+	tests := []struct {
+		name, body string
+		field      string // "" = accepted
+		code       string
+	}{
+		{"typo in credentials, nothing left", `{"mcpServers":[{"id":"a","command":"npx","credentials":"User"}]}`, "mcpServers[0].credentials", spec.CodeAccessFieldInvalid},
+		{"enabled and disabled, nothing left", `{"mcpServers":[{"id":"a","command":"npx","enabled":true,"disabled":true}]}`, "mcpServers[0].disabled", spec.CodeEnabledAndDisabled},
+		{"first access error named", `{"mcpServers":[{"id":"a","command":"npx","users":[""]},{"id":"b","command":"npx","scope":"x"}]}`, "mcpServers[0].users[0]", spec.CodeAccessFieldInvalid},
+		{"another server left", `{"mcpServers":[{"id":"a","command":"npx","credentials":"User"},{"id":"b","command":"npx"}]}`, "", ""},
+		{"a skill left", `{"skills":[{"name":"s","description":"d","instructions":"i"}],"mcpServers":[{"id":"a","command":"npx","credentials":"User"}]}`, "", ""},
+		{"dropped for another reason", `{"mcpServers":[{"id":"a","command":" npx"}]}`, "", ""},
+		{"empty request", `{}`, "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _, err := spec.Parse([]byte(tc.body))
+			if tc.field == "" {
+				require.NoError(t, err, "Parse(%s)", tc.body)
+				require.NotNil(t, req)
+				return
+			}
+			var re *spec.RejectError
+			require.ErrorAs(t, err, &re, "Parse(%s) must refuse the request", tc.body)
+			assert.Equal(t, tc.field, re.Field, "refused field")
+			assert.Equal(t, tc.code, re.Code, "refusal code")
+			assert.Contains(t, re.Message, "nothing else is left to render", "the message says why the whole request is refused")
+		})
+	}
+}
