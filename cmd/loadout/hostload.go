@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/spf13/pflag"
 
@@ -267,11 +269,13 @@ func (a *app) openHost(ctx context.Context, o hostOptions, harnesses ...string) 
 	if err != nil {
 		return nil, err
 	}
-	var loaded []*registry.Plugin
+	loaded := make([]*registry.Plugin, len(arts)) // by index of arts; nil until loaded
 	closeAll := func(ctx context.Context) error {
 		var errs []error
 		for _, p := range loaded {
-			errs = append(errs, p.Close(ctx))
+			if p != nil {
+				errs = append(errs, p.Close(ctx))
+			}
 		}
 		errs = append(errs, eng.Close(ctx))
 		return errors.Join(errs...)
@@ -285,18 +289,29 @@ func (a *app) openHost(ctx context.Context, o hostOptions, harnesses ...string) 
 	if err != nil {
 		return nil, err
 	}
+	// Compiling a module is CPU-bound and one module's work does not depend on another's, so
+	// the plugins load concurrently, one per CPU (docs/PERFORMANCE.md: what it saves for a
+	// render of several harnesses). The error reported is the first artifact's, in order.
+	errs := make([]error, len(arts))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, art := range arts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			loaded[i], errs[i] = loadArtifact(ctx, eng, art)
+		}()
+	}
+	wg.Wait()
+	for _, e := range errs {
+		if e != nil {
+			return nil, e
+		}
+	}
 	cfg := host.Config{Policies: pfs, PolicyBundle: bundle, Logger: a.logger, OnClose: closeAll}
-	for _, art := range arts {
-		if art.builtin != nil {
-			if art.art.Wasm, err = art.builtin.Wasm(); err != nil {
-				return nil, fmt.Errorf("built-in plugin %s: %w", art.art.Name, err)
-			}
-		}
-		p, err := registry.Load(ctx, eng, art.art)
-		if err != nil {
-			return nil, &pluginError{fmt.Errorf("plugin %s: %w", art.art.Name, err)}
-		}
-		loaded = append(loaded, p)
+	for i, art := range arts {
+		p := loaded[i]
 		m := p.Manifest()
 		cfg.Plugins = append(cfg.Plugins, host.LoadedPlugin{Plugin: p, Info: host.PluginInfo{
 			Name: m.Name, Version: m.Version, ABIVersion: m.ABIVersion, Harness: m.Harness,
@@ -306,6 +321,22 @@ func (a *app) openHost(ctx context.Context, o hostOptions, harnesses ...string) 
 	}
 	cfg.Plugins = overrideBuiltins(cfg.Plugins)
 	return host.New(ctx, cfg)
+}
+
+// loadArtifact verifies and compiles one plugin artifact, reading a built-in one's bytes first.
+func loadArtifact(ctx context.Context, eng engine.Engine, art artifact) (*registry.Plugin, error) {
+	if art.builtin != nil {
+		wasm, err := art.builtin.Wasm()
+		if err != nil {
+			return nil, fmt.Errorf("built-in plugin %s: %w", art.art.Name, err)
+		}
+		art.art.Wasm = wasm
+	}
+	p, err := registry.Load(ctx, eng, art.art)
+	if err != nil {
+		return nil, &pluginError{fmt.Errorf("plugin %s: %w", art.art.Name, err)}
+	}
+	return p, nil
 }
 
 // loadProfiles returns the reviewed profiles by harness: the built-in renderers' (embedded,
