@@ -250,7 +250,7 @@ func mint(ctx context.Context, req *spec.Request, minter Minter) error {
 	}
 	if minter == nil {
 		return &spec.RejectError{
-			Field: fmt.Sprintf("mcpServers[%d].token.mint", req.Servers[first].Index),
+			Field: req.Servers[first].Path() + ".token.mint",
 			Code:  spec.CodeMintUnsupported,
 			Message: "only loadout serve mints run tokens, and this command has no token store; " +
 				"render through serve, or put a stored token in the request's tokens map",

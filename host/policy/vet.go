@@ -306,8 +306,8 @@ func (s serverSecrets) has(field, key string) bool {
 	return false
 }
 
-// serverPath is the JSON path of request server s.
-func serverPath(s *spec.Server) string { return "mcpServers[" + strconv.Itoa(s.Index) + "]" }
+// serverPath is the JSON path of request server s: mcpServers[i] or userServers[i].
+func serverPath(s *spec.Server) string { return s.Path() }
 
 func (vt *vetter) drop(kind, name, field string, r Reason) {
 	vt.out.dropped = append(vt.out.dropped, spec.Diagnostic{Kind: kind, Name: name, Field: field, Code: r.Code, Message: r.Message, Rule: r.Rule})
@@ -652,7 +652,7 @@ func checkNoPlaceholder(req *spec.Request) error {
 		if has(s.ID, s.Transport, s.Command, s.Cwd, s.URL, s.Description, s.Exposure, s.Credentials, s.SharedAuthority) ||
 			has(s.Args...) || has(s.AllowedTools...) || has(s.SecretKeys...) || has(s.Users...) ||
 			hasPairs(s.Env) || hasPairs(s.Headers) || hasPairs(s.ToolExposure) {
-			return fmt.Errorf("mcpServers[%d]: %w", s.Index, ErrPlaceholder)
+			return fmt.Errorf("%s: %w", s.Path(), ErrPlaceholder)
 		}
 	}
 	for i := range req.Skills {

@@ -27,12 +27,23 @@ deny contains {"server": i, "field": "id", "code": "id_trailing_underscore", "ms
 
 deny contains {"server": i, "field": "id", "code": "id_reserved", "msg": sprintf("the id %q is reserved", [s.id])} if {
 	some i, s in input.servers
-	reserved_id(s.id)
+	reserved_id(s)
 }
 
-reserved_id(id) if id in conf.ids.reserved
+reserved_id(s) if s.id in conf.ids.reserved
 
-reserved_id(id) if strings.any_prefix_match(id, conf.ids.reserved_prefixes)
+reserved_id(s) if {
+	some prefix in conf.ids.reserved_prefixes
+	startswith(s.id, prefix)
+	not user_id_prefix(s, prefix)
+}
+
+# user_id_prefix holds for the prefix every user server's id starts with (host/spec gives it):
+# reserved for user servers, so no reason to refuse one.
+user_id_prefix(s, prefix) if {
+	s.source == "user"
+	prefix == "u_"
+}
 
 deny contains {"server": i, "field": "transport", "code": "transport_invalid", "msg": "the transport is neither stdio nor http"} if {
 	some i, s in input.servers
