@@ -330,25 +330,30 @@ func (h *Host) Execute(ctx context.Context, p *Prepared, rr RenderRequest) (*Res
 	if err != nil {
 		return nil, fmt.Errorf("write plan: %w", err)
 	}
-	return h.result(p, rr, mres), nil
+	return h.result(p, rr, mres)
 }
 
 // result assembles the render result; it holds no secret value.
-func (h *Host) result(p *Prepared, rr RenderRequest, m *materialize.Result) *Result {
+func (h *Host) result(p *Prepared, rr RenderRequest, m *materialize.Result) (*Result, error) {
 	areq := p.Vetted.Request()
+	details, err := serverDetails(p, areq)
+	if err != nil {
+		return nil, err
+	}
 	res := &Result{
-		Harness:   p.Harness,
-		DryRun:    rr.DryRun,
-		Servers:   make([]string, 0, len(areq.Servers)),
-		Skills:    make([]string, 0, len(areq.Skills)),
-		Resources: make(ResourceList, 0, len(areq.Skills)),
-		Dropped:   slices.Concat(p.Diags, p.Vetted.Dropped()),
-		Files:     make([]FileResult, 0, len(m.Files)),
-		Args:      m.Args,
-		Env:       make([]EnvVar, 0, len(m.Env)),
-		Prompt:    m.Prompt,
-		Warnings:  []Warning{},
-		Decision:  p.Vetted.Decision(),
+		Harness:       p.Harness,
+		DryRun:        rr.DryRun,
+		Servers:       make([]string, 0, len(areq.Servers)),
+		ServerDetails: details,
+		Skills:        make([]string, 0, len(areq.Skills)),
+		Resources:     make(ResourceList, 0, len(areq.Skills)),
+		Dropped:       slices.Concat(p.Diags, p.Vetted.Dropped()),
+		Files:         make([]FileResult, 0, len(m.Files)),
+		Args:          m.Args,
+		Env:           make([]EnvVar, 0, len(m.Env)),
+		Prompt:        withSharedNotices(m.Prompt, details, p.Vetted.Redactions()),
+		Warnings:      []Warning{},
+		Decision:      p.Vetted.Decision(),
 	}
 	if res.Dropped == nil {
 		res.Dropped = []spec.Diagnostic{}
@@ -391,7 +396,7 @@ func (h *Host) result(p *Prepared, rr RenderRequest, m *materialize.Result) *Res
 	for _, w := range m.Warnings {
 		res.Warnings = append(res.Warnings, Warning{Code: w.Code, Message: w.Message, Server: w.Server, Skill: w.Skill})
 	}
-	return res
+	return res, nil
 }
 
 // UsageError is a render the caller asked for wrongly (no harness, unknown harness, no roots).

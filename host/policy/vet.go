@@ -34,6 +34,7 @@ type Vetted struct {
 	redactions []string
 	spawn      map[string][]spec.Pair
 	dropped    []spec.Diagnostic
+	origins    []int
 	decision   *Decision
 	warnings   []Warning
 }
@@ -83,6 +84,10 @@ func (v *Vetted) Redactions() []string { return slices.Clone(v.redactions) }
 // the host variables the policy lets through, then the server's kept env, then its stored
 // token as MCP_ACCESS_TOKEN. Nil for an unknown id or an http server.
 func (v *Vetted) SpawnEnv(id string) []spec.Pair { return slices.Clone(v.spawn[id]) }
+
+// Origins gives, for each server of Request in order, its index in the request's Servers
+// (spec.Request.Servers): where its scope, source and credentials are read.
+func (v *Vetted) Origins() []int { return slices.Clone(v.origins) }
 
 // Dropped lists what the policy and de-duplication removed, in request order.
 func (v *Vetted) Dropped() []spec.Diagnostic { return slices.Clone(v.dropped) }
@@ -150,6 +155,7 @@ func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (
 			blobs:      []Blob{},
 			redactions: make([]string, 0, 3*len(d.Secrets)),
 			spawn:      map[string][]spec.Pair{},
+			origins:    make([]int, 0, len(req.Servers)),
 			dropped:    make([]spec.Diagnostic, 0, dropCount(d)),
 			decision:   d,
 			warnings:   slices.Clone(d.Warnings),
@@ -410,6 +416,7 @@ func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDeci
 		out.Headers = nil
 	}
 	vt.out.req.Servers = append(vt.out.req.Servers, out)
+	vt.out.origins = append(vt.out.origins, i)
 }
 
 // placeholder is {{loadout.<kind>N}}; the first ones are spelled once.
