@@ -2,7 +2,7 @@
 // server process or connection by. Two servers with the same key in the same scope are the
 // same connection, made from the same values, so one process can serve both runs.
 //
-// The key is the lowercase hex SHA-256 of the canonical JSON (docs/FORMATS.md) of
+// The key is the lowercase hex SHA-256 of the canonical JSON (docs/INSTANCES.md) of
 //
 //	{"scope": <scope>, "server": {<every field of the vetted server but exposure and toolExposure>}}
 //
