@@ -122,3 +122,16 @@ func TestRenderPromptWithoutSharedServer(t *testing.T) {
 	assert.Empty(t, res.ServerDetails[0].SharedAuthority)
 	assert.Empty(t, res.ServerDetails[0].Credentials)
 }
+
+// A sharedAuthority that quotes a secret reaches neither the result, nor the prompt, nor the
+// warning: the secret is masked wherever the text goes.
+func TestRenderSharedAuthorityIsMasked(t *testing.T) {
+	body := `{"run":{"user":"alice"},"mcpServers":[
+  {"id":"team-docs","transport":"http","url":"https://docs.example.com/mcp","credentials":"shared",
+   "sharedAuthority":"ops, key Bearer team-secret-77a1","headers":{"Authorization":"Bearer team-secret-77a1"}}]}`
+	res := renderDetails(t, "claude", body) // fails on any secret in the output
+	require.Len(t, res.ServerDetails, 1)
+	got := res.ServerDetails[0].SharedAuthority
+	assert.Equal(t, "ops, key [REDACTED]", got, "the secret is masked")
+	assert.Contains(t, res.Prompt, "- team-docs: "+host.SharedNotice(got)+"\n")
+}

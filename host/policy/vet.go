@@ -92,7 +92,8 @@ func (v *Vetted) Origins() []int { return slices.Clone(v.origins) }
 // Dropped lists what the policy and de-duplication removed, in request order.
 func (v *Vetted) Dropped() []spec.Diagnostic { return slices.Clone(v.dropped) }
 
-// Decision is the policy decision the request was vetted with.
+// Decision is the policy decision the request was vetted with, every secret spelling in its
+// messages masked (MaskedMessageValue), as the result carries it.
 func (v *Vetted) Decision() *Decision { return v.decision }
 
 // Warnings are the policy's warnings.
@@ -217,8 +218,8 @@ func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (
 	return vt.out, nil
 }
 
-// maskMessages masks every secret spelling in the messages of the drops and warnings: a rule
-// may copy a value into its message, and messages are printed and logged.
+// maskMessages masks every secret spelling in the messages of the drops, the warnings and the
+// decision: a rule may copy a value into its message, and messages are printed and logged.
 func (vt *vetter) maskMessages() {
 	if len(vt.out.redactions) == 0 {
 		return
@@ -237,6 +238,34 @@ func (vt *vetter) maskMessages() {
 	for i := range vt.out.warnings {
 		vt.out.warnings[i].Message = mask(vt.out.warnings[i].Message)
 	}
+	// The decision goes into the result too: it gets its own copy, messages masked (d itself
+	// is the caller's and stays as it is).
+	d := *vt.out.decision
+	d.Servers = make([]ServerDecision, len(d.Servers))
+	for i, sd := range vt.out.decision.Servers {
+		sd.Reasons = slices.Clone(sd.Reasons)
+		for k := range sd.Reasons {
+			sd.Reasons[k].Message = mask(sd.Reasons[k].Message)
+		}
+		sd.Drop = slices.Clone(sd.Drop)
+		for k := range sd.Drop {
+			sd.Drop[k].Reason.Message = mask(sd.Drop[k].Reason.Message)
+		}
+		d.Servers[i] = sd
+	}
+	d.Skills = make([]SkillDecision, len(d.Skills))
+	for i, sd := range vt.out.decision.Skills {
+		sd.Reasons = slices.Clone(sd.Reasons)
+		for k := range sd.Reasons {
+			sd.Reasons[k].Message = mask(sd.Reasons[k].Message)
+		}
+		d.Skills[i] = sd
+	}
+	d.Warnings = slices.Clone(d.Warnings)
+	for i := range d.Warnings {
+		d.Warnings[i].Message = mask(d.Warnings[i].Message)
+	}
+	vt.out.decision = &d
 }
 
 // MaskedMessageValue replaces a secret a rule's message quotes.

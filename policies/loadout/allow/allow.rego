@@ -78,16 +78,18 @@ deny contains {
 
 deny contains {
 	"server": i, "field": "sharedAuthority", "code": "shared_authority_invalid",
-	"msg": "a shared server needs a non-empty one-line sharedAuthority",
+	"msg": "a shared server needs a non-empty one-line sharedAuthority, without control characters",
 } if {
 	some i, s in input.servers
 	s.credentials == "shared"
 	not one_line(s.sharedAuthority)
 }
 
+# one_line holds for text that is not blank and has no control character and no line or
+# paragraph separator: the prompt and the shared_credential warning quote it as it is.
 one_line(text) if {
 	trim_space(text) != ""
-	not regex.match(`[\r\n]`, text)
+	not regex.match(`[\p{Cc}\x{2028}\x{2029}]`, text)
 }
 
 deny contains {"server": i, "field": "users", "code": "users_not_shared", "msg": "users is only valid on a shared server"} if {
