@@ -48,3 +48,23 @@ func TestSharedNoticesUnderAPermissivePolicy(t *testing.T) {
 	assert.Equal(t, "", withSharedNotices("", details[1:], nil), "no shared server with an authority: no section")
 	assert.Equal(t, "x\n", withSharedNotices("x\n", nil, nil), "the plugin's prompt is left as it is")
 }
+
+// A policy that keeps a stdio user server does not get it started: the host refuses it.
+func TestUserCommandsAreRefusedWhateverThePolicy(t *testing.T) {
+	ctx := context.Background()
+	h, err := New(ctx, Config{Policies: permissive})
+	require.NoError(t, err)
+	p, err := h.Vet(ctx, []byte(`{"mcpServers":[{"id":"files","command":"/usr/bin/mcp-files"}],
+		"userServers":[{"id":"runner","command":"/tmp/evil"},{"id":"notes","transport":"http","url":"https://n.example.com/mcp"}]}`), nil, "")
+	require.NoError(t, err)
+	var kept []string
+	for _, s := range p.Vetted.Request().Servers {
+		kept = append(kept, s.ID)
+	}
+	assert.Equal(t, []string{"files", "u_notes"}, kept, "a catalog stdio server and an http user server stay")
+	dropped := p.Vetted.Dropped()
+	require.Len(t, dropped, 1, "only the stdio user server is refused: %+v", dropped)
+	assert.Equal(t, "userServers[0].transport", dropped[0].Field)
+	assert.Equal(t, CodeUserCommand, dropped[0].Code)
+	assert.Equal(t, "host", dropped[0].Rule)
+}

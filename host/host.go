@@ -186,6 +186,7 @@ func (h *Host) vet(ctx context.Context, body []byte, hostEnv []spec.Pair, harnes
 		return nil, err
 	}
 	h.refuseReserved(req, d, harness)
+	refuseUserCommands(req, d)
 	v, err := policy.Vet(req, d, hostEnv, policy.VetOptions{ContentByRef: !h.cfg.InlineContent})
 	if err != nil {
 		return nil, err
@@ -219,6 +220,30 @@ func (h *Host) refuseReserved(req *spec.Request, d *policy.Decision, harness str
 			Rule:    "profile " + name,
 		})
 		slices.SortStableFunc(sd.Reasons, func(a, b policy.Reason) int { return strings.Compare(a.Code, b.Code) })
+	}
+}
+
+// CodeUserCommand: a stdio user server the policy kept is refused by the host: loadout never
+// starts a command a run's user chose, whatever the policy says (the default policy drops
+// every stdio user server itself, so this only stops a policy that does not).
+const CodeUserCommand = "user_server_command"
+
+// refuseUserCommands refuses every stdio server of userServers the policy allowed, as a deny
+// would.
+func refuseUserCommands(req *spec.Request, d *policy.Decision) {
+	for i := range req.Servers {
+		s := &req.Servers[i]
+		if i >= len(d.Servers) || s.Source != spec.SourceUser || s.Transport != spec.TransportStdio || !d.Servers[i].Allow {
+			continue
+		}
+		sd := &d.Servers[i]
+		sd.Allow = false
+		sd.Reasons = append(sd.Reasons, policy.Reason{
+			Code:    CodeUserCommand,
+			Message: "loadout never starts a command a run's user chose: a user server must be http, whatever the policy allows",
+			Field:   "transport",
+			Rule:    "host",
+		})
 	}
 }
 
