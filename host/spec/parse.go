@@ -193,11 +193,6 @@ func (p *parser) unknown(kind, name, field string) {
 func (p *parser) request(root *value) *Request {
 	req := &Request{Skills: []Skill{}, Servers: []Server{}, Tokens: []Pair{}}
 	var user []Server
-	defer func() {
-		// User servers come after the catalog's whatever the member order, so a catalog
-		// server always wins an id both claim.
-		req.Servers = append(req.Servers, user...)
-	}()
 	for i := range root.members {
 		m := &root.members[i]
 		v := &m.val
@@ -254,6 +249,9 @@ func (p *parser) request(root *value) *Request {
 			p.unknown(KindRequest, "", memberPath("", m.name))
 		}
 	}
+	// User servers come after the catalog's whatever the member order, so a catalog server
+	// always wins an id both claim.
+	req.Servers = append(req.Servers, user...)
 	return req
 }
 
@@ -584,6 +582,10 @@ func (p *parser) server(obj *value, index int, prefix, source string) (Server, b
 			p.unknown(KindServer, id, memberPath(prefix, n))
 		}
 	}
+	if tok, has := obj.get("token"); has && tok.kind != kindNull && source == SourceUser {
+		p.refuse(prefix+".token", CodeUserServerToken, "a user server cannot ask for a run token: loadout mints run tokens for catalog servers only")
+		return Server{}, false
+	}
 	if !ok || idV.kind != kindString || !validID(id) {
 		what := "missing"
 		switch {
@@ -595,10 +597,6 @@ func (p *parser) server(obj *value, index int, prefix, source string) (Server, b
 			what = strconv.Quote(id) + ", which does not match ^[a-z0-9][a-z0-9_-]{0,63}$"
 		}
 		p.add(KindServer, id, prefix+".id", CodeInvalidID, "id is "+what+"; server dropped")
-		return Server{}, false
-	}
-	if tok, ok := obj.get("token"); ok && tok.kind != kindNull && source == SourceUser {
-		p.refuse(prefix+".token", CodeUserServerToken, "a user server cannot ask for a run token: loadout mints run tokens for catalog servers only")
 		return Server{}, false
 	}
 	s := Server{

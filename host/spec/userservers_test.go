@@ -59,6 +59,7 @@ func TestParseUserServersRefusals(t *testing.T) {
 		"folded list name":       {`{"UserServers":[]}`, "UserServers", spec.CodeFoldedMember},
 		"token on a user server": {`{"userServers":[{"id":"a","command":"npx","token":{"mint":true}}]}`, "userServers[0].token", spec.CodeUserServerToken},
 		"empty token object":     {`{"userServers":[{"id":"a","command":"npx","token":{}}]}`, "userServers[0].token", spec.CodeUserServerToken},
+		"token beside a bad id":  {`{"userServers":[{"id":"A","command":"npx","token":{"mint":true}}]}`, "userServers[0].token", spec.CodeUserServerToken},
 		"duplicate member":       {`{"userServers":[{"id":"a","id":"b","command":"npx"}]}`, "userServers[0].id", spec.CodeDuplicateMember},
 	} {
 		t.Run(name, func(t *testing.T) {
