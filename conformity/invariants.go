@@ -119,12 +119,13 @@ func (r *runner) checkInvariants(o *output) {
 }
 
 // canaries are the strings of the case's input a dropped entry would carry: every server's
-// command and url, every skill's instructions and every resource's content (the caller skips
-// the ones a kept entry carries).
+// command and url (catalog and user servers), every skill's instructions and every resource's
+// content (the caller skips the ones a kept entry carries).
 func (r *runner) canaries() []string {
 	var in struct {
-		Servers []json.RawMessage `json:"mcpServers"`
-		Skills  []json.RawMessage `json:"skills"`
+		Servers     []json.RawMessage `json:"mcpServers"`
+		UserServers []json.RawMessage `json:"userServers"`
+		Skills      []json.RawMessage `json:"skills"`
 	}
 	if err := json.Unmarshal(r.c.Body(), &in); err != nil {
 		return nil
@@ -140,7 +141,7 @@ func (r *runner) canaries() []string {
 			out = append(out, s)
 		}
 	}
-	for _, s := range in.Servers {
+	for _, s := range append(in.Servers, in.UserServers...) {
 		str(s, "command")
 		str(s, "url")
 	}

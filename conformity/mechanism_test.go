@@ -32,8 +32,9 @@ func TestCorpusCanaries(t *testing.T) {
 			continue
 		}
 		var in struct {
-			Servers []map[string]any `json:"mcpServers"`
-			Skills  []map[string]any `json:"skills"`
+			Servers     []map[string]any `json:"mcpServers"`
+			UserServers []map[string]any `json:"userServers"`
+			Skills      []map[string]any `json:"skills"`
 		}
 		if json.Unmarshal(c.Body(), &in) != nil {
 			continue // a raw body with entries of other shapes; its servers are checked by value below
@@ -41,7 +42,7 @@ func TestCorpusCanaries(t *testing.T) {
 		short := func(what, s string) {
 			assert.GreaterOrEqual(t, len(s), conformity.MinCanary, "case %s: %s %q is too short to search the output for", c.File, what, s)
 		}
-		for _, s := range in.Servers {
+		for _, s := range append(in.Servers, in.UserServers...) {
 			if cmd, ok := s["command"].(string); ok && strings.TrimSpace(cmd) != "" {
 				short("command", cmd)
 			}

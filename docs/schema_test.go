@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -106,21 +107,42 @@ func TestRequestSchemaMatchesTheParser(t *testing.T) {
 	assert.Greater(t, shape, 3, "the corpus has cases with shape diagnostics")
 }
 
+func TestRequestSchemaUserServers(t *testing.T) {
+	sch := compile(t, "request.schema.json")
+	for _, body := range []string{
+		`{"userServers":[{"id":"notes","transport":"http","url":"https://notes.example/mcp","headers":{"X":"y"}}]}`,
+		`{"userServers":[{"id":"-dash","command":"npx","token":null}],"mcpServers":[]}`,
+		`{"userServers":[{"id":"` + strings.Repeat("a", 62) + `","command":"x"}]}`,
+		`{"mcpServers":[{"id":"a","command":"x","token":{"mint":true}}]}`,
+	} {
+		_, diags, err := spec.Parse([]byte(body))
+		require.NoError(t, err, "spec.Parse(%s)", body)
+		require.Empty(t, diags, "%s: loadout keeps all of it", body)
+		assert.NoError(t, sch.Validate(instance(t, []byte(body))), "%s against request.schema.json", body)
+	}
+}
+
 func TestRequestSchemaRefusesShapeMistakes(t *testing.T) {
 	sch := compile(t, "request.schema.json")
 	for name, body := range map[string]string{
-		"unknown member":            `{"mcpServers":[{"id":"a","command":"x","comand":"y"}]}`,
-		"folded member":             `{"mcpServers":[{"id":"a","Command":"x"}]}`,
-		"stdio without command":     `{"mcpServers":[{"id":"a"}]}`,
-		"http without url":          `{"mcpServers":[{"id":"a","transport":"http"}]}`,
-		"bad transport":             `{"mcpServers":[{"id":"a","transport":"sse","url":"https://x"}]}`,
-		"bad id":                    `{"mcpServers":[{"id":"A b","command":"x"}]}`,
-		"args not strings":          `{"mcpServers":[{"id":"a","command":"x","args":[1]}]}`,
-		"allowedTools a string":     `{"mcpServers":[{"id":"a","command":"x","allowedTools":"read"}]}`,
-		"zero timeout":              `{"mcpServers":[{"id":"a","command":"x","timeout":0}]}`,
-		"skill without instruction": `{"skills":[{"name":"s"}]}`,
-		"resource without content":  `{"skills":[{"name":"s","instructions":"i","resources":[{"relPath":"a"}]}]}`,
-		"not an object":             `[]`,
+		"unknown member":             `{"mcpServers":[{"id":"a","command":"x","comand":"y"}]}`,
+		"folded member":              `{"mcpServers":[{"id":"a","Command":"x"}]}`,
+		"stdio without command":      `{"mcpServers":[{"id":"a"}]}`,
+		"http without url":           `{"mcpServers":[{"id":"a","transport":"http"}]}`,
+		"bad transport":              `{"mcpServers":[{"id":"a","transport":"sse","url":"https://x"}]}`,
+		"bad id":                     `{"mcpServers":[{"id":"A b","command":"x"}]}`,
+		"args not strings":           `{"mcpServers":[{"id":"a","command":"x","args":[1]}]}`,
+		"allowedTools a string":      `{"mcpServers":[{"id":"a","command":"x","allowedTools":"read"}]}`,
+		"zero timeout":               `{"mcpServers":[{"id":"a","command":"x","timeout":0}]}`,
+		"skill without instruction":  `{"skills":[{"name":"s"}]}`,
+		"resource without content":   `{"skills":[{"name":"s","instructions":"i","resources":[{"relPath":"a"}]}]}`,
+		"not an object":              `[]`,
+		"user server unknown member": `{"userServers":[{"id":"a","command":"x","comand":"y"}]}`,
+		"user server bad id":         `{"userServers":[{"id":"A","command":"x"}]}`,
+		"user server id too long":    `{"userServers":[{"id":"` + strings.Repeat("a", 63) + `","command":"x"}]}`,
+		"user server token":          `{"userServers":[{"id":"a","command":"x","token":{"mint":true}}]}`,
+		"user server without url":    `{"userServers":[{"id":"a","transport":"http"}]}`,
+		"userServers an object":      `{"userServers":{}}`,
 	} {
 		assert.Error(t, sch.Validate(instance(t, []byte(body))), "%s: %s must not validate", name, body)
 	}

@@ -186,6 +186,7 @@ func (h *Host) vet(ctx context.Context, body []byte, hostEnv []spec.Pair, harnes
 		return nil, err
 	}
 	h.refuseReserved(req, d, harness)
+	refuseUserCommands(req, d)
 	v, err := policy.Vet(req, d, hostEnv, policy.VetOptions{ContentByRef: !h.cfg.InlineContent})
 	if err != nil {
 		return nil, err
@@ -222,6 +223,30 @@ func (h *Host) refuseReserved(req *spec.Request, d *policy.Decision, harness str
 	}
 }
 
+// CodeUserCommand: a stdio user server the policy kept is refused by the host: loadout never
+// starts a command a run's user chose, whatever the policy says (the default policy drops
+// every stdio user server itself, so this only stops a policy that does not).
+const CodeUserCommand = "user_server_command"
+
+// refuseUserCommands refuses every stdio server of userServers the policy allowed, as a deny
+// would.
+func refuseUserCommands(req *spec.Request, d *policy.Decision) {
+	for i := range req.Servers {
+		s := &req.Servers[i]
+		if i >= len(d.Servers) || s.Source != spec.SourceUser || s.Transport != spec.TransportStdio || !d.Servers[i].Allow {
+			continue
+		}
+		sd := &d.Servers[i]
+		sd.Allow = false
+		sd.Reasons = append(sd.Reasons, policy.Reason{
+			Code:    CodeUserCommand,
+			Message: "loadout never starts a command a run's user chose: a user server must be http, whatever the policy allows",
+			Field:   "transport",
+			Rule:    "host",
+		})
+	}
+}
+
 // Minter mints the run tokens a request's servers ask for (mcpServers[i].token) before the
 // policy runs; loadout serve's token service is one (host/server, host/tokens). Without a
 // Minter a request that asks for a token is refused with spec.CodeMintUnsupported.
@@ -250,7 +275,7 @@ func mint(ctx context.Context, req *spec.Request, minter Minter) error {
 	}
 	if minter == nil {
 		return &spec.RejectError{
-			Field: fmt.Sprintf("mcpServers[%d].token.mint", req.Servers[first].Index),
+			Field: req.Servers[first].Path() + ".token.mint",
 			Code:  spec.CodeMintUnsupported,
 			Message: "only loadout serve mints run tokens, and this command has no token store; " +
 				"render through serve, or put a stored token in the request's tokens map",
@@ -330,25 +355,30 @@ func (h *Host) Execute(ctx context.Context, p *Prepared, rr RenderRequest) (*Res
 	if err != nil {
 		return nil, fmt.Errorf("write plan: %w", err)
 	}
-	return h.result(p, rr, mres), nil
+	return h.result(p, rr, mres)
 }
 
 // result assembles the render result; it holds no secret value.
-func (h *Host) result(p *Prepared, rr RenderRequest, m *materialize.Result) *Result {
+func (h *Host) result(p *Prepared, rr RenderRequest, m *materialize.Result) (*Result, error) {
 	areq := p.Vetted.Request()
+	details, err := serverDetails(p, areq)
+	if err != nil {
+		return nil, err
+	}
 	res := &Result{
-		Harness:   p.Harness,
-		DryRun:    rr.DryRun,
-		Servers:   make([]string, 0, len(areq.Servers)),
-		Skills:    make([]string, 0, len(areq.Skills)),
-		Resources: make(ResourceList, 0, len(areq.Skills)),
-		Dropped:   slices.Concat(p.Diags, p.Vetted.Dropped()),
-		Files:     make([]FileResult, 0, len(m.Files)),
-		Args:      m.Args,
-		Env:       make([]EnvVar, 0, len(m.Env)),
-		Prompt:    m.Prompt,
-		Warnings:  []Warning{},
-		Decision:  p.Vetted.Decision(),
+		Harness:       p.Harness,
+		DryRun:        rr.DryRun,
+		Servers:       make([]string, 0, len(areq.Servers)),
+		ServerDetails: details,
+		Skills:        make([]string, 0, len(areq.Skills)),
+		Resources:     make(ResourceList, 0, len(areq.Skills)),
+		Dropped:       slices.Concat(p.Diags, p.Vetted.Dropped()),
+		Files:         make([]FileResult, 0, len(m.Files)),
+		Args:          m.Args,
+		Env:           make([]EnvVar, 0, len(m.Env)),
+		Prompt:        withSharedNotices(m.Prompt, details, p.Vetted.Redactions()),
+		Warnings:      []Warning{},
+		Decision:      p.Vetted.Decision(),
 	}
 	if res.Dropped == nil {
 		res.Dropped = []spec.Diagnostic{}
@@ -391,7 +421,7 @@ func (h *Host) result(p *Prepared, rr RenderRequest, m *materialize.Result) *Res
 	for _, w := range m.Warnings {
 		res.Warnings = append(res.Warnings, Warning{Code: w.Code, Message: w.Message, Server: w.Server, Skill: w.Skill})
 	}
-	return res
+	return res, nil
 }
 
 // UsageError is a render the caller asked for wrongly (no harness, unknown harness, no roots).

@@ -16,9 +16,11 @@ type Result struct {
 	// DryRun is true when nothing was written.
 	DryRun bool `json:"dryRun"`
 	// Servers and Skills are the surviving server ids and skill names, in request order.
-	Servers   []string     `json:"servers"`
-	Skills    []string     `json:"skills"`
-	Resources ResourceList `json:"resources"`
+	Servers []string `json:"servers"`
+	// ServerDetails describes each surviving server, in the order of Servers.
+	ServerDetails []ServerDetail `json:"serverDetails"`
+	Skills        []string       `json:"skills"`
+	Resources     ResourceList   `json:"resources"`
 	// Dropped lists every entry the parser or the policy removed or changed, in request order.
 	Dropped  []spec.Diagnostic `json:"dropped"`
 	Files    []FileResult      `json:"files"`
@@ -28,6 +30,30 @@ type Result struct {
 	Warnings []Warning         `json:"warnings"`
 	// Decision is the policy's decision document (it names secrets by key, never by value).
 	Decision *policy.Decision `json:"decision,omitempty"`
+}
+
+// ServerDetail is what a platform needs to know about one kept server besides its config.
+type ServerDetail struct {
+	ID string `json:"id"`
+	// Source is "catalog" (mcpServers) or "user" (userServers).
+	Source string `json:"source"`
+	// Scope is what one instance of the server is shared across: "session", "space" or "app".
+	Scope string `json:"scope"`
+	// InstanceKey identifies the connection the server is made from (host/instance): runs whose
+	// servers have the same key in the same scope may share one server process or connection.
+	// It is a SHA-256 digest in which every secret went in as its own digest.
+	InstanceKey string `json:"instanceKey"`
+	// Credentials is the request's credentials mode, "" when none ("user" or "shared").
+	Credentials string `json:"credentials,omitempty"`
+	// SharedAuthority, for a shared server, names whose credential every permitted user's
+	// agent acts with (SharedNotice).
+	SharedAuthority string `json:"sharedAuthority,omitempty"`
+}
+
+// SharedNotice is how loadout says what a shared server hands out, in the prompt beside the
+// server and in the policy's shared_credential warning (policies/loadout/request).
+func SharedNotice(authority string) string {
+	return "shared server: every permitted user's agent acts with " + authority + "'s credential"
 }
 
 // FileResult describes one file of the plan.

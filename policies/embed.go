@@ -7,7 +7,9 @@
 //	loadout/url/                 package loadout.url: URL rules (base rule + R1)
 //	loadout/secrets/             package loadout.secrets: secret rules (R6, credentials)
 //	loadout/allow/               package loadout.allow: ids, env (R4), headers (R5), tools (R3), users, spawn env
-//	tunables/<area>/data.yaml    data.tunables.{url,secrets,allow}: lists and patterns (bundle-style data files)
+//	loadout/request/             package loadout.request: disabled, opt-in and per-harness servers, shared warning
+//	loadout/userservers/         package loadout.userservers: which servers a run's user brings are kept
+//	tunables/<area>/data.yaml    data.tunables.{url,secrets,allow,userservers}: lists, patterns, modes (bundle-style data files)
 //	fixtures/<name>/input.json   data.fixtures.<name>: real input documents for the tests
 //	                             (what `loadout policy input` prints; not loaded for decisions)
 //

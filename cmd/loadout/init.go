@@ -57,6 +57,8 @@ const starterNotes = `What %[1]s holds (the request is strict JSON: no comments,
                secretKeys: the env and header keys whose values are secrets — loadout never
                shows them, hands them to a plugin or puts them on a command line;
                allowedTools: the only tools the agent may call (absent: all of them)
+  userServers  servers the run's user brings, with the same fields; each id becomes u_<id>,
+               and the policy keeps none of them unless its userServers tunable says so
 Replace the "replace-me" values, then look at what a render would write:
   loadout render --dry-run --show-content %[1]s
 and write it for real:

@@ -113,6 +113,7 @@ func serverValue(req *spec.Request, i int, opt inputOptions) ast.Value {
 	}
 	return ast.NewObject(
 		item("index", ast.IntNumberTerm(s.Index).Value),
+		item("source", ast.String(s.Source)),
 		item("id", ast.String(s.ID)),
 		item("transport", ast.String(s.Transport)),
 		item("description", ast.String(s.Description)),

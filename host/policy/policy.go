@@ -193,18 +193,20 @@ func (e *Engine) Rules() []string {
 	return out
 }
 
-// sampleRequest is the request New evaluates once: a stdio and an http server and a skill,
-// every field a plain value.
+// sampleRequest is the request New evaluates once: a stdio and an http server, a user server
+// and a skill, every field a plain value.
 func sampleRequest() *spec.Request {
 	return &spec.Request{
 		Harness: "sample-harness",
 		Run:     spec.Run{User: "alice", HasUser: true},
 		Skills:  []spec.Skill{{Name: "review", Description: "Review code", Instructions: "Read the diff."}},
 		Servers: []spec.Server{
-			{Index: 0, ID: "files", Transport: "stdio", Command: "mcp-files", Args: []string{"."},
+			{Index: 0, Source: spec.SourceCatalog, ID: "files", Transport: "stdio", Command: "mcp-files", Args: []string{"."},
 				Env: []spec.Pair{{Name: "LOG_LEVEL", Value: "info"}}, Enabled: true},
-			{Index: 1, ID: "docs", Transport: "http", URL: "https://mcp.example.com/mcp",
+			{Index: 1, Source: spec.SourceCatalog, ID: "docs", Transport: "http", URL: "https://mcp.example.com/mcp",
 				Headers: []spec.Pair{{Name: "X-Client", Value: "loadout"}}, Enabled: true},
+			{Index: 0, Source: spec.SourceUser, ID: spec.UserIDPrefix + "notes", Transport: "http",
+				URL: "https://notes.example.com/mcp", Enabled: true},
 		},
 	}
 }

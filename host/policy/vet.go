@@ -34,6 +34,7 @@ type Vetted struct {
 	redactions []string
 	spawn      map[string][]spec.Pair
 	dropped    []spec.Diagnostic
+	origins    []int
 	decision   *Decision
 	warnings   []Warning
 }
@@ -84,10 +85,15 @@ func (v *Vetted) Redactions() []string { return slices.Clone(v.redactions) }
 // token as MCP_ACCESS_TOKEN. Nil for an unknown id or an http server.
 func (v *Vetted) SpawnEnv(id string) []spec.Pair { return slices.Clone(v.spawn[id]) }
 
+// Origins gives, for each server of Request in order, its index in the request's Servers
+// (spec.Request.Servers): where its scope, source and credentials are read.
+func (v *Vetted) Origins() []int { return slices.Clone(v.origins) }
+
 // Dropped lists what the policy and de-duplication removed, in request order.
 func (v *Vetted) Dropped() []spec.Diagnostic { return slices.Clone(v.dropped) }
 
-// Decision is the policy decision the request was vetted with.
+// Decision is the policy decision the request was vetted with, every secret spelling in its
+// messages masked (MaskedMessageValue), as the result carries it.
 func (v *Vetted) Decision() *Decision { return v.decision }
 
 // Warnings are the policy's warnings.
@@ -150,6 +156,7 @@ func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (
 			blobs:      []Blob{},
 			redactions: make([]string, 0, 3*len(d.Secrets)),
 			spawn:      map[string][]spec.Pair{},
+			origins:    make([]int, 0, len(req.Servers)),
 			dropped:    make([]spec.Diagnostic, 0, dropCount(d)),
 			decision:   d,
 			warnings:   slices.Clone(d.Warnings),
@@ -211,8 +218,8 @@ func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (
 	return vt.out, nil
 }
 
-// maskMessages masks every secret spelling in the messages of the drops and warnings: a rule
-// may copy a value into its message, and messages are printed and logged.
+// maskMessages masks every secret spelling in the messages of the drops, the warnings and the
+// decision: a rule may copy a value into its message, and messages are printed and logged.
 func (vt *vetter) maskMessages() {
 	if len(vt.out.redactions) == 0 {
 		return
@@ -231,6 +238,34 @@ func (vt *vetter) maskMessages() {
 	for i := range vt.out.warnings {
 		vt.out.warnings[i].Message = mask(vt.out.warnings[i].Message)
 	}
+	// The decision goes into the result too: it gets its own copy, messages masked (d itself
+	// is the caller's and stays as it is).
+	d := *vt.out.decision
+	d.Servers = make([]ServerDecision, len(d.Servers))
+	for i, sd := range vt.out.decision.Servers {
+		sd.Reasons = slices.Clone(sd.Reasons)
+		for k := range sd.Reasons {
+			sd.Reasons[k].Message = mask(sd.Reasons[k].Message)
+		}
+		sd.Drop = slices.Clone(sd.Drop)
+		for k := range sd.Drop {
+			sd.Drop[k].Reason.Message = mask(sd.Drop[k].Reason.Message)
+		}
+		d.Servers[i] = sd
+	}
+	d.Skills = make([]SkillDecision, len(d.Skills))
+	for i, sd := range vt.out.decision.Skills {
+		sd.Reasons = slices.Clone(sd.Reasons)
+		for k := range sd.Reasons {
+			sd.Reasons[k].Message = mask(sd.Reasons[k].Message)
+		}
+		d.Skills[i] = sd
+	}
+	d.Warnings = slices.Clone(d.Warnings)
+	for i := range d.Warnings {
+		d.Warnings[i].Message = mask(d.Warnings[i].Message)
+	}
+	vt.out.decision = &d
 }
 
 // MaskedMessageValue replaces a secret a rule's message quotes.
@@ -306,8 +341,8 @@ func (s serverSecrets) has(field, key string) bool {
 	return false
 }
 
-// serverPath is the JSON path of request server s.
-func serverPath(s *spec.Server) string { return "mcpServers[" + strconv.Itoa(s.Index) + "]" }
+// serverPath is the JSON path of request server s: mcpServers[i] or userServers[i].
+func serverPath(s *spec.Server) string { return s.Path() }
 
 func (vt *vetter) drop(kind, name, field string, r Reason) {
 	vt.out.dropped = append(vt.out.dropped, spec.Diagnostic{Kind: kind, Name: name, Field: field, Code: r.Code, Message: r.Message, Rule: r.Rule})
@@ -410,6 +445,7 @@ func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDeci
 		out.Headers = nil
 	}
 	vt.out.req.Servers = append(vt.out.req.Servers, out)
+	vt.out.origins = append(vt.out.origins, i)
 }
 
 // placeholder is {{loadout.<kind>N}}; the first ones are spelled once.
@@ -652,7 +688,7 @@ func checkNoPlaceholder(req *spec.Request) error {
 		if has(s.ID, s.Transport, s.Command, s.Cwd, s.URL, s.Description, s.Exposure, s.Credentials, s.SharedAuthority) ||
 			has(s.Args...) || has(s.AllowedTools...) || has(s.SecretKeys...) || has(s.Users...) ||
 			hasPairs(s.Env) || hasPairs(s.Headers) || hasPairs(s.ToolExposure) {
-			return fmt.Errorf("mcpServers[%d]: %w", s.Index, ErrPlaceholder)
+			return fmt.Errorf("%s: %w", s.Path(), ErrPlaceholder)
 		}
 	}
 	for i := range req.Skills {

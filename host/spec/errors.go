@@ -38,6 +38,9 @@ const (
 	// CodeTokenConflict: a server asks for a run token and the request's tokens map already
 	// holds one for its id; which credential to render would be a guess.
 	CodeTokenConflict = "token_conflict"
+	// CodeUserServerToken: a user server (userServers) has a token member: loadout mints run
+	// tokens for catalog servers only.
+	CodeUserServerToken = "user_server_token"
 	// CodeRunRevoked: a server asks for a run token for a run whose tokens were revoked.
 	CodeRunRevoked = "run_revoked"
 )

@@ -2,6 +2,7 @@ package spec_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/loadout-dev/loadout/conformity/corpus"
@@ -49,7 +50,8 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// reencode writes the sanitized skills and the structural server fields back in request form.
+// reencode writes the sanitized skills and the structural server fields back in request form,
+// a user server in userServers without its id prefix.
 func reencode(t *testing.T, req *spec.Request) []byte {
 	type resource struct {
 		RelPath string `json:"relPath"`
@@ -68,9 +70,10 @@ func reencode(t *testing.T, req *spec.Request) []byte {
 		URL       *string `json:"url,omitempty"`
 	}
 	in := struct {
-		Skills  []skill  `json:"skills"`
-		Servers []server `json:"mcpServers"`
-	}{Skills: []skill{}, Servers: []server{}}
+		Skills      []skill  `json:"skills"`
+		Servers     []server `json:"mcpServers"`
+		UserServers []server `json:"userServers"`
+	}{Skills: []skill{}, Servers: []server{}, UserServers: []server{}}
 	for _, sk := range req.Skills {
 		s := skill{Name: sk.Name, Description: sk.Description, Instructions: sk.Instructions, Resources: []resource{}}
 		for _, r := range sk.Resources {
@@ -84,6 +87,11 @@ func reencode(t *testing.T, req *spec.Request) []byte {
 			out.URL = &s.URL
 		} else {
 			out.Command = &s.Command
+		}
+		if s.Source == spec.SourceUser {
+			out.ID = strings.TrimPrefix(s.ID, spec.UserIDPrefix)
+			in.UserServers = append(in.UserServers, out)
+			continue
 		}
 		in.Servers = append(in.Servers, out)
 	}
@@ -106,7 +114,7 @@ func skillsNoIndex(skills []spec.Skill) []spec.Skill {
 func serverIDs(req *spec.Request) []string {
 	ids := make([]string, len(req.Servers))
 	for i, s := range req.Servers {
-		ids[i] = s.ID
+		ids[i] = s.Source + " " + s.ID
 	}
 	return ids
 }

@@ -13,7 +13,7 @@ import (
 // Field names of the objects whose member names are compared with fields (R11). Keys of env,
 // headers, toolExposure and tokens are free-form and never compared.
 var (
-	requestFields  = []string{"harness", "run", "skills", "mcpServers", "tokens"}
+	requestFields  = []string{"harness", "run", "skills", "mcpServers", "userServers", "tokens"}
 	runFields      = []string{"ambientAuth", "user", "enabled", "id", "container"}
 	skillFields    = []string{"name", "description", "instructions", "resources"}
 	resourceFields = []string{"relPath", "content"}
@@ -127,10 +127,14 @@ func checkFolds(root *value) error {
 			}
 		}
 	}
-	if servers, ok := root.get("mcpServers"); ok && servers.kind == kindArray {
+	for _, list := range []string{"mcpServers", "userServers"} {
+		servers, ok := root.get(list)
+		if !ok || servers.kind != kindArray {
+			continue
+		}
 		for i := range servers.elems {
 			if s := &servers.elems[i]; s.kind == kindObject {
-				prefix := indexPath("mcpServers", i)
+				prefix := indexPath(list, i)
 				if err := foldCheck(s, serverFields, prefix); err != nil {
 					return err
 				}
@@ -207,6 +211,7 @@ func (p *parser) unknown(kind, name, field string) {
 
 func (p *parser) request(root *value) *Request {
 	req := &Request{Skills: []Skill{}, Servers: []Server{}, Tokens: []Pair{}}
+	var user []Server
 	for i := range root.members {
 		m := &root.members[i]
 		v := &m.val
@@ -238,10 +243,18 @@ func (p *parser) request(root *value) *Request {
 		case "mcpServers":
 			switch v.kind {
 			case kindArray:
-				req.Servers = p.servers(v)
+				req.Servers = p.servers(v, SourceCatalog)
 			case kindNull:
 			default:
 				p.wrongType(KindRequest, "", "mcpServers", "an array", v)
+			}
+		case "userServers":
+			switch v.kind {
+			case kindArray:
+				user = p.servers(v, SourceUser)
+			case kindNull:
+			default:
+				p.wrongType(KindRequest, "", "userServers", "an array", v)
 			}
 		case "tokens":
 			switch v.kind {
@@ -255,6 +268,9 @@ func (p *parser) request(root *value) *Request {
 			p.unknown(KindRequest, "", memberPath("", m.name))
 		}
 	}
+	// User servers come after the catalog's whatever the member order, so a catalog server
+	// always wins an id both claim.
+	req.Servers = append(req.Servers, user...)
 	return req
 }
 
@@ -546,16 +562,22 @@ func pathConflict(lower string, files, dirs map[string]struct{}) string {
 	return ""
 }
 
-func (p *parser) servers(arr *value) []Server {
+// servers checks the servers of mcpServers (source SourceCatalog) or userServers
+// (SourceUser).
+func (p *parser) servers(arr *value, source string) []Server {
 	out := make([]Server, 0, len(arr.elems))
+	list := "mcpServers"
+	if source == SourceUser {
+		list = "userServers"
+	}
 	for i := range arr.elems {
 		e := &arr.elems[i]
-		prefix := indexPath("mcpServers", i)
+		prefix := indexPath(list, i)
 		if e.kind != kindObject {
 			p.add(KindServer, "", prefix, CodeNotAnObject, "server is "+kindName(e.kind)+", not an object; ignored")
 			continue
 		}
-		if s, ok := p.server(e, i, prefix); ok {
+		if s, ok := p.server(e, i, prefix, source); ok {
 			out = append(out, s)
 		}
 	}
@@ -563,22 +585,33 @@ func (p *parser) servers(arr *value) []Server {
 }
 
 // server checks one server's structure. Ids are not de-duplicated here: the policy runs first.
-func (p *parser) server(obj *value, index int, prefix string) (Server, bool) {
+// A user server's id is UserIDPrefix followed by the id it gives, and the id rules apply to
+// that; it may not ask for a run token.
+func (p *parser) server(obj *value, index int, prefix, source string) (Server, bool) {
 	idV, ok := obj.get("id")
 	id := ""
 	if ok && idV.kind == kindString {
 		id = idV.str
+		if source == SourceUser {
+			id = UserIDPrefix + id
+		}
 	}
 	for i := range obj.members {
 		if n := obj.members[i].name; !isField(n, serverFields) {
 			p.unknown(KindServer, id, memberPath(prefix, n))
 		}
 	}
+	if tok, has := obj.get("token"); has && tok.kind != kindNull && source == SourceUser {
+		p.refuse(prefix+".token", CodeUserServerToken, "a user server cannot ask for a run token: loadout mints run tokens for catalog servers only")
+		return Server{}, false
+	}
 	if !ok || idV.kind != kindString || !validID(id) {
 		what := "missing"
 		switch {
 		case ok && idV.kind != kindString:
 			what = kindName(idV.kind) + ", not a string"
+		case ok && source == SourceUser:
+			what = strconv.Quote(idV.str) + ", which as the user server id " + strconv.Quote(id) + " does not match ^[a-z0-9][a-z0-9_-]{0,63}$"
 		case ok:
 			what = strconv.Quote(id) + ", which does not match ^[a-z0-9][a-z0-9_-]{0,63}$"
 		}
@@ -586,7 +619,7 @@ func (p *parser) server(obj *value, index int, prefix string) (Server, bool) {
 		return Server{}, false
 	}
 	s := Server{
-		Index: index, ID: id, Transport: TransportStdio, Enabled: true,
+		Index: index, ID: id, Source: source, Transport: TransportStdio, Enabled: true,
 		Args: []string{}, Env: []Pair{}, Headers: []Pair{}, AllowedTools: []string{},
 		SecretKeys: []string{}, ToolExposure: []Pair{}, Users: []string{},
 		Availability: AvailabilityAll, Scope: ScopeSession, Harnesses: []string{},

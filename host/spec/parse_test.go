@@ -371,7 +371,7 @@ func TestParseServers(t *testing.T) {
 	t.Parallel()
 	base := func(id string) spec.Server {
 		return spec.Server{
-			ID: id, Transport: "stdio", Enabled: true, Command: "npx",
+			ID: id, Source: "catalog", Transport: "stdio", Enabled: true, Command: "npx",
 			Args: []string{}, Env: []spec.Pair{}, Headers: []spec.Pair{}, AllowedTools: []string{},
 			SecretKeys: []string{}, ToolExposure: []spec.Pair{}, Users: []string{},
 			Availability: "all", Scope: "session", Harnesses: []string{},

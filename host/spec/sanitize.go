@@ -267,3 +267,11 @@ func segmentProblem(seg string) *relPathProblem {
 	}
 	return nil
 }
+
+// OneLine is s as a description keeps it (R9): line breaks and control characters become
+// spaces, cut to MaxDescriptionChars characters. The host uses it for request text it puts in
+// the agent's prompt.
+func OneLine(s string) string {
+	out, _ := sanitizeDescription(s)
+	return out
+}

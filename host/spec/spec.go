@@ -6,7 +6,10 @@
 // Values returned by Parse are owned by the caller and never mutated by this package.
 package spec
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Request is a decoded, structurally sanitized capability request. Order is preserved
 // everywhere: servers, skills, resources, env and header keys keep request order.
@@ -14,9 +17,10 @@ type Request struct {
 	Harness string  `json:"harness"`
 	Run     Run     `json:"run"`
 	Skills  []Skill `json:"skills"`
-	// Servers are the servers that passed the structural checks, in request order. Duplicate
-	// ids are kept here: de-duplication (first wins) happens after the policy, so a server the
-	// policy drops does not claim its id.
+	// Servers are the servers that passed the structural checks: mcpServers in request order,
+	// then userServers in request order (Server.Source tells them apart). Duplicate ids are
+	// kept here: de-duplication (first wins) happens after the policy, so a server the policy
+	// drops does not claim its id.
 	Servers []Server `json:"mcpServers"`
 	// Tokens maps a server id to the run's stored token for it (always a secret).
 	Tokens []Pair `json:"tokens"`
@@ -62,7 +66,10 @@ type Resource struct {
 
 // Server is a structurally valid MCP server.
 type Server struct {
-	Index     int    `json:"index"` // position in the request's mcpServers array
+	Index int `json:"index"` // position in the request's mcpServers or userServers array
+	// Source is SourceCatalog for an entry of mcpServers, SourceUser for one of userServers.
+	Source string `json:"source"`
+	// ID is the server's id; for a user server, UserIDPrefix and the id the request gives.
 	ID        string `json:"id"`
 	Transport string `json:"transport"` // "stdio" or "http"
 
@@ -104,6 +111,25 @@ type Server struct {
 	// The zero value asks for none.
 	Token TokenRequest `json:"token"`
 }
+
+// Path is the JSON path of the server in the request: "mcpServers[i]" or "userServers[i]".
+func (s *Server) Path() string {
+	list := "mcpServers"
+	if s.Source == SourceUser {
+		list = "userServers"
+	}
+	return list + "[" + strconv.Itoa(s.Index) + "]"
+}
+
+// Where a server comes from, and the prefix of a user server's id.
+const (
+	// SourceCatalog: the platform's catalog (mcpServers).
+	SourceCatalog = "catalog"
+	// SourceUser: the run's user supplied it (userServers); whether it is kept is policy.
+	SourceUser = "user"
+	// UserIDPrefix starts the id of every user server; the policy reserves it for them.
+	UserIDPrefix = "u_"
+)
 
 // TokenRequest is a server's token member, {"mint": true, "ttl": "2h"}. A minted token is
 // rendered where the server's credential goes, exactly like a stored token of the request's

@@ -27,12 +27,23 @@ deny contains {"server": i, "field": "id", "code": "id_trailing_underscore", "ms
 
 deny contains {"server": i, "field": "id", "code": "id_reserved", "msg": sprintf("the id %q is reserved", [s.id])} if {
 	some i, s in input.servers
-	reserved_id(s.id)
+	reserved_id(s)
 }
 
-reserved_id(id) if id in conf.ids.reserved
+reserved_id(s) if s.id in conf.ids.reserved
 
-reserved_id(id) if strings.any_prefix_match(id, conf.ids.reserved_prefixes)
+reserved_id(s) if {
+	some prefix in conf.ids.reserved_prefixes
+	startswith(s.id, prefix)
+	not user_id_prefix(s, prefix)
+}
+
+# user_id_prefix holds for the prefix every user server's id starts with (host/spec gives it):
+# reserved for user servers, so no reason to refuse one.
+user_id_prefix(s, prefix) if {
+	s.source == "user"
+	prefix == "u_"
+}
 
 deny contains {"server": i, "field": "transport", "code": "transport_invalid", "msg": "the transport is neither stdio nor http"} if {
 	some i, s in input.servers
@@ -67,16 +78,18 @@ deny contains {
 
 deny contains {
 	"server": i, "field": "sharedAuthority", "code": "shared_authority_invalid",
-	"msg": "a shared server needs a non-empty one-line sharedAuthority",
+	"msg": "a shared server needs a non-empty one-line sharedAuthority, without control characters",
 } if {
 	some i, s in input.servers
 	s.credentials == "shared"
 	not one_line(s.sharedAuthority)
 }
 
+# one_line holds for text that is not blank and has no control character and no line or
+# paragraph separator: the prompt and the shared_credential warning quote it as it is.
 one_line(text) if {
 	trim_space(text) != ""
-	not regex.match(`[\r\n]`, text)
+	not regex.match(`[\p{Cc}\x{2028}\x{2029}]`, text)
 }
 
 deny contains {"server": i, "field": "users", "code": "users_not_shared", "msg": "users is only valid on a shared server"} if {

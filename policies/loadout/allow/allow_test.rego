@@ -75,6 +75,22 @@ shape_cases := {
 		"fields": {"credentials": "shared", "sharedAuthority": "one\ntwo"},
 		"want": {"shared_authority_invalid"},
 	},
+	"authority with a tab": {
+		"fields": {"credentials": "shared", "sharedAuthority": "ops\tteam"},
+		"want": {"shared_authority_invalid"},
+	},
+	"authority with a line separator": {
+		"fields": {"credentials": "shared", "sharedAuthority": "ops\u2028team"},
+		"want": {"shared_authority_invalid"},
+	},
+	"authority with a next-line control": {
+		"fields": {"credentials": "shared", "sharedAuthority": "ops\u0085team"},
+		"want": {"shared_authority_invalid"},
+	},
+	"one-line authority": {
+		"fields": {"credentials": "shared", "sharedAuthority": "the platform team (ops@corp.example)"},
+		"want": set(),
+	},
 }
 
 test_shape_rules[name] if {
