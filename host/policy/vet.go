@@ -678,6 +678,7 @@ func copyRequest(r abi.Request) abi.Request {
 		s.HostEnv = slices.Clone(s.HostEnv)
 		s.Headers = slices.Clone(s.Headers)
 		s.AllowedTools = slices.Clone(s.AllowedTools)
+		s.DeniedTools = slices.Clone(s.DeniedTools)
 		s.ToolExposure = slices.Clone(s.ToolExposure)
 		out.Servers[i] = s
 	}
