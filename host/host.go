@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/loadout-dev/loadout/host/exposure"
 	"github.com/loadout-dev/loadout/host/materialize"
 	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/host/policy"
@@ -186,7 +187,7 @@ func (h *Host) vet(ctx context.Context, body []byte, hostEnv []spec.Pair, harnes
 		return nil, err
 	}
 	h.refuseReserved(req, d, harness)
-	v, err := policy.Vet(req, d, hostEnv, policy.VetOptions{ContentByRef: !h.cfg.InlineContent})
+	v, err := policy.Vet(req, d, hostEnv, policy.VetOptions{ContentByRef: !h.cfg.InlineContent, Exposure: h.exposure(req, harness)})
 	if err != nil {
 		return nil, err
 	}
@@ -220,6 +221,20 @@ func (h *Host) refuseReserved(req *spec.Request, d *policy.Decision, harness str
 		})
 		slices.SortStableFunc(sd.Reasons, func(a, b policy.Reason) int { return strings.Compare(a.Code, b.Code) })
 	}
+}
+
+// exposure is what the rendering harness's profile can do with exposure, or nil when no loaded
+// plugin renders the request's harness (Prepare refuses it then).
+func (h *Host) exposure(req *spec.Request, harness string) *exposure.Harness {
+	name, err := pickHarness(req.Harness, harness)
+	if err != nil {
+		return nil
+	}
+	prof := h.plugins[name].Profile
+	if prof == nil {
+		return nil
+	}
+	return &exposure.Harness{Name: name, Native: prof.ExposureNative(), Deny: prof.DenyList()}
 }
 
 // Minter mints the run tokens a request's servers ask for (mcpServers[i].token) before the

@@ -187,6 +187,8 @@ type checker struct {
 	vs      []error
 	// allowedToolsFlag: the args hold --allowedTools (set by the claude argument rule).
 	allowedToolsFlag bool
+	// denyRules: the rules the deny flag holds (set by the denyTools argument rule).
+	denyRules map[string]bool
 	// warned: the servers a plan warning names (set by compareServers).
 	warned map[string]bool
 }
