@@ -1,5 +1,5 @@
 // Package exposure turns a server's exposure and toolExposure into the tool lists a harness
-// without exposure of its own enforces (docs/SECURITY.md §2.6). Pi renders exposure natively;
+// without exposure of its own enforces (docs/SECURITY.md §2.1). Pi renders exposure natively;
 // Claude Code, Codex, Gemini CLI and any harness whose profile does not say so get the
 // effect computed once here, by the host, as the vetted request's tool restriction: a hidden
 // tool leaves the allow list and joins the deny list, a server none of whose tools stays
