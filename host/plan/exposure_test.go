@@ -14,6 +14,11 @@ import (
 // hiding is input(harness) whose unrestricted server alpha hides tool echo: the host denies it
 // (host/exposure), and on a harness with exposure of its own alpha carries the rule itself.
 func hiding(harness string) plan.Input {
+	if harness == "pi-restricted" { // beta, restricted to search, hides it by pattern
+		in := input("pi")
+		in.Request.Servers[1].ToolExposure = []abi.Pair{{Name: "s*", Value: "hidden"}}
+		return in
+	}
 	in := input(harness)
 	if harness == "pi" {
 		in.Request.Servers[0].ToolExposure = []abi.Pair{{Name: "echo", Value: "hidden"}}
@@ -69,8 +74,11 @@ func TestCheckDeniedTools(t *testing.T) {
 		{"pi exposes it instead", "pi", replace(piAlpha, `"LOADOUT_SPAWN_3":"test"},"toolExposure":{"echo":"direct"}}`), false},
 		{"pi adds a server exposure", "pi", replace(piAlpha, `"LOADOUT_SPAWN_3":"test"},"exposure":"direct","toolExposure":{"echo":"hidden"}}`), false},
 		{"a profile without a deny list", "acme", func(*abi.Plan) {}, false},
+		{"pi exposes an allowed tool the vetted exposure hides", "pi-restricted", func(*abi.Plan) {}, false},
+		{"pi hides the allowed tool the vetted exposure hides", "pi-restricted",
+			replace(`"toolExposure":{"search":"direct"}`, `"toolExposure":{"search":"hidden"}`), true},
 	}
-	base := map[string]func() *abi.Plan{"claude": claudePlan, "codex": codexPlan, "pi": piPlan, "acme": acmePlan}
+	base := map[string]func() *abi.Plan{"claude": claudePlan, "codex": codexPlan, "pi": piPlan, "pi-restricted": piPlan, "acme": acmePlan}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format"
 )
 
 // pathRule allows one path (pattern without "**"), everything under a directory ("dir/**") or
@@ -691,8 +692,12 @@ func (c *checker) compareTools(name string, r rendered, v abi.Server) {
 				c.add(name, r.loc+".exposure", RuleToolRestrictions, "the vetted server restricts its tools: exposure must be hidden")
 			}
 			for _, p := range r.toolExposure {
-				if p.Value != "hidden" && !slices.Contains(v.AllowedTools, p.Name) {
+				switch {
+				case p.Value == "hidden":
+				case !slices.Contains(v.AllowedTools, p.Name):
 					c.add(name, r.loc+".toolExposure", RuleToolRestrictions, "tool %q is exposed but not in the vetted allowedTools", truncate(p.Name, 64))
+				case vettedExposure(v, p.Name) == "hidden":
+					c.add(name, r.loc+".toolExposure", RuleToolRestrictions, "tool %q is exposed but the vetted toolExposure hides it", truncate(p.Name, 64))
 				}
 			}
 		}
@@ -749,6 +754,15 @@ func (c *checker) compareExposure(name string, r rendered, v abi.Server) {
 	if !same {
 		c.add(name, r.loc+".toolExposure", RuleToolRestrictions, "toolExposure differs from the vetted server's")
 	}
+}
+
+// vettedExposure is the exposure the vetted server gives tool: its exact toolExposure entry,
+// else the first matching pattern, else the server's exposure.
+func vettedExposure(v abi.Server, tool string) string {
+	if e, ok := format.ToolExposure(v.ToolExposure, tool); ok {
+		return e
+	}
+	return v.Exposure
 }
 
 // canonicalExposure maps the alias codemode-deferred to codemode.
