@@ -40,6 +40,10 @@ const (
 	CodeUnsupported = "exposure_unsupported"
 )
 
+// MaxPatternWork bounds the pattern matches Apply makes for one server (patterns × allowed
+// tools): a server over it is refused rather than resolved slowly.
+const MaxPatternWork = 1 << 20
+
 // Harness is what a harness can do with exposure, from its profile.
 type Harness struct {
 	Name string
@@ -97,16 +101,31 @@ func Apply(h Harness, s Server) (Effect, *Refusal) {
 			eff.Unsupported = append(eff.Unsupported, v)
 		}
 	}
+	// exact holds each exact entry's exposure (the first of a name, as format.ToolExposure
+	// reads them); denied and exposed keep request order, each name once.
+	exact := make(map[string]string, len(s.ToolExposure))
+	var patterns []abi.Pair
 	var exposed []string
+	seen := map[string]bool{}
 	for _, p := range s.ToolExposure {
 		if format.IsPattern(p.Name) {
+			patterns = append(patterns, p)
 			continue
 		}
-		if p.Value == Hidden {
-			eff.Denied = appendNew(eff.Denied, p.Name)
-		} else {
-			exposed = appendNew(exposed, p.Name)
+		if _, dup := exact[p.Name]; dup {
+			continue
 		}
+		exact[p.Name] = p.Value
+		if p.Value == Hidden {
+			eff.Denied = append(eff.Denied, p.Name)
+		} else {
+			exposed = append(exposed, p.Name)
+		}
+		seen[p.Name] = true
+	}
+	if s.Restricted && len(patterns) > 0 && len(patterns)*len(s.Allowed) > MaxPatternWork {
+		return Effect{}, &Refusal{Code: CodeUnenforceable, Field: "toolExposure." + patterns[0].Name,
+			Message: fmt.Sprintf("%d patterns against %d allowed tools is more than the %d matches loadout resolves for a server; name the tools", len(patterns), len(s.Allowed), MaxPatternWork)}
 	}
 	field := "exposure"
 	if server != Hidden {
@@ -115,15 +134,22 @@ func Apply(h Harness, s Server) (Effect, *Refusal) {
 	switch {
 	case s.Restricted:
 		eff.Allowed = nil
+		kept := map[string]bool{}
 		for _, t := range s.Allowed {
-			e, ok := format.ToolExposure(s.ToolExposure, t)
+			e, ok := exact[t]
+			if !ok {
+				e, ok = format.ToolExposure(patterns, t)
+			}
 			if !ok {
 				e = server
 			}
-			if e == Hidden {
-				eff.Denied = appendNew(eff.Denied, t)
-			} else {
-				eff.Allowed = appendNew(eff.Allowed, t)
+			switch {
+			case e == Hidden && !seen[t]:
+				seen[t] = true
+				eff.Denied = append(eff.Denied, t)
+			case e != Hidden && !kept[t]:
+				kept[t] = true
+				eff.Allowed = append(eff.Allowed, t)
 			}
 		}
 		if len(eff.Allowed) == 0 && (server == Hidden || len(s.Allowed) > 0) {
@@ -176,9 +202,3 @@ func firstPattern(ps []abi.Pair, want func(string) bool) (abi.Pair, bool) {
 	return abi.Pair{}, false
 }
 
-func appendNew(list []string, s string) []string {
-	if slices.Contains(list, s) {
-		return list
-	}
-	return append(list, s)
-}

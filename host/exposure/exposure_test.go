@@ -108,3 +108,27 @@ func TestUnsupportedMessage(t *testing.T) {
 	assert.Equal(t, `exposure "codemode" is not supported by claude; tools are exposed directly`,
 		exposure.UnsupportedMessage("codemode", "claude"))
 }
+
+// TestApplyBoundsPatternWork: resolving many patterns against many allowed tools is refused
+// past MaxPatternWork, and accepted up to it.
+func TestApplyBoundsPatternWork(t *testing.T) {
+	const n = 1024
+	allowed := make([]string, n)
+	var rules []abi.Pair
+	for i := range allowed {
+		allowed[i] = "tool" + string(rune('a'+i%26)) + string(rune('a'+i/26%26)) + string(rune('a'+i/676))
+	}
+	for i := 0; i < exposure.MaxPatternWork/n; i++ {
+		rules = append(rules, abi.Pair{Name: "zz*" + allowed[i%n], Value: "hidden"})
+	}
+	s := exposure.Server{Restricted: true, Allowed: allowed, ToolExposure: rules}
+	got, ref := exposure.Apply(withDeny, s)
+	require.Nil(t, ref, "exactly MaxPatternWork matches: resolved")
+	assert.Len(t, got.Allowed, n, "no pattern matches: every tool stays allowed")
+
+	s.ToolExposure = append(s.ToolExposure, abi.Pair{Name: "zz*", Value: "hidden"})
+	_, ref = exposure.Apply(withDeny, s)
+	if assert.NotNil(t, ref, "one pattern more: refused") {
+		assert.Equal(t, exposure.CodeUnenforceable, ref.Code, "refusal code")
+	}
+}

@@ -160,14 +160,15 @@ func (c *checker) checkToolRules(field, arg string) {
 func (c *checker) checkDenyRule(field, arg string) {
 	if c.denyRules == nil {
 		c.denyRules = map[string]bool{}
+		c.vettedDeny = map[string]bool{}
+		for _, v := range c.in.Request.Servers {
+			for _, t := range v.DeniedTools {
+				c.vettedDeny["mcp__"+v.ID+"__"+t] = true
+			}
+		}
 	}
-	rest, ok := strings.CutPrefix(arg, "mcp__")
-	id, tool, hasTool := strings.Cut(rest, "__")
-	v, vetted := c.vetted(id)
 	switch {
-	case !ok || !hasTool || !vetted:
-		c.add("", field, RuleToolRestrictions, "deny rule %q is not mcp__<server>__<tool> for a vetted server", truncate(arg, 64))
-	case !slices.Contains(v.DeniedTools, tool) || strings.ContainsFunc(arg, isRuleSeparator) || strings.ContainsAny(arg, "()"):
+	case !c.vettedDeny[arg] || strings.ContainsFunc(arg, isRuleSeparator) || strings.ContainsAny(arg, "()"):
 		c.add("", field, RuleToolRestrictions, "deny rule %q is not one of the tools the vetted server denies", truncate(arg, 64))
 	case c.denyRules[arg]:
 		c.add("", field, RuleToolRestrictions, "deny rule %q is given twice", truncate(arg, 64))

@@ -746,10 +746,14 @@ func (c *checker) compareExposure(name string, r rendered, v abi.Server) {
 	if got != canonicalExposure(v.Exposure) {
 		c.add(name, r.loc+".exposure", RuleToolRestrictions, "exposure %q differs from the vetted %q", truncate(got, 32), v.Exposure)
 	}
-	same := len(r.toolExposure) == len(v.ToolExposure)
+	want := make(map[string]string, len(v.ToolExposure))
+	for _, p := range v.ToolExposure {
+		want[p.Name] = canonicalExposure(p.Value)
+	}
+	same := len(r.toolExposure) == len(want)
 	for i := 0; same && i < len(r.toolExposure); i++ {
-		w, ok := pairValue(v.ToolExposure, r.toolExposure[i].Name)
-		same = ok && canonicalExposure(r.toolExposure[i].Value) == canonicalExposure(w)
+		w, ok := want[r.toolExposure[i].Name]
+		same = ok && canonicalExposure(r.toolExposure[i].Value) == w
 	}
 	if !same {
 		c.add(name, r.loc+".toolExposure", RuleToolRestrictions, "toolExposure differs from the vetted server's")
