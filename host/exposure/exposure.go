@@ -201,4 +201,3 @@ func firstPattern(ps []abi.Pair, want func(string) bool) (abi.Pair, bool) {
 	}
 	return abi.Pair{}, false
 }
-
