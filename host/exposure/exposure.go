@@ -14,6 +14,7 @@ package exposure
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
@@ -39,6 +40,10 @@ const (
 	// tools are exposed directly.
 	CodeUnsupported = "exposure_unsupported"
 )
+
+// toolName is what a name the host puts in a harness's tool lists must match (the default
+// allowedTools rule, R3): every harness reads it as one exact name, and no harness splits it.
+var toolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
 // MaxPatternWork bounds the pattern matches Apply makes for one server (patterns × allowed
 // tools): a server over it is refused rather than resolved slowly.
@@ -116,6 +121,11 @@ func Apply(h Harness, s Server) (Effect, *Refusal) {
 			continue
 		}
 		exact[p.Name] = p.Value
+		listed := p.Value == Hidden || (server == Hidden && !s.Restricted)
+		if listed && !toolName.MatchString(p.Name) {
+			return Effect{}, &Refusal{Code: CodeUnenforceable, Field: "toolExposure." + p.Name,
+				Message: fmt.Sprintf("%q would go into %s's tool lists, which take tool names matching %s only", p.Name, h.Name, toolName)}
+		}
 		if p.Value == Hidden {
 			eff.Denied = append(eff.Denied, p.Name)
 		} else {
