@@ -94,8 +94,8 @@ func UnsupportedMessage(value, harness string) string {
 // is. It never widens s: every tool Effect lets through is one s exposes.
 func Apply(h Harness, s Server) (Effect, *Refusal) {
 	eff := Effect{Restricted: s.Restricted, Allowed: s.Allowed}
-	if h.Native {
-		return eff, nil
+	if h.Native || (len(s.ToolExposure) == 0 && (s.Exposure == "" || s.Exposure == Direct)) {
+		return eff, nil // nothing to resolve: every tool is exposed directly
 	}
 	server := s.Exposure
 	if server == "" {

@@ -427,10 +427,13 @@ func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDeci
 // the server goes no further (it claims no id, as a denied one), an exposure the harness lacks
 // is a warning. With h nil the restriction is the request's.
 func (vt *vetter) exposure(s *spec.Server, sd ServerDecision, h *exposure.Harness) (exposure.Effect, bool) {
-	allowed := make([]string, 0, len(s.AllowedTools))
-	for _, t := range s.AllowedTools {
-		if !slices.ContainsFunc(sd.Drop, func(d Drop) bool { return d.Field == "allowedTools" && d.Key == t }) {
-			allowed = append(allowed, t)
+	allowed := s.AllowedTools // read only: the server's list is copied into its own block
+	if slices.ContainsFunc(sd.Drop, func(d Drop) bool { return d.Field == "allowedTools" }) {
+		allowed = make([]string, 0, len(s.AllowedTools))
+		for _, t := range s.AllowedTools {
+			if !slices.ContainsFunc(sd.Drop, func(d Drop) bool { return d.Field == "allowedTools" && d.Key == t }) {
+				allowed = append(allowed, t)
+			}
 		}
 	}
 	if h == nil {
