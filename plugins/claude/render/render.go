@@ -247,7 +247,7 @@ func allowRules(servers []abi.Server) ([]string, []abi.Warning, bool) {
 
 // denyRules returns the --disallowedTools rules of the rendered servers: mcp__<id>__<tool> for
 // every tool a server denies (the ones its exposure hides), in server order. A denied tool is
-// not offered to the model at all, whatever the permission mode (docs/FORMATS.md §1.3).
+// not offered to the model at all (docs/FORMATS.md §1.3).
 func denyRules(servers []abi.Server) []string {
 	var rules []string
 	for _, s := range servers {
