@@ -67,6 +67,7 @@ type entry struct {
 	cwd, exposure         *string
 	args, allowTools      []string
 	hasAllowTools         bool
+	denyTools             []string
 	env, headers, toolExp []abi.Pair
 	enabled               *bool
 	unknown               []string // keys the profile does not list
@@ -225,6 +226,9 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 		case !s.ToolsRestricted && e.hasAllowTools:
 			bad("allowed tools %q on an unrestricted server", e.allowTools)
 		}
+		if !slices.Equal(orEmpty(e.denyTools), orEmpty(s.DeniedTools)) {
+			bad("denied tools %q, want %q", e.denyTools, s.DeniedTools)
+		}
 	case "exposure":
 		if !s.ToolsRestricted {
 			break
@@ -238,7 +242,15 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 				exposed = append(exposed, p.Name)
 			}
 		}
-		if want := slices.Sorted(slices.Values(orEmpty(s.AllowedTools))); !slices.Equal(slices.Sorted(slices.Values(exposed)), want) {
+		// The allowed tools the request's own toolExposure (or the server's exposure) leaves
+		// exposed; the harness hides the others itself.
+		var want []string
+		for _, t := range s.AllowedTools {
+			if x, ok := format.ToolExposure(s.ToolExposure, t); x != "hidden" && (ok || s.Exposure != "hidden") {
+				want = append(want, t)
+			}
+		}
+		if want := slices.Sorted(slices.Values(orEmpty(want))); !slices.Equal(slices.Sorted(slices.Values(exposed)), want) {
 			bad("exposed tools %q, want %q", exposed, want)
 		}
 	}
@@ -288,6 +300,20 @@ func (r *runner) checkArgRules(o *output, hf harnessFormat, req abi.Request, ren
 		restricted = true
 		for _, t := range s.AllowedTools {
 			want = append(want, "mcp__"+s.ID+"__"+t)
+		}
+	}
+	wantDeny := []string{}
+	for _, s := range req.Servers {
+		if rendered[s.ID] {
+			for _, t := range s.DeniedTools {
+				wantDeny = append(wantDeny, "mcp__"+s.ID+"__"+t)
+			}
+		}
+	}
+	if flag := hf.prof.DenyFlag(); flag != "" {
+		gotDeny, _ := toolRules(o.res.Args, flag)
+		if !slices.Equal(orEmpty(gotDeny), wantDeny) {
+			r.fail("format: %s rules %q, want %q", flag, gotDeny, wantDeny)
 		}
 	}
 	got, present := toolRules(o.res.Args, hf.prof.ToolsFlag())
@@ -409,6 +435,10 @@ func readJSONEntries(content string, hf harnessFormat) ([]entry, error) {
 				for _, it := range x.Items {
 					e.allowTools = append(e.allowTools, it.Str)
 				}
+			case "denyTools":
+				for _, it := range x.Items {
+					e.denyTools = append(e.denyTools, hf.litBack(it.Str))
+				}
 			}
 		}
 		out = append(out, e)
@@ -482,6 +512,9 @@ func readTOMLEntries(content string, hf harnessFormat) ([]entry, error) {
 			if _, ok := m[k]; ok {
 				e.hasAllowTools, e.allowTools = true, orEmpty(list(k))
 			}
+		}
+		for _, t := range list(keyOf["denyTools"]) {
+			e.denyTools = append(e.denyTools, hf.litBack(t))
 		}
 		out = append(out, e)
 	}

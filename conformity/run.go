@@ -17,6 +17,7 @@ import (
 
 	"github.com/loadout-dev/loadout/conformity/corpus"
 	"github.com/loadout-dev/loadout/host"
+	"github.com/loadout-dev/loadout/host/exposure"
 	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/host/spec"
 	"github.com/loadout-dev/loadout/sdk/abi"
@@ -299,8 +300,16 @@ func (r *runner) checkExpect(o *output) {
 	for _, s := range req.Servers {
 		servers = append(servers, s.ID)
 	}
-	if !slices.Equal(orEmpty(e.Servers), servers) {
-		r.fail("servers: got %q, want %q", servers, orEmpty(e.Servers))
+	prof := o.prepared.Profile()
+	wantServers := e.Servers
+	if e.Exposure != nil && e.Exposure.NativeServers != nil && prof.ExposureNative() {
+		wantServers = e.Exposure.NativeServers
+	}
+	if !slices.Equal(orEmpty(wantServers), servers) {
+		r.fail("servers: got %q, want %q", servers, orEmpty(wantServers))
+	}
+	if e.Exposure != nil && !prof.ExposureNative() {
+		r.checkExposure(o, e.Exposure)
 	}
 	skills := []string{}
 	for _, sk := range req.Skills {
@@ -336,7 +345,6 @@ func (r *runner) checkExpect(o *output) {
 			r.fail("spawnEnv of %q: got %v, want %v", id, got, want)
 		}
 	}
-	prof := o.prepared.Profile()
 	// The corpus names these two after the harness they were written for; each holds for every
 	// harness whose profile shares the property: tool rules on the command line, and a TOML
 	// config whose server tables are listed.
@@ -364,6 +372,49 @@ func (r *runner) checkExpect(o *output) {
 		}
 		if !slices.Equal(e.TOMLServers, got) {
 			r.fail("codexServers: got %q, want %q", got, e.TOMLServers)
+		}
+	}
+}
+
+// checkExposure compares the tool lists, warnings and refusals the host made of exposure, on
+// a harness without exposure of its own, with the case's.
+func (r *runner) checkExposure(o *output, e *corpus.Exposure) {
+	v := o.prepared.Vetted
+	req := v.Request()
+	harness := o.prepared.Harness
+	for _, id := range slices.Sorted(maps.Keys(e.Servers)) {
+		want := e.Servers[id]
+		i := slices.IndexFunc(req.Servers, func(s abi.Server) bool { return s.ID == id })
+		if i < 0 {
+			r.fail("exposure.servers: %q was not kept", id)
+			continue
+		}
+		s := req.Servers[i]
+		switch {
+		case want.Allowed == nil && s.ToolsRestricted:
+			r.fail("exposure.servers.%s.allowed: got %q, want the server unrestricted", id, s.AllowedTools)
+		case want.Allowed != nil && (!s.ToolsRestricted || !slices.Equal(orEmpty(*want.Allowed), orEmpty(s.AllowedTools))):
+			r.fail("exposure.servers.%s.allowed: got %q (restricted %t), want %q", id, s.AllowedTools, s.ToolsRestricted, *want.Allowed)
+		}
+		if !slices.Equal(orEmpty(want.Denied), orEmpty(s.DeniedTools)) {
+			r.fail("exposure.servers.%s.denied: got %q, want %q", id, s.DeniedTools, want.Denied)
+		}
+		var got, wantMsgs []string
+		for _, w := range v.Warnings() {
+			if w.Code == exposure.CodeUnsupported && w.Server == id {
+				got = append(got, w.Message)
+			}
+		}
+		for _, u := range want.Unsupported {
+			wantMsgs = append(wantMsgs, exposure.UnsupportedMessage(u, harness))
+		}
+		if !slices.Equal(orEmpty(wantMsgs), orEmpty(got)) {
+			r.fail("exposure.servers.%s.unsupported: got warnings %q, want %q", id, got, wantMsgs)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(e.Refused)) {
+		if !slices.ContainsFunc(v.Dropped(), func(d spec.Diagnostic) bool { return d.Kind == "server" && d.Name == id && d.Code == e.Refused[id] }) {
+			r.fail("exposure.refused: want server %q refused with %s, dropped is %v", id, e.Refused[id], v.Dropped())
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/loadout-dev/loadout/host/exposure"
 	"github.com/loadout-dev/loadout/host/materialize"
 	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/host/policy"
@@ -187,7 +188,7 @@ func (h *Host) vet(ctx context.Context, body []byte, hostEnv []spec.Pair, harnes
 	}
 	h.refuseReserved(req, d, harness)
 	refuseUserCommands(req, d)
-	v, err := policy.Vet(req, d, hostEnv, policy.VetOptions{ContentByRef: !h.cfg.InlineContent})
+	v, err := policy.Vet(req, d, hostEnv, policy.VetOptions{ContentByRef: !h.cfg.InlineContent, Exposure: h.exposure(req, harness)})
 	if err != nil {
 		return nil, err
 	}
@@ -245,6 +246,20 @@ func refuseUserCommands(req *spec.Request, d *policy.Decision) {
 			Rule:    "host",
 		})
 	}
+}
+
+// exposure is what the rendering harness's profile can do with exposure, or nil when no loaded
+// plugin renders the request's harness (Prepare refuses it then).
+func (h *Host) exposure(req *spec.Request, harness string) *exposure.Harness {
+	name, err := pickHarness(req.Harness, harness)
+	if err != nil {
+		return nil
+	}
+	prof := h.plugins[name].Profile
+	if prof == nil {
+		return nil
+	}
+	return &exposure.Harness{Name: name, Native: prof.ExposureNative(), Deny: prof.DenyList()}
 }
 
 // Minter mints the run tokens a request's servers ask for (mcpServers[i].token) before the

@@ -24,7 +24,7 @@ func fullRequest() abi.Request {
 				Args:    []string{"--root", "{{loadout.root.checkout}}", "quote\"back\\slash", "tab\tnl\n", "é中😀", "\u2028"},
 				Env:     []abi.Pair{{Name: "TOKEN", Value: "{{loadout.secret.1}}", Secret: true}, {Name: "MODE", Value: "ro"}},
 				HostEnv: []abi.Pair{{Name: "PATH", Value: "/usr/bin"}},
-				Cwd:     "/tmp", ToolsRestricted: true, AllowedTools: []string{"read", "list"},
+				Cwd:     "/tmp", ToolsRestricted: true, AllowedTools: []string{"read", "list"}, DeniedTools: []string{"write"},
 				Description: "<files> & more", Enabled: true, Timeout: 12.5, Exposure: "deferred",
 				ToolExposure: []abi.Pair{{Name: "read", Value: "direct"}},
 			},

@@ -610,6 +610,9 @@ func (d *decoder) server(s *abi.Server) error {
 		case "toolExposure":
 			s.ToolExposure, err = d.pairs(&toolExposureField)
 			return 1 << 15, err
+		case "deniedTools":
+			s.DeniedTools, err = d.strings("server.deniedTools")
+			return 1 << 16, err
 		}
 		return 0, nil
 	})

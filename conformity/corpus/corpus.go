@@ -68,6 +68,33 @@ type Expect struct {
 	TOMLServers []string `json:"codexServers,omitempty"`
 	// Rejected is true when the whole request must be refused.
 	Rejected bool `json:"rejected,omitempty"`
+	// Exposure is what the host makes of exposure and toolExposure; nil: not checked.
+	Exposure *Exposure `json:"exposure,omitempty"`
+}
+
+// Exposure is the exposure expectation. Servers and Refused are checked for every harness
+// whose profile has no exposure of its own (tools.in is not exposure), where the host turns
+// exposure into tool lists (host/exposure); NativeServers replaces Expect.Servers for a harness
+// that renders exposure itself.
+type Exposure struct {
+	// Servers maps a kept server id to the tool lists the plugin is handed and the exposure
+	// values the host warns about.
+	Servers map[string]ExposureServer `json:"servers,omitempty"`
+	// Refused maps a server id to the code the host refuses it with.
+	Refused map[string]string `json:"refused,omitempty"`
+	// NativeServers are the kept server ids on a harness that renders exposure itself; nil:
+	// Expect.Servers.
+	NativeServers []string `json:"nativeServers,omitempty"`
+}
+
+// ExposureServer is one kept server's expected tool lists.
+type ExposureServer struct {
+	// Allowed are the tools the server is restricted to; nil (null or absent): unrestricted.
+	Allowed *[]string `json:"allowed"`
+	// Denied are the tools the harness must not offer, in order.
+	Denied []string `json:"denied"`
+	// Unsupported are the exposure values warned about (exposure_unsupported), in order.
+	Unsupported []string `json:"unsupported"`
 }
 
 // AllowRules is the claudeMcpAllowRules expectation, which has three states: absent (not

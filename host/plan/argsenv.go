@@ -25,6 +25,9 @@ const (
 	// argTools: one or more tool rules (Claude's --allowedTools), each checked against the
 	// vetted request by checkToolRules.
 	argTools
+	// argDenyTools: one or more rules of denied tools (Claude's --disallowedTools), each
+	// mcp__<id>__<tool> for a tool a vetted server denies, checked by checkDenyRules.
+	argDenyTools
 )
 
 // argRule is one flag a plugin may return.
@@ -96,6 +99,16 @@ func (c *checker) checkHarnessArgs(args []string) {
 				c.add("", field, RuleArg, "%s has no value", r.flag)
 			}
 			c.allowedToolsFlag = true
+		case argDenyTools:
+			n := 0
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
+				n++
+				c.checkDenyRule("args["+strconv.Itoa(i)+"]", args[i])
+			}
+			if n == 0 {
+				c.add("", field, RuleArg, "%s has no value", r.flag)
+			}
 		}
 		if r.variadic && i+1 >= len(args) {
 			c.add("", field, RuleArg, "%s takes every following argument as a value: another flag must end its values", r.flag)
@@ -114,9 +127,7 @@ func (c *checker) checkHarnessArgs(args []string) {
 // and whitespace): every rule in it must be a built-in tool of the harness, mcp__<id> for a
 // vetted enabled server without a restriction, or mcp__<id>__<tool> for one of its vetted tools.
 func (c *checker) checkToolRules(field, arg string) {
-	rules := strings.FieldsFunc(arg, func(r rune) bool {
-		return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f'
-	})
+	rules := strings.FieldsFunc(arg, isRuleSeparator)
 	if len(rules) == 0 {
 		c.add("", field, RuleToolRestrictions, "empty tool rule")
 	}
@@ -140,6 +151,34 @@ func (c *checker) checkToolRules(field, arg string) {
 			c.add("", field, RuleToolRestrictions, "rule %q is not one of the vetted tool rules", truncate(rule, 64))
 		}
 	}
+}
+
+// checkDenyRule checks one argument of the deny flag: it must be exactly mcp__<id>__<tool> for
+// a tool vetted server id denies (one rule per argument, since the harness splits an argument
+// at commas and whitespace). The rules found are compared with every rendered server's
+// DeniedTools by compareServers.
+func (c *checker) checkDenyRule(field, arg string) {
+	if c.denyRules == nil {
+		c.denyRules = map[string]bool{}
+		c.vettedDeny = map[string]bool{}
+		for _, v := range c.in.Request.Servers {
+			for _, t := range v.DeniedTools {
+				c.vettedDeny["mcp__"+v.ID+"__"+t] = true
+			}
+		}
+	}
+	switch {
+	case !c.vettedDeny[arg] || strings.ContainsFunc(arg, isRuleSeparator) || strings.ContainsAny(arg, "()"):
+		c.add("", field, RuleToolRestrictions, "deny rule %q is not one of the tools the vetted server denies", truncate(arg, 64))
+	case c.denyRules[arg]:
+		c.add("", field, RuleToolRestrictions, "deny rule %q is given twice", truncate(arg, 64))
+	}
+	c.denyRules[arg] = true
+}
+
+// isRuleSeparator reports whether Claude Code splits a tool rule argument at r.
+func isRuleSeparator(r rune) bool {
+	return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f'
 }
 
 // checkHarnessEnv allows exactly h.env: each name with its pinned value, the required ones

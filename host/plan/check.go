@@ -187,6 +187,9 @@ type checker struct {
 	vs      []error
 	// allowedToolsFlag: the args hold --allowedTools (set by the claude argument rule).
 	allowedToolsFlag bool
+	// denyRules: the rules the deny flag holds (set by the denyTools argument rule), and
+	// vettedDeny the rules of every tool a vetted server denies.
+	denyRules, vettedDeny map[string]bool
 	// warned: the servers a plan warning names (set by compareServers).
 	warned map[string]bool
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format"
 )
 
 // pathRule allows one path (pattern without "**"), everything under a directory ("dir/**") or
@@ -100,6 +101,8 @@ type rendered struct {
 	enabled                *bool
 	enabledTools           []string
 	hasEnabledTools        bool
+	deniedTools            []string
+	hasDeniedTools         bool
 	exposure               *string
 	toolExposure           []abi.Pair
 	strs                   []located
@@ -257,7 +260,8 @@ func (c *checker) readJSONServer(name, loc, id string, v *Value) rendered {
 			r.hasEnabledTools = true
 			r.enabledTools = strList(key, x)
 		case "denyTools":
-			strList(key, x)
+			r.hasDeniedTools = true
+			r.deniedTools = strList(key, x)
 		case "envPassthrough":
 			r.hasEnvVars = true
 			c.checkEnvVars(name, loc, id, strList(key, x))
@@ -429,7 +433,8 @@ func (c *checker) readTOMLServer(name, loc, id string, v any) rendered {
 			r.hasEnabledTools = true
 			r.enabledTools, _ = strList(key, x)
 		case "denyTools":
-			strList(key, x)
+			r.hasDeniedTools = true
+			r.deniedTools, _ = strList(key, x)
 		case "toolExposure":
 			r.toolExposure = pairs(meaning, x)
 		case "envPassthrough":
@@ -669,6 +674,7 @@ func (c *checker) compareTools(name string, r rendered, v abi.Server) {
 	if c.h.requireAllowList && v.ToolsRestricted && !r.hasEnabledTools {
 		c.add(name, r.loc, RuleToolRestrictions, "the vetted server restricts its tools but its tool allow list is missing")
 	}
+	c.compareDenied(name, r, v)
 	if c.h.hasMeaning("toolExposure") {
 		for _, p := range r.toolExposure {
 			if !validExposure(p.Value) {
@@ -678,17 +684,105 @@ func (c *checker) compareTools(name string, r rendered, v abi.Server) {
 		if r.exposure != nil && !validExposure(*r.exposure) {
 			c.add(name, r.loc+".exposure", RuleServerMismatch, "exposure %q is not valid", truncate(*r.exposure, 32))
 		}
+		if !v.ToolsRestricted && c.h.exposureTools {
+			c.compareExposure(name, r, v)
+		}
 		if v.ToolsRestricted && c.h.exposureTools {
 			if r.exposure == nil || *r.exposure != "hidden" {
 				c.add(name, r.loc+".exposure", RuleToolRestrictions, "the vetted server restricts its tools: exposure must be hidden")
 			}
 			for _, p := range r.toolExposure {
-				if p.Value != "hidden" && !slices.Contains(v.AllowedTools, p.Name) {
+				switch {
+				case p.Value == "hidden":
+				case !slices.Contains(v.AllowedTools, p.Name):
 					c.add(name, r.loc+".toolExposure", RuleToolRestrictions, "tool %q is exposed but not in the vetted allowedTools", truncate(p.Name, 64))
+				case vettedExposure(v, p.Name) == "hidden":
+					c.add(name, r.loc+".toolExposure", RuleToolRestrictions, "tool %q is exposed but the vetted toolExposure hides it", truncate(p.Name, 64))
 				}
 			}
 		}
 	}
+}
+
+// compareDenied checks that the server denies exactly the tools the vetted server does (the
+// ones its exposure hides on a harness without exposure, host/exposure), in the harness's deny
+// list: a config key meaning denyTools, whose entries must read back as the vetted names, or
+// the rules of the deny flag. A harness without either cannot hide a tool.
+func (c *checker) compareDenied(name string, r rendered, v abi.Server) {
+	switch {
+	case c.h.hasMeaning("denyTools"):
+		got := make([]string, 0, len(r.deniedTools))
+		for _, t := range r.deniedTools {
+			lit, ok := c.in.Profile.ReadLiteral(t)
+			if !ok {
+				c.add(name, r.loc+".denyTools", RuleToolRestrictions, "deny entry %q is not a spelling harness %q reads back as a tool name", truncate(t, 64), c.in.Manifest.Harness)
+				continue
+			}
+			got = append(got, lit)
+		}
+		if !slices.Equal(got, v.DeniedTools) && (len(got) > 0 || len(v.DeniedTools) > 0) {
+			c.add(name, r.loc+".denyTools", RuleToolRestrictions, "the tool deny list is %q; the vetted server denies exactly %q", truncateAll(got), v.DeniedTools)
+		}
+	case c.in.Profile.DenyFlag() != "":
+		flag := c.in.Profile.DenyFlag()
+		for _, t := range v.DeniedTools {
+			if !c.denyRules["mcp__"+v.ID+"__"+t] {
+				c.add("", "args", RuleToolRestrictions, "server %q denies tool %q but %s does not name it", v.ID, truncate(t, 64), flag)
+			}
+		}
+	case len(v.DeniedTools) > 0:
+		c.add(name, r.loc, RuleToolRestrictions, "the vetted server denies tools %q but harness %q has no deny list", v.DeniedTools, c.in.Manifest.Harness)
+	}
+}
+
+// compareExposure checks the exposure of a server the request does not restrict, on a harness
+// that renders exposure itself: the same server exposure (none rendered means the harness's
+// default, allowed only when the request gives none) and exactly the same tool entries.
+func (c *checker) compareExposure(name string, r rendered, v abi.Server) {
+	got := ""
+	if r.exposure != nil {
+		got = canonicalExposure(*r.exposure)
+	}
+	if got != canonicalExposure(v.Exposure) {
+		c.add(name, r.loc+".exposure", RuleToolRestrictions, "exposure %q differs from the vetted %q", truncate(got, 32), v.Exposure)
+	}
+	want := make(map[string]string, len(v.ToolExposure))
+	for _, p := range v.ToolExposure {
+		want[p.Name] = canonicalExposure(p.Value)
+	}
+	same := len(r.toolExposure) == len(want)
+	for i := 0; same && i < len(r.toolExposure); i++ {
+		w, ok := want[r.toolExposure[i].Name]
+		same = ok && canonicalExposure(r.toolExposure[i].Value) == w
+	}
+	if !same {
+		c.add(name, r.loc+".toolExposure", RuleToolRestrictions, "toolExposure differs from the vetted server's")
+	}
+}
+
+// vettedExposure is the exposure the vetted server gives tool: its exact toolExposure entry,
+// else the first matching pattern, else the server's exposure.
+func vettedExposure(v abi.Server, tool string) string {
+	if e, ok := format.ToolExposure(v.ToolExposure, tool); ok {
+		return e
+	}
+	return v.Exposure
+}
+
+// canonicalExposure maps the alias codemode-deferred to codemode.
+func canonicalExposure(s string) string {
+	if s == "codemode-deferred" {
+		return "codemode"
+	}
+	return s
+}
+
+func truncateAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = truncate(s, 64)
+	}
+	return out
 }
 
 func validExposure(s string) bool {

@@ -78,7 +78,8 @@ type ProfileTools struct {
 	// denyTools keys), "exposure" (exposure hidden with exposed tools by toolExposure), or
 	// "none" for a profile without an MCP config file.
 	In string `yaml:"in"`
-	// RequireAllowList: a restricted server must carry its allowTools key, even empty.
+	// RequireAllowList: a restricted server must carry its allowTools key, even empty (always
+	// so for tools.in config).
 	RequireAllowList bool `yaml:"requireAllowList"`
 	// Builtin are the harness's own tools, which a tools argument may name besides the vetted
 	// servers' rules.
@@ -88,8 +89,8 @@ type ProfileTools struct {
 // ProfileArg is one flag a plugin may return.
 type ProfileArg struct {
 	Flag string `yaml:"flag"`
-	// Value is "none", "pinned" (exactly Pinned) or "tools" (tool rules, checked against the
-	// vetted servers).
+	// Value is "none", "pinned" (exactly Pinned), "tools" (tool rules, checked against the
+	// vetted servers) or "denyTools" (the rules of the tools the vetted servers deny, exactly).
 	Value  string `yaml:"value"`
 	Pinned string `yaml:"pinned"`
 	// Variadic: the harness reads every following argument up to the next flag as a value.
@@ -284,6 +285,8 @@ func (p *Profile) compile() (*harness, error) {
 		if !slices.Contains(mapValues(h.serverKeys), "allowTools") {
 			return nil, fmt.Errorf("tools.in config: no server key means allowTools")
 		}
+		// A restricted server without its allow list would offer every tool.
+		h.requireAllowList = true
 	case "exposure":
 		h.exposureTools = true
 		if !slices.Contains(mapValues(h.serverKeys), "exposure") || !slices.Contains(mapValues(h.serverKeys), "toolExposure") {
@@ -292,7 +295,7 @@ func (p *Profile) compile() (*harness, error) {
 	default:
 		return nil, fmt.Errorf("tools.in %q is none of args, config, exposure, none", p.Tools.In)
 	}
-	h.requireAllowList = p.Tools.RequireAllowList
+	h.requireAllowList = h.requireAllowList || p.Tools.RequireAllowList
 	for i, t := range p.Tools.Builtin {
 		if !profileTool.MatchString(t) {
 			return nil, fmt.Errorf("tools.builtin[%d] %q is not a tool name", i, t)
@@ -314,8 +317,13 @@ func (p *Profile) compile() (*harness, error) {
 			r.value, r.pinned = argPinned, a.Pinned
 		case "tools":
 			r.value = argTools
+		case "denyTools":
+			if p.Tools.In != "args" {
+				return nil, fmt.Errorf("args[%d]: value denyTools is for a tools.in args profile", i)
+			}
+			r.value = argDenyTools
 		default:
-			return nil, fmt.Errorf("args[%d].value %q is none of none, pinned, tools", i, a.Value)
+			return nil, fmt.Errorf("args[%d].value %q is none of none, pinned, tools, denyTools", i, a.Value)
 		}
 		if a.Value != "pinned" && a.Pinned != "" {
 			return nil, fmt.Errorf("args[%d]: pinned is only for value pinned", i)
@@ -444,6 +452,26 @@ func (p *Profile) ReadLiteral(s string) (string, bool) {
 		return vs.unliteral(s)
 	}
 	return s, p.h.literal(s) == s
+}
+
+// ExposureNative reports whether the harness renders exposure and toolExposure itself
+// (tools.in exposure); for any other the host turns them into tool lists (host/exposure).
+func (p *Profile) ExposureNative() bool { return p.Tools.In == "exposure" }
+
+// DenyList reports whether the harness has a list of tools it must not offer: a server key
+// meaning denyTools, or an args rule of value denyTools.
+func (p *Profile) DenyList() bool {
+	return p.h.hasMeaning("denyTools") || slices.ContainsFunc(p.h.args, func(a argRule) bool { return a.value == argDenyTools })
+}
+
+// DenyFlag is the flag whose values carry the denied tools' rules (value denyTools), or "".
+func (p *Profile) DenyFlag() string {
+	for _, a := range p.Args {
+		if a.Value == "denyTools" {
+			return a.Flag
+		}
+	}
+	return ""
 }
 
 // ToolsFlag is the flag whose values carry tool rules (a tools.in args profile), or "".

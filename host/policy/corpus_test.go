@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/conformity/corpus"
+	"github.com/loadout-dev/loadout/host/exposure"
 	"github.com/loadout-dev/loadout/host/spec"
 )
 
@@ -27,8 +28,8 @@ func sortedPairs(m map[string]string) []spec.Pair {
 	return out
 }
 
-// TestCorpus runs every conformity case through spec.Parse, Decide and Vet and checks what
-// the policy stage decides: kept servers, skills and resources, the redaction set, spawn
+// TestCorpus runs every conformity case through spec.Parse, Decide and Vet (for a harness
+// without exposure of its own) and checks what the policy stage decides: kept servers, skills and resources, the redaction set, spawn
 // environments and whole-request rejection.
 func TestCorpus(t *testing.T) {
 	cases, err := corpus.Load(*casesDir)
@@ -49,7 +50,9 @@ func TestCorpus(t *testing.T) {
 				var d *Decision
 				d, err = e.Decide(ctx, req, hostEnv, "")
 				if err == nil {
-					v, err = Vet(req, d, hostEnv, VetOptions{})
+					// A case's servers are those of a harness without exposure of its own
+					// that has a deny list, as every built-in one but Pi.
+					v, err = Vet(req, d, hostEnv, VetOptions{Exposure: &exposure.Harness{Name: "corpus", Deny: true}})
 				}
 			}
 			if c.Expect.Rejected {

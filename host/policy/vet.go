@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/loadout-dev/loadout/host/exposure"
 	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/host/spec"
 	"github.com/loadout-dev/loadout/sdk/abi"
@@ -22,6 +23,11 @@ type VetOptions struct {
 	// ContentByRef replaces every skill's instructions and every resource's content by a
 	// {{loadout.blob.N}} placeholder; Blobs maps them back.
 	ContentByRef bool
+	// Exposure is what the rendering harness can do with exposure (its profile); nil when no
+	// harness renders the request (policy eval), and the servers keep their exposure as is.
+	// Otherwise each server's exposure becomes the tool lists the harness enforces, and a
+	// server whose exposure the harness cannot enforce is refused (host/exposure).
+	Exposure *exposure.Harness
 }
 
 // Vetted is a request the policy approved, in the form a renderer may see. Only this package
@@ -188,6 +194,10 @@ func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (
 			}
 			continue
 		}
+		eff, refused := vt.exposure(s, sd, opts.Exposure)
+		if refused {
+			continue
+		}
 		if vt.claimed(claimed, s.ID) {
 			vt.drop("server", s.ID, serverPath(s)+".id", Reason{Code: "duplicate_id", Message: fmt.Sprintf("server id %q is already used by an earlier server (first wins)", s.ID)})
 			continue
@@ -201,7 +211,7 @@ func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (
 		if claimed != nil {
 			claimed[s.ID] = true
 		}
-		vt.server(req, i, s, sd, secretsOf.of(i), hostAllowed)
+		vt.server(req, i, s, sd, eff, secretsOf.of(i), hostAllowed)
 	}
 	for k := range req.Skills {
 		sk := &req.Skills[k]
@@ -349,7 +359,7 @@ func (vt *vetter) drop(kind, name, field string, r Reason) {
 }
 
 // server adds allowed, first-of-its-id server s (request index i) to the plugin request.
-func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDecision, secretsOf serverSecrets, hostAllowed []spec.Pair) {
+func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDecision, eff exposure.Effect, secretsOf serverSecrets, hostAllowed []spec.Pair) {
 	// A server has few drops: they are looked up by a scan of sd.Drop.
 	gone := func(field, key string) bool {
 		return slices.ContainsFunc(sd.Drop, func(d Drop) bool { return d.Field == field && d.Key == key })
@@ -382,7 +392,7 @@ func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDeci
 		Args:            slices.Clone(s.Args),
 		Cwd:             s.Cwd,
 		URL:             url,
-		ToolsRestricted: s.ToolsDeclared,
+		ToolsRestricted: eff.Restricted,
 		Description:     s.Description,
 		Enabled:         s.Enabled,
 		Timeout:         s.Timeout,
@@ -393,10 +403,10 @@ func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDeci
 	out.AllowedTools = carve(&vt.tools, len(s.AllowedTools))
 	out.Env = carve(&vt.pairs, len(s.Env)+1)
 	out.Headers = carve(&vt.pairs, len(s.Headers)+1)
-	for _, t := range s.AllowedTools {
-		if !gone("allowedTools", t) {
-			out.AllowedTools = append(out.AllowedTools, t)
-		}
+	out.AllowedTools = append(out.AllowedTools, eff.Allowed...)
+	if len(eff.Denied) > 0 {
+		out.DeniedTools = carve(&vt.tools, len(eff.Denied))
+		out.DeniedTools = append(out.DeniedTools, eff.Denied...)
 	}
 	var spawn []spec.Pair
 	if s.Transport == abi.TransportStdio {
@@ -446,6 +456,35 @@ func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDeci
 	}
 	vt.out.req.Servers = append(vt.out.req.Servers, out)
 	vt.out.origins = append(vt.out.origins, i)
+}
+
+// exposure turns allowed server s's exposure into the tool restriction harness h enforces
+// (host/exposure), after the policy's allowedTools drops: a refusal is reported in dropped and
+// the server goes no further (it claims no id, as a denied one), an exposure the harness lacks
+// is a warning. With h nil the restriction is the request's.
+func (vt *vetter) exposure(s *spec.Server, sd ServerDecision, h *exposure.Harness) (exposure.Effect, bool) {
+	allowed := s.AllowedTools // read only: the server's list is copied into its own block
+	if slices.ContainsFunc(sd.Drop, func(d Drop) bool { return d.Field == "allowedTools" }) {
+		allowed = make([]string, 0, len(s.AllowedTools))
+		for _, t := range s.AllowedTools {
+			if !slices.ContainsFunc(sd.Drop, func(d Drop) bool { return d.Field == "allowedTools" && d.Key == t }) {
+				allowed = append(allowed, t)
+			}
+		}
+	}
+	if h == nil {
+		return exposure.Effect{Restricted: s.ToolsDeclared, Allowed: allowed}, false
+	}
+	eff, ref := exposure.Apply(*h, exposure.Server{Exposure: s.Exposure, ToolExposure: abiPairs(s.ToolExposure), Restricted: s.ToolsDeclared, Allowed: allowed})
+	rule := "profile " + h.Name
+	if ref != nil {
+		vt.drop("server", s.ID, serverPath(s)+"."+ref.Field, Reason{Code: ref.Code, Message: ref.Message, Rule: rule})
+		return eff, true
+	}
+	for _, v := range eff.Unsupported {
+		vt.out.warnings = append(vt.out.warnings, Warning{Code: exposure.CodeUnsupported, Server: s.ID, Message: exposure.UnsupportedMessage(v, h.Name), Rule: rule})
+	}
+	return eff, false
 }
 
 // placeholder is {{loadout.<kind>N}}; the first ones are spelled once.
@@ -714,6 +753,7 @@ func copyRequest(r abi.Request) abi.Request {
 		s.HostEnv = slices.Clone(s.HostEnv)
 		s.Headers = slices.Clone(s.Headers)
 		s.AllowedTools = slices.Clone(s.AllowedTools)
+		s.DeniedTools = slices.Clone(s.DeniedTools)
 		s.ToolExposure = slices.Clone(s.ToolExposure)
 		out.Servers[i] = s
 	}

@@ -12,7 +12,8 @@
 //     harness's environment, where every shell command the agent runs could read it; a secret
 //     header, Authorization: Bearer included, is therefore rendered in http_headers inside this
 //     0600 file, where the host substitutes it. enabled_tools for a restricted server (an empty
-//     list when no tool survived), enabled = false for a disabled server, tool_timeout_sec from
+//     list when no tool survived), disabled_tools for the tools the host denies (the ones the
+//     request's exposure hides), enabled = false for a disabled server, tool_timeout_sec from
 //     the timeout.
 //   - env CODEX_HOME={{loadout.root.config}}.
 //   - skills natively under {{loadout.root.config}}/skills/<name>/ for an isolated run; for an
@@ -158,6 +159,11 @@ func renderServer(t *format.Object, s abi.Server) (bool, []abi.Warning, bool) {
 	}
 	if s.ToolsRestricted {
 		t.Set("enabled_tools", append([]string{}, s.AllowedTools...))
+	}
+	if len(s.DeniedTools) > 0 {
+		// The tools the host denies (exposure hidden): Codex applies this list after
+		// enabled_tools and does not offer them.
+		t.Set("disabled_tools", append([]string{}, s.DeniedTools...))
 	}
 	if !s.Enabled {
 		t.Set("enabled", false)

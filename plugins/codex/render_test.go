@@ -42,8 +42,8 @@ func mustRender(t *testing.T, req abi.Request) abi.Plan {
 // knownKeys are the [mcp_servers.<id>] keys Codex 0.169.0 accepts under --strict-config for
 // each transport (docs/FORMATS.md §2.1) that this renderer may emit.
 var knownKeys = map[string]map[string]bool{
-	"stdio": {"command": true, "args": true, "env": true, "cwd": true, "enabled_tools": true, "enabled": true, "tool_timeout_sec": true},
-	"http":  {"url": true, "http_headers": true, "enabled_tools": true, "enabled": true, "tool_timeout_sec": true},
+	"stdio": {"command": true, "args": true, "env": true, "cwd": true, "enabled_tools": true, "disabled_tools": true, "enabled": true, "tool_timeout_sec": true},
+	"http":  {"url": true, "http_headers": true, "enabled_tools": true, "disabled_tools": true, "enabled": true, "tool_timeout_sec": true},
 }
 
 // decodeConfig parses config.toml out of plan and checks every table holds only known keys.

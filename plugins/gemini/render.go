@@ -7,7 +7,8 @@
 //     it): {"mcpServers": {...}} in server order; stdio servers as command/args/env, http
 //     servers as httpUrl (streamable HTTP) and headers; description, timeout (milliseconds) and,
 //     for a server restricted to some tools, includeTools (empty when it may use none: Gemini
-//     then registers no tool of it). Gemini has no per-server enabled flag, so a disabled server
+//     then registers no tool of it), and excludeTools for the tools the host denies (the ones
+//     the request's exposure hides). Gemini has no per-server enabled flag, so a disabled server
 //     is left out. trust is never written: every tool call keeps Gemini's confirmation.
 //   - env GEMINI_CLI_HOME={{loadout.root.config}} and LOADOUT_SPAWN_DOLLAR=$.
 //   - the arg --skip-trust: Gemini starts no stdio server in an untrusted folder.
@@ -186,6 +187,15 @@ func renderServer(s abi.Server) (*format.Object, bool, []string, []abi.Warning, 
 		}
 		entry.Set("includeTools", include)
 		tools = include
+	}
+	if len(s.DeniedTools) > 0 {
+		// The tools the host denies (exposure hidden): Gemini registers none of them, and
+		// expands the entries like every settings string, so each is spelled literally.
+		exclude := make([]string, len(s.DeniedTools))
+		for i, t := range s.DeniedTools {
+			exclude[i] = format.GeminiLiteral(t)
+		}
+		entry.Set("excludeTools", exclude)
 	}
 	return entry, secret, tools, warns, true
 }

@@ -240,34 +240,13 @@ func resolveExposure(rules []abi.Pair, tool, def string) string {
 		}
 	}
 	for _, r := range rules {
-		if strings.Contains(r.Name, "*") && globMatch(r.Name, tool) {
+		if format.IsPattern(r.Name) && format.GlobMatch(r.Name, tool) {
 			if e, ok := exposures[r.Value]; ok {
 				return e
 			}
 		}
 	}
 	return def
-}
-
-// globMatch reports whether name matches pattern, where "*" matches any run of characters.
-func globMatch(pattern, name string) bool {
-	parts := strings.Split(pattern, "*")
-	if len(parts) == 1 {
-		return pattern == name
-	}
-	first, last := parts[0], parts[len(parts)-1]
-	if len(name) < len(first)+len(last) || !strings.HasPrefix(name, first) || !strings.HasSuffix(name, last) {
-		return false
-	}
-	middle := name[len(first) : len(name)-len(last)]
-	for _, p := range parts[1 : len(parts)-1] {
-		i := strings.Index(middle, p)
-		if i < 0 {
-			return false
-		}
-		middle = middle[i+len(p):]
-	}
-	return true
 }
 
 // toolName is the name Pi gives an MCP tool: mcp__<server>__<tool>, every character outside

@@ -180,20 +180,6 @@ func TestNameConflicts(t *testing.T) {
 	assert.Equal(t, []string{"a_b", "x-y"}, conflicts, "the second server of each conflicting pair is reported")
 }
 
-func TestGlobMatch(t *testing.T) {
-	tests := []struct {
-		pattern, name string
-		want          bool
-	}{
-		{"*", "", true}, {"*", "abc", true}, {"get-*", "get-sum", true}, {"get-*", "set-sum", false},
-		{"*-sum", "get-sum", true}, {"a*b*c", "axxbyyc", true}, {"a*b*c", "acb", false}, {"a*a", "a", false},
-		{"abc", "abc", true}, {"abc", "abcd", false},
-	}
-	for _, tc := range tests {
-		assert.Equal(t, tc.want, globMatch(tc.pattern, tc.name), "globMatch(%q, %q)", tc.pattern, tc.name)
-	}
-}
-
 func TestSkillsAlwaysNative(t *testing.T) {
 	for _, ambient := range []bool{false, true} {
 		plan := mustRender(t, abi.Request{Run: abi.Run{AmbientAuth: ambient}, Skills: []abi.Skill{{Name: "S_1", Description: "d", Instructions: "i"}}})

@@ -127,6 +127,10 @@ type Server struct {
 	// the permitted tools (possibly none). When false the server's every tool is permitted.
 	ToolsRestricted bool     `json:"toolsRestricted"`
 	AllowedTools    []string `json:"allowedTools,omitempty"`
+	// DeniedTools are tools the harness must not offer at all, by exact name in request order:
+	// the ones the request's exposure hides, listed by the host for a harness that has no
+	// exposure of its own (docs/PROFILES.md). A renderer writes each to the harness's deny list.
+	DeniedTools []string `json:"deniedTools,omitempty"`
 
 	Description  string  `json:"description,omitempty"`
 	Enabled      bool    `json:"enabled"`

@@ -11,7 +11,9 @@
 //     spawns: the server gets exactly its spawn environment (HostEnv, then its own env), the
 //     values travel in alias variables of the config's env map, and a cwd becomes env's -C,
 //     since Claude has no per-server working directory.
-//   - args: --mcp-config <file> [--allowedTools <rule>...] --strict-mcp-config. --allowedTools
+//   - args: --mcp-config <file> [--allowedTools <rule>...] [--disallowedTools <rule>...]
+//     --strict-mcp-config; --disallowedTools names every tool the host denies (the ones the
+//     request's exposure hides), which Claude then does not offer at all. --allowedTools
 //     is variadic in Claude Code (docs/FORMATS.md §1.3): every rule is its own argv entry
 //     right after the flag, and the boolean --strict-mcp-config closes the list, so a prompt or flag the
 //     caller appends after these args is never read as a tool rule.
@@ -80,6 +82,7 @@ const (
 	warnEnvName     = "env_name_unsupported"
 	warnTimeout     = "timeout_adjusted"
 	warnToolName    = "tool_name_too_long"
+	warnToolRule    = "tool_rule_unsupported"
 )
 
 // Render renders req for Claude Code.
@@ -123,6 +126,10 @@ func Render(req abi.Request) (abi.Plan, error) {
 		plan.Args = append(plan.Args, rules...)
 		plan.Warnings = append(plan.Warnings, warns...)
 	}
+	if deny := denyRules(rendered); len(deny) > 0 {
+		plan.Args = append(plan.Args, "--disallowedTools")
+		plan.Args = append(plan.Args, deny...)
+	}
 	plan.Args = append(plan.Args, "--strict-mcp-config")
 
 	var prompt strings.Builder
@@ -150,6 +157,13 @@ func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning, bool) {
 		return nil, false, []abi.Warning{warn(warnDisabled, "Claude Code has no way to configure a disabled server; the server is not rendered")}, false
 	case format.IsJSPrototypeName(s.ID):
 		return nil, false, []abi.Warning{warn(warnReserved, fmt.Sprintf("Claude Code reserves the server name %q; the server is not rendered", s.ID))}, false
+	}
+	for _, t := range s.DeniedTools {
+		if strings.ContainsAny(t, ", \t\n\r\v\f()") {
+			// Claude splits a rule at commas and whitespace and refuses parentheses in an MCP
+			// rule: the tool could not be denied, so the server is not offered at all.
+			return nil, false, []abi.Warning{warn(warnToolRule, fmt.Sprintf("hidden tool %q cannot be spelled as a --disallowedTools rule; the server is not rendered", t))}, false
+		}
 	}
 	var warns []abi.Warning
 	entry := format.NewObject()
@@ -229,6 +243,19 @@ func allowRules(servers []abi.Server) ([]string, []abi.Warning, bool) {
 		}
 	}
 	return rules, warns, restricted
+}
+
+// denyRules returns the --disallowedTools rules of the rendered servers: mcp__<id>__<tool> for
+// every tool a server denies (the ones its exposure hides), in server order. A denied tool is
+// not offered to the model at all (docs/FORMATS.md §1.3).
+func denyRules(servers []abi.Server) []string {
+	var rules []string
+	for _, s := range servers {
+		for _, t := range s.DeniedTools {
+			rules = append(rules, "mcp__"+s.ID+"__"+t)
+		}
+	}
+	return rules
 }
 
 // toolName is the name Claude Code gives an MCP tool: mcp__<server>__<tool>, every character
