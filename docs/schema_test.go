@@ -51,6 +51,7 @@ var shapeCodes = map[string]bool{
 	spec.CodeInvalidID:        true,
 	spec.CodeInvalidTransport: true,
 	spec.CodeInvalidValue:     true,
+	spec.CodeInvalidOAuth:     true,
 }
 
 func TestRequestSchemaAcceptsTheExamples(t *testing.T) {
@@ -118,6 +119,11 @@ func TestRequestSchemaRefusesShapeMistakes(t *testing.T) {
 		"args not strings":          `{"mcpServers":[{"id":"a","command":"x","args":[1]}]}`,
 		"allowedTools a string":     `{"mcpServers":[{"id":"a","command":"x","allowedTools":"read"}]}`,
 		"zero timeout":              `{"mcpServers":[{"id":"a","command":"x","timeout":0}]}`,
+		"oauth client secret":       `{"mcpServers":[{"id":"a","transport":"http","url":"https://x","oauth":{"clientSecret":"s"}}]}`,
+		"oauth port zero":           `{"mcpServers":[{"id":"a","transport":"http","url":"https://x","oauth":{"callbackPort":0}}]}`,
+		"oauth client id with $":    `{"mcpServers":[{"id":"a","transport":"http","url":"https://x","oauth":{"clientId":"${X}"}}]}`,
+		"oauth scopes a string":     `{"mcpServers":[{"id":"a","transport":"http","url":"https://x","oauth":{"scopes":"read"}}]}`,
+		"unknown lifecycle":         `{"mcpServers":[{"id":"a","command":"x","lifecycle":"sometimes"}]}`,
 		"skill without instruction": `{"skills":[{"name":"s"}]}`,
 		"resource without content":  `{"skills":[{"name":"s","instructions":"i","resources":[{"relPath":"a"}]}]}`,
 		"not an object":             `[]`,
