@@ -554,9 +554,14 @@ func (c *checker) compareServers(name string, warnings []abi.Warning, rs []rende
 		}
 	}
 	warned := map[string]bool{}
+	c.warnCodes = map[string]map[string]bool{}
 	for _, w := range warnings {
 		if w.Server != "" {
 			warned[w.Server] = true
+			if c.warnCodes[w.Server] == nil {
+				c.warnCodes[w.Server] = map[string]bool{}
+			}
+			c.warnCodes[w.Server][w.Code] = true
 		}
 	}
 	c.warned = warned

@@ -156,8 +156,8 @@ func (c *checker) readTOMLScopes(name, loc string, r *rendered, x any) {
 
 // compareOAuth checks a rendered server's OAuth and lifecycle settings against the vetted
 // ones: every value rendered must be the vetted value, none may be invented, and a vetted
-// value is left out only when a plan warning names the server (the harness has no key for
-// it, or cannot take this value).
+// value is left out only when a warning abi.WarnOAuthUnsupported (abi.WarnLifecycleUnsupported)
+// names the server: the harness has no key for it, or cannot take this value.
 func (c *checker) compareOAuth(name string, r *rendered, v abi.Server) {
 	mismatch := func(field, format string, args ...any) {
 		c.add(name, r.loc+"."+field, RuleServerMismatch, format, args...)
@@ -181,7 +181,7 @@ func (c *checker) compareOAuth(name string, r *rendered, v abi.Server) {
 		if o.hasScopes && !slices.Equal(o.scopes, vo.Scopes) && !(len(o.scopes) == 0 && len(vo.Scopes) == 0) {
 			mismatch("oauth", "oauth scopes differ from the vetted ones")
 		}
-		if !c.warned[v.ID] {
+		if !c.warnCodes[v.ID][abi.WarnOAuthUnsupported] {
 			for _, m := range []struct {
 				set, rendered bool
 				what          string
@@ -192,7 +192,7 @@ func (c *checker) compareOAuth(name string, r *rendered, v abi.Server) {
 				{vo.AuthServerMetadataURL != "", o.metadataURL != nil, "authorization-server metadata URL"},
 			} {
 				if m.set && !m.rendered {
-					mismatch("oauth", "the vetted oauth %s is not rendered and no warning names the server", m.what)
+					mismatch("oauth", "the vetted oauth %s is not rendered and no %s warning names the server", m.what, abi.WarnOAuthUnsupported)
 				}
 			}
 		}
@@ -206,12 +206,12 @@ func (c *checker) compareOAuth(name string, r *rendered, v abi.Server) {
 			mismatch("idleTimeout", "idle timeout %s differs from the vetted %g minutes", truncate(*o.idleTimeout, 32), v.IdleTimeout)
 		}
 	}
-	if !c.warned[v.ID] {
+	if !c.warnCodes[v.ID][abi.WarnLifecycleUnsupported] {
 		if v.Lifecycle != "" && o.lifecycle == nil {
-			mismatch("lifecycle", "the vetted lifecycle is not rendered and no warning names the server")
+			mismatch("lifecycle", "the vetted lifecycle is not rendered and no %s warning names the server", abi.WarnLifecycleUnsupported)
 		}
 		if v.IdleTimeout != 0 && o.idleTimeout == nil {
-			mismatch("idleTimeout", "the vetted idle timeout is not rendered and no warning names the server")
+			mismatch("idleTimeout", "the vetted idle timeout is not rendered and no %s warning names the server", abi.WarnLifecycleUnsupported)
 		}
 	}
 }

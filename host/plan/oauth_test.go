@@ -82,6 +82,8 @@ func TestCheckOAuth(t *testing.T) {
 			want: []string{plan.RuleServerMismatch}},
 		{name: "oauth left out without a warning", plan: piPlan(), in: withOAuth("pi"), want: []string{plan.RuleServerMismatch}},
 		{name: "oauth left out with a warning", plan: piPlan(), in: withOAuth("pi"), warnings: metadataWarning},
+		{name: "oauth left out with a warning of another code", plan: piPlan(), in: withOAuth("pi"),
+			warnings: []abi.Warning{{Code: "timeout_adjusted", Server: "beta", Message: "x"}}, want: []string{plan.RuleServerMismatch}},
 		{name: "a client id of the wrong type", plan: piOAuthPlan(strings.Replace(piOAuth, `"loadout-client"`, `7`, 1)), in: withOAuth("pi"),
 			want: []string{plan.RuleServerMismatch}},
 	}
@@ -126,6 +128,12 @@ func TestCheckLifecycle(t *testing.T) {
 	} {
 		assert.Contains(t, rules(plan.Check(render(bad), in)), plan.RuleServerMismatch, bad)
 	}
+	// Left out: only a lifecycle_unsupported warning for the server excuses it.
+	left := render("")
+	left.Warnings = []abi.Warning{{Code: "timeout_adjusted", Server: "alpha", Message: "x"}}
+	assert.Contains(t, rules(plan.Check(left, in)), plan.RuleServerMismatch, "left out with another warning")
+	left.Warnings = []abi.Warning{{Code: abi.WarnLifecycleUnsupported, Server: "alpha", Message: "no such setting"}}
+	assert.NoError(t, plan.Check(left, in), "left out with a lifecycle_unsupported warning")
 	// A lifecycle the request never set is refused too.
 	assert.Contains(t, rules(plan.Check(render(`,"lifecycle":"eager"`), input("acme"))), plan.RuleServerMismatch)
 }

@@ -219,3 +219,13 @@ const (
 	CodeUnsupported  = "unsupported"   // the request asks for something the plugin cannot do
 	CodeInternal     = "internal"      // a bug or a panic in the plugin
 )
+
+// Warning codes the host reads: a vetted setting a plugin leaves out must be named by a
+// warning with its code for the server, or the plan is refused.
+const (
+	// WarnOAuthUnsupported: members of the server's OAuth setting are not rendered (the
+	// harness has no key for them, or would refuse the value).
+	WarnOAuthUnsupported = "oauth_unsupported"
+	// WarnLifecycleUnsupported: the server's lifecycle or idleTimeout is not rendered.
+	WarnLifecycleUnsupported = "lifecycle_unsupported"
+)

@@ -9,10 +9,8 @@ import (
 
 // Warning codes for settings a harness has no place for; one warning per server.
 const (
-	// WarnOAuthUnsupported: some members of the server's OAuth setting are not rendered.
-	WarnOAuthUnsupported = "oauth_unsupported"
-	// WarnLifecycleUnsupported: the server's lifecycle and idleTimeout are not rendered.
-	WarnLifecycleUnsupported = "lifecycle_unsupported"
+	WarnOAuthUnsupported     = abi.WarnOAuthUnsupported
+	WarnLifecycleUnsupported = abi.WarnLifecycleUnsupported
 )
 
 // OAuthWarning is the one warning for server s whose OAuth members left (their ABI names,
