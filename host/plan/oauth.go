@@ -178,7 +178,7 @@ func (c *checker) compareOAuth(name string, r *rendered, v abi.Server) {
 		if o.metadataURL != nil && *o.metadataURL != vo.AuthServerMetadataURL {
 			mismatch("oauth", "oauth authorization-server metadata URL differs from the vetted one")
 		}
-		if o.hasScopes && !slices.Equal(o.scopes, vo.Scopes) && !(len(o.scopes) == 0 && len(vo.Scopes) == 0) {
+		if o.hasScopes && !slices.Equal(o.scopes, vo.Scopes) {
 			mismatch("oauth", "oauth scopes differ from the vetted ones")
 		}
 		if !c.warnCodes[v.ID][abi.WarnOAuthUnsupported] {
