@@ -5,8 +5,10 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/loadout-dev/loadout/host"
 	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
@@ -71,6 +73,12 @@ type entry struct {
 	env, headers, toolExp []abi.Pair
 	enabled               *bool
 	unknown               []string // keys the profile does not list
+	// oauth: what the keys meaning oauth and oauthScopes hold, by OAuth meaning (clientId,
+	// callbackPort, scopes, authServerMetadataUrl) as text; scopes a list.
+	oauth      map[string]string
+	oauthSeen  bool // a key meaning oauth or oauthScopes is there
+	scopes     []string
+	scopesSeen bool
 }
 
 // checkFormat parses the harness's config and SKILL.md files back and compares them with the
@@ -140,6 +148,7 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 	bad := func(format string, args ...any) {
 		r.fail("format: server %q: %s", e.id, fmt.Sprintf(format, args...))
 	}
+	r.compareOAuth(o, e, s, bad)
 	if e.enabled != nil && *e.enabled != s.Enabled || e.enabled == nil && !s.Enabled {
 		bad("enabled is %v, the vetted server's is %t", deref(e.enabled), s.Enabled)
 	}
@@ -439,11 +448,54 @@ func readJSONEntries(content string, hf harnessFormat) ([]entry, error) {
 				for _, it := range x.Items {
 					e.denyTools = append(e.denyTools, hf.litBack(it.Str))
 				}
+			case "oauth":
+				e.oauthSeen = true
+				for _, om := range x.Members {
+					m := hf.prof.Config.OAuthKeys[om.Name]
+					switch {
+					case m == "":
+						e.unknown = append(e.unknown, f.Name+"."+om.Name)
+					case m == "scopes":
+						e.readScopes(om.Value.Kind == plan.String, om.Value.Str, om.Value.Items)
+					case m == "callbackPort" && om.Value.Kind == plan.Number:
+						e.setOAuth(m, om.Value.Number)
+					case m != "callbackPort" && om.Value.Kind == plan.String:
+						e.setOAuth(m, om.Value.Str)
+					default:
+						e.setOAuth(m, "<a "+om.Value.Kind.String()+">")
+					}
+				}
+			case "oauthScopes":
+				e.oauthSeen = true
+				e.readScopes(x.Kind == plan.String, x.Str, x.Items)
 			}
 		}
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// setOAuth records an OAuth member read back under its meaning.
+func (e *entry) setOAuth(meaning, text string) {
+	if e.oauth == nil {
+		e.oauth = map[string]string{}
+	}
+	e.oauth[meaning] = text
+}
+
+// readScopes records scopes written as one space-separated string or as a list.
+func (e *entry) readScopes(isString bool, s string, items []*plan.Value) {
+	e.scopesSeen = true
+	e.scopes = []string{}
+	if isString {
+		if s != "" {
+			e.scopes = strings.Split(s, " ")
+		}
+		return
+	}
+	for _, it := range items {
+		e.scopes = append(e.scopes, it.Str)
+	}
 }
 
 func jsonPairs(v *plan.Value) []abi.Pair {
@@ -516,6 +568,36 @@ func readTOMLEntries(content string, hf harnessFormat) ([]entry, error) {
 		for _, t := range list(keyOf["denyTools"]) {
 			e.denyTools = append(e.denyTools, hf.litBack(t))
 		}
+		if t, ok := m[keyOf["oauth"]].(map[string]any); ok {
+			e.oauthSeen = true
+			for _, k := range slices.Sorted(maps.Keys(t)) {
+				meaning := hf.prof.Config.OAuthKeys[k]
+				x := t[k]
+				n, isInt := x.(int64)
+				str, isString := x.(string)
+				list, isList := x.([]any)
+				switch {
+				case meaning == "scopes" && isString:
+					e.readScopes(true, str, nil)
+				case meaning == "scopes" && isList:
+					e.scopesSeen, e.scopes = true, orEmpty(tomlStringList(list))
+				case meaning == "callbackPort" && isInt:
+					e.setOAuth(meaning, strconv.FormatInt(n, 10))
+				case meaning != "callbackPort" && isString:
+					e.setOAuth(meaning, str)
+				default:
+					e.setOAuth(meaning, fmt.Sprintf("<a %T>", x))
+				}
+				if meaning == "" {
+					e.unknown = append(e.unknown, keyOf["oauth"]+"."+k)
+				}
+			}
+		}
+		if k := keyOf["oauthScopes"]; k != "" {
+			if _, ok := m[k]; ok {
+				e.oauthSeen, e.scopesSeen, e.scopes = true, true, orEmpty(list(k))
+			}
+		}
 		out = append(out, e)
 	}
 	return out, nil
@@ -567,4 +649,55 @@ func pairsString(ps []abi.Pair, v interface{ Redactions() []string }) string {
 	}
 	b.WriteByte(']')
 	return b.String()
+}
+
+// tomlStringList is the strings of a TOML array.
+func tomlStringList(items []any) []string {
+	var out []string
+	for _, it := range items {
+		s, _ := it.(string)
+		out = append(out, s)
+	}
+	return out
+}
+
+// compareOAuth checks the OAuth setting read back against the vetted one: each member rendered
+// equals the vetted value, none is rendered for a server without one, and a member left out is
+// named by an oauth_unsupported warning for the server.
+func (r *runner) compareOAuth(o *output, e entry, s abi.Server, bad func(string, ...any)) {
+	warned := slices.ContainsFunc(o.res.Warnings, func(w host.Warning) bool {
+		return w.Server == s.ID && w.Code == abi.WarnOAuthUnsupported
+	})
+	if s.OAuth == nil {
+		if e.oauthSeen {
+			bad("renders an OAuth setting the request does not have")
+		}
+		return
+	}
+	want := map[string]string{}
+	if s.OAuth.ClientID != "" {
+		want["clientId"] = s.OAuth.ClientID
+	}
+	if s.OAuth.CallbackPort != 0 {
+		want["callbackPort"] = strconv.Itoa(s.OAuth.CallbackPort)
+	}
+	if s.OAuth.AuthServerMetadataURL != "" {
+		want["authServerMetadataUrl"] = s.OAuth.AuthServerMetadataURL
+	}
+	for _, m := range slices.Sorted(maps.Keys(e.oauth)) {
+		if w, ok := want[m]; !ok || e.oauth[m] != w {
+			bad("oauth %s is %q, the vetted one %q", m, e.oauth[m], w)
+		}
+	}
+	for _, m := range slices.Sorted(maps.Keys(want)) {
+		if _, ok := e.oauth[m]; !ok && !warned {
+			bad("oauth %s is not rendered and no %s warning names the server", m, abi.WarnOAuthUnsupported)
+		}
+	}
+	switch {
+	case e.scopesSeen && !slices.Equal(e.scopes, orEmpty(s.OAuth.Scopes)):
+		bad("oauth scopes are %q, the vetted ones %q", e.scopes, s.OAuth.Scopes)
+	case !e.scopesSeen && len(s.OAuth.Scopes) > 0 && !warned:
+		bad("oauth scopes are not rendered and no %s warning names the server", abi.WarnOAuthUnsupported)
+	}
 }

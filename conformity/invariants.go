@@ -119,8 +119,8 @@ func (r *runner) checkInvariants(o *output) {
 }
 
 // canaries are the strings of the case's input a dropped entry would carry: every server's
-// command and url (catalog and user servers), every skill's instructions and every resource's
-// content (the caller skips the ones a kept entry carries).
+// command, url and OAuth client id and metadata URL (catalog and user servers), every skill's
+// instructions and every resource's content (the caller skips the ones a kept entry carries).
 func (r *runner) canaries() []string {
 	var in struct {
 		Servers     []json.RawMessage `json:"mcpServers"`
@@ -144,6 +144,13 @@ func (r *runner) canaries() []string {
 	for _, s := range append(in.Servers, in.UserServers...) {
 		str(s, "command")
 		str(s, "url")
+		var o struct {
+			OAuth json.RawMessage `json:"oauth"`
+		}
+		if json.Unmarshal(s, &o) == nil && len(o.OAuth) > 0 {
+			str(o.OAuth, "clientId")
+			str(o.OAuth, "authServerMetadataUrl")
+		}
 	}
 	for _, sk := range in.Skills {
 		str(sk, "instructions")
@@ -183,6 +190,10 @@ func vettedStrings(v *policy.Vetted, hostEnv map[string]string) []string {
 		pairs(s.HostEnv)
 		pairs(s.Headers)
 		pairs(s.ToolExposure)
+		if s.OAuth != nil {
+			add(s.OAuth.ClientID, s.OAuth.AuthServerMetadataURL)
+			add(s.OAuth.Scopes...)
+		}
 	}
 	for _, sk := range req.Skills {
 		add(sk.Name, sk.Description, sk.Instructions)

@@ -52,6 +52,7 @@ var shapeCodes = map[string]bool{
 	spec.CodeInvalidID:        true,
 	spec.CodeInvalidTransport: true,
 	spec.CodeInvalidValue:     true,
+	spec.CodeInvalidOAuth:     true,
 }
 
 func TestRequestSchemaAcceptsTheExamples(t *testing.T) {
@@ -143,6 +144,11 @@ func TestRequestSchemaRefusesShapeMistakes(t *testing.T) {
 		"user server token":          `{"userServers":[{"id":"a","command":"x","token":{"mint":true}}]}`,
 		"user server without url":    `{"userServers":[{"id":"a","transport":"http"}]}`,
 		"userServers an object":      `{"userServers":{}}`,
+		"oauth client secret":        `{"mcpServers":[{"id":"a","transport":"http","url":"https://x","oauth":{"clientSecret":"s"}}]}`,
+		"oauth port zero":            `{"mcpServers":[{"id":"a","transport":"http","url":"https://x","oauth":{"callbackPort":0}}]}`,
+		"oauth client id with $":     `{"mcpServers":[{"id":"a","transport":"http","url":"https://x","oauth":{"clientId":"${X}"}}]}`,
+		"oauth scopes a string":      `{"mcpServers":[{"id":"a","transport":"http","url":"https://x","oauth":{"scopes":"read"}}]}`,
+		"unknown lifecycle":          `{"mcpServers":[{"id":"a","command":"x","lifecycle":"sometimes"}]}`,
 	} {
 		assert.Error(t, sch.Validate(instance(t, []byte(body))), "%s: %s must not validate", name, body)
 	}

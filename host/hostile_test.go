@@ -26,7 +26,8 @@ func hostileRequest(user string) []byte {
 		`"skills":[{"name":"repo-review","description":"Review the repository","instructions":"Read the diff and report."}],` +
 		`"mcpServers":[` +
 		`{"id":"docs","transport":"http","url":"https://mcp.example.com/mcp","headers":{"Authorization":"Bearer s3cr3t-hostile-9d1e"},` +
-		`"secretKeys":["Authorization"],"allowedTools":["search"]},` +
+		`"secretKeys":["Authorization"],"allowedTools":["search"],` +
+		`"oauth":{"clientId":"loadout-hostile","callbackPort":8765,"scopes":["docs:read"],"authServerMetadataUrl":"https://auth.example.com/meta"}},` +
 		`{"id":"fs","command":"/usr/bin/mcp-fs","args":["--root","."]}]}`)
 }
 
@@ -46,6 +47,10 @@ func TestHostilePlans(t *testing.T) {
 		"tools-widened":          plan.RuleToolRestrictions,
 		"skill-hooks":            plan.RuleSkill,
 		"skill-dropped":          plan.RuleSkill,
+		"oauth-client-swapped":   plan.RuleServerMismatch,
+		"oauth-metadata-swapped": plan.RuleServerMismatch,
+		"oauth-scope-widened":    plan.RuleServerMismatch,
+		"oauth-dropped":          plan.RuleServerMismatch,
 	}
 	names := make([]string, 0, len(attacks))
 	for name := range attacks {

@@ -27,11 +27,14 @@ func fullRequest() abi.Request {
 				Cwd:     "/tmp", ToolsRestricted: true, AllowedTools: []string{"read", "list"}, DeniedTools: []string{"write"},
 				Description: "<files> & more", Enabled: true, Timeout: 12.5, Exposure: "deferred",
 				ToolExposure: []abi.Pair{{Name: "read", Value: "direct"}},
+				Lifecycle:    "lazy-keep-alive", IdleTimeout: 7.5,
 			},
 			{
 				ID: "docs", Transport: abi.TransportHTTP, URL: "https://mcp.example.com/mcp",
 				Headers:         []abi.Pair{{Name: "Authorization", Value: "Bearer {{loadout.secret.2}}", Secret: true}},
 				ToolsRestricted: true, Enabled: false, // restricted to no tool at all
+				OAuth: &abi.OAuth{ClientID: "my-client", CallbackPort: 8765, Scopes: []string{"read", "write"},
+					AuthServerMetadataURL: "https://auth.example.com/.well-known/oauth-authorization-server"},
 			},
 		},
 		Skills: []abi.Skill{
@@ -101,6 +104,8 @@ func TestDecodeRequestRejects(t *testing.T) {
 		{"not an object", `[]`},
 		{"unknown top-level field", `{"abiVersion":1,"extra":true}`},
 		{"unknown nested field", `{"servers":[{"id":"a","shell":"sh"}]}`},
+		{"unknown oauth field", `{"servers":[{"id":"a","oauth":{"clientSecret":"s"}}]}`},
+		{"fractional callback port", `{"servers":[{"id":"a","oauth":{"callbackPort":1.5}}]}`},
 		{"key differing in case", `{"Harness":"claude"}`},
 		{"duplicate top-level key", `{"harness":"a","harness":"b"}`},
 		{"duplicate nested key", `{"servers":[{"id":"a","env":[{"name":"X","name":"Y"}]}]}`},

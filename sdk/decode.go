@@ -613,6 +613,42 @@ func (d *decoder) server(s *abi.Server) error {
 		case "deniedTools":
 			s.DeniedTools, err = d.strings("server.deniedTools")
 			return 1 << 16, err
+		case "oauth":
+			if d.null() {
+				return 1 << 17, nil
+			}
+			s.OAuth = &abi.OAuth{}
+			return 1 << 17, d.oauth(s.OAuth)
+		case "lifecycle":
+			s.Lifecycle, err = d.str("server.lifecycle")
+			return 1 << 18, err
+		case "idleTimeout":
+			s.IdleTimeout, err = d.float("server.idleTimeout")
+			if err == nil && (math.IsInf(s.IdleTimeout, 0) || math.IsNaN(s.IdleTimeout)) {
+				err = d.errorf("server.idleTimeout out of range")
+			}
+			return 1 << 19, err
+		}
+		return 0, nil
+	})
+}
+
+func (d *decoder) oauth(o *abi.OAuth) error {
+	return d.object("server.oauth", func(key []byte) (uint64, error) {
+		var err error
+		switch string(key) {
+		case "clientId":
+			o.ClientID, err = d.str("server.oauth.clientId")
+			return 1 << 0, err
+		case "callbackPort":
+			o.CallbackPort, err = d.integer("server.oauth.callbackPort")
+			return 1 << 1, err
+		case "scopes":
+			o.Scopes, err = d.strings("server.oauth.scopes")
+			return 1 << 2, err
+		case "authServerMetadataUrl":
+			o.AuthServerMetadataURL, err = d.str("server.oauth.authServerMetadataUrl")
+			return 1 << 3, err
 		}
 		return 0, nil
 	})

@@ -192,6 +192,8 @@ type checker struct {
 	denyRules, vettedDeny map[string]bool
 	// warned: the servers a plan warning names (set by compareServers).
 	warned map[string]bool
+	// warnCodes: the codes of the plan warnings naming each server.
+	warnCodes map[string]map[string]bool
 }
 
 func (c *checker) add(file, field, rule, format string, args ...any) {

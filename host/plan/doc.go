@@ -20,14 +20,15 @@
 //
 // Config read-back for a built-in harness: only the servers table (and pi's
 // autoEnableCodemode) may appear at the top level; each server may carry only the keys its
-// harness documents that loadout renders (no headersHelper, oauth, bearer_token_env_var,
-// env_http_headers, approval modes); the rendered server ids are the vetted ones, in request
-// order, and a vetted enabled server may be missing only when a warning names it; url equals
-// the vetted one and each header value the vetted value at the same key, as the harness reads
-// them (Claude expands ${NAME}, so literals are spelled ${LOADOUT_SPAWN_DOLLAR:-$}{NAME}; Pi
-// resolves "$" and a leading "!", so literals are spelled "$$" and "$!"); tool grants stay
-// within the vetted allowedTools; and every secret placeholder sits at exactly the server, field
-// and key the vetted request gave it.
+// harness documents that loadout renders (no headersHelper, bearer_token_env_var,
+// env_http_headers, approval modes); an OAuth setting or lifecycle (oauth.go) carries exactly
+// the vetted values, read through the profile's oauth keys; the rendered server ids are the
+// vetted ones, in request order, and a vetted enabled server may be missing only when a
+// warning names it; url equals the vetted one and each header value the vetted value at the
+// same key, as the harness reads them (Claude expands ${NAME}, so literals are spelled
+// ${LOADOUT_SPAWN_DOLLAR:-$}{NAME}; Pi resolves "$" and a leading "!", so literals are spelled
+// "$$" and "$!"); tool grants stay within the vetted allowedTools; and every secret placeholder
+// sits at exactly the server, field and key the vetted request gave it.
 //
 // A stdio server comes in one of two forms. Verbatim: command and args are the vetted ones
 // (spelled for the harness) and each env value equals the vetted value at the same key (or pins

@@ -43,6 +43,7 @@ type harness struct {
 	paths      []pathRule
 	config     configFile
 	serverKeys map[string]string // key -> meaning (ServerKeyMeanings)
+	oauthKeys  map[string]string // key inside the oauth object -> meaning (OAuthKeyMeanings)
 	topKeys    map[string]bool   // boolean top-level keys besides the servers table
 	serversKey string
 	typed      bool // the config has a type key per server
@@ -106,6 +107,8 @@ type rendered struct {
 	exposure               *string
 	toolExposure           []abi.Pair
 	strs                   []located
+	// oauth holds the keys meaning oauth, oauthScopes, lifecycle and idleTimeout (oauth.go).
+	oauth renderedOAuth
 }
 
 func strp(s string) *string { return &s }
@@ -286,6 +289,26 @@ func (c *checker) readJSONServer(name, loc, id string, v *Value) rendered {
 			if x.Kind != Number || strings.HasPrefix(x.Number, "-") || x.Number == "0" {
 				c.add(name, loc+"."+key, RuleServerMismatch, "%s must be a positive number", key)
 			}
+		case "oauth":
+			c.readJSONOAuth(name, loc, &r, key, x)
+		case "oauthScopes":
+			for _, s := range jsonStrings(x) {
+				r.strs = append(r.strs, located{field: "oauth", key: key, s: s})
+			}
+			c.readJSONScopes(name, loc+"."+key, &r, x)
+		case "lifecycle":
+			if x.Kind != String {
+				bad(key, "a string", x.Kind)
+				continue
+			}
+			r.strs = append(r.strs, located{field: meaning, s: x.Str})
+			r.oauth.lifecycle = strp(x.Str)
+		case "idleTimeout":
+			if x.Kind != Number {
+				bad(key, "a number", x.Kind)
+				continue
+			}
+			r.oauth.idleTimeout = strp(x.Number)
 		}
 	}
 	return r
@@ -474,6 +497,30 @@ func (c *checker) readTOMLServer(name, loc, id string, v any) rendered {
 			default:
 				bad(key, "a number", x)
 			}
+		case "oauth":
+			c.readTOMLOAuth(name, loc, &r, key, x)
+		case "oauthScopes":
+			for _, s := range tomlStrings(&TOMLDoc{Map: map[string]any{key: x}}) {
+				r.strs = append(r.strs, located{field: "oauth", key: key, s: s})
+			}
+			c.readTOMLScopes(name, loc+"."+key, &r, x)
+		case "lifecycle":
+			s, ok := x.(string)
+			if !ok {
+				bad(key, "a string", x)
+				continue
+			}
+			r.strs = append(r.strs, located{field: meaning, s: s})
+			r.oauth.lifecycle = strp(s)
+		case "idleTimeout":
+			switch n := x.(type) {
+			case int64:
+				r.oauth.idleTimeout = strp(strconv.FormatInt(n, 10))
+			case float64:
+				r.oauth.idleTimeout = strp(strconv.FormatFloat(n, 'g', -1, 64))
+			default:
+				bad(key, "a number", x)
+			}
 		}
 	}
 	return r
@@ -512,9 +559,14 @@ func (c *checker) compareServers(name string, warnings []abi.Warning, rs []rende
 		}
 	}
 	warned := map[string]bool{}
+	c.warnCodes = map[string]map[string]bool{}
 	for _, w := range warnings {
 		if w.Server != "" {
 			warned[w.Server] = true
+			if c.warnCodes[w.Server] == nil {
+				c.warnCodes[w.Server] = map[string]bool{}
+			}
+			c.warnCodes[w.Server][w.Code] = true
 		}
 	}
 	c.warned = warned
@@ -657,6 +709,7 @@ func (c *checker) compareServer(name string, r *rendered, v abi.Server) {
 	default:
 		mismatch("transport", "transport %q cannot be rendered", v.Transport)
 	}
+	c.compareOAuth(name, r, v)
 	c.compareTools(name, *r, v)
 }
 

@@ -70,6 +70,9 @@ type ProfileConfig struct {
 	ServerKeys map[string]string `yaml:"serverKeys"`
 	// HTTPNeedsType: an http server must carry the type key (type: http).
 	HTTPNeedsType bool `yaml:"httpNeedsType"`
+	// OAuthKeys maps each key the object of the server key meaning oauth may carry to its
+	// meaning (OAuthKeyMeanings); required with that server key, refused without it.
+	OAuthKeys map[string]string `yaml:"oauthKeys"`
 }
 
 // ProfileTools is how a server's tool restriction reaches the harness.
@@ -120,6 +123,7 @@ type ProfileSkills struct {
 var ServerKeyMeanings = []string{
 	"type", "command", "args", "env", "cwd", "url", "headers", "description", "exposure",
 	"toolExposure", "enabled", "flag", "timeout", "allowTools", "denyTools", "envPassthrough",
+	"oauth", "oauthScopes", "lifecycle", "idleTimeout",
 }
 
 // valueSyntax is one way a harness expands the strings of its config.
@@ -247,6 +251,27 @@ func (p *Profile) compile() (*harness, error) {
 				h.typed = true
 			}
 		}
+		hasOAuth := slices.Contains(mapValues(h.serverKeys), "oauth")
+		switch {
+		case hasOAuth && len(cf.OAuthKeys) == 0:
+			return nil, fmt.Errorf("config.oauthKeys: a server key means oauth, so its keys must be listed")
+		case !hasOAuth && len(cf.OAuthKeys) > 0:
+			return nil, fmt.Errorf("config.oauthKeys: no server key means oauth")
+		}
+		seen := map[string]string{}
+		for key, meaning := range cf.OAuthKeys {
+			if !profileKey.MatchString(key) {
+				return nil, fmt.Errorf("config.oauthKeys: %q is not a key", key)
+			}
+			if !slices.Contains(OAuthKeyMeanings, meaning) {
+				return nil, fmt.Errorf("config.oauthKeys.%s: meaning %q is none of %v", key, meaning, OAuthKeyMeanings)
+			}
+			if other, dup := seen[meaning]; dup {
+				return nil, fmt.Errorf("config.oauthKeys: %s and %s both mean %s", min(key, other), max(key, other), meaning)
+			}
+			seen[meaning] = key
+		}
+		h.oauthKeys = cf.OAuthKeys
 		for _, need := range []string{"command", "url"} {
 			if !slices.Contains(mapValues(h.serverKeys), need) {
 				return nil, fmt.Errorf("config.serverKeys: no key means %s", need)

@@ -108,6 +108,12 @@ func serverValue(req *spec.Request, i int, opt inputOptions) ast.Value {
 	switch s.Transport {
 	case "http":
 		facts = ast.NewObject(item("url", parseURL(s.URL).value()))
+		if s.OAuth != nil && s.OAuth.AuthServerMetadataURL != "" {
+			facts = ast.NewObject(
+				item("url", parseURL(s.URL).value()),
+				item("oauthMetadataUrl", parseURL(s.OAuth.AuthServerMetadataURL).value()),
+			)
+		}
 	case "stdio":
 		facts = ast.NewObject(item("commandBase", ast.String(commandBase(s.Command))))
 	}
@@ -141,7 +147,24 @@ func serverValue(req *spec.Request, i int, opt inputOptions) ast.Value {
 		item("harnesses", strings_(s.Harnesses)),
 		item("hasToken", ast.Boolean(token != "")),
 		item("token", ast.String(shownToken)),
+		item("oauth", oauthValue(s.OAuth)),
+		item("lifecycle", ast.String(s.Lifecycle)),
+		item("idleTimeout", ast.FloatNumberTerm(s.IdleTimeout).Value),
 		item("facts", facts),
+	)
+}
+
+// oauthValue is a server's oauth member: null when the request sets none, else every member,
+// an unset one as "", 0 or [].
+func oauthValue(o *spec.OAuth) ast.Value {
+	if o == nil {
+		return ast.Null{}
+	}
+	return ast.NewObject(
+		item("clientId", ast.String(o.ClientID)),
+		item("callbackPort", ast.IntNumberTerm(o.CallbackPort).Value),
+		item("scopes", strings_(o.Scopes)),
+		item("authServerMetadataUrl", ast.String(o.AuthServerMetadataURL)),
 	)
 }
 

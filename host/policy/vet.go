@@ -385,6 +385,14 @@ func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDeci
 				Message: "url " + strconv.Quote(s.URL) + " rewritten to " + strconv.Quote(u) + ": the harness runs in a container (run.container), where the host's loopback is " + ContainerHost})
 		}
 	}
+	oauth := abiOAuth(s.OAuth)
+	if oauth != nil && oauth.AuthServerMetadataURL != "" && vt.container {
+		if u, ok := containerURL(oauth.AuthServerMetadataURL); ok {
+			vt.drop("server", s.ID, serverPath(s)+".oauth.authServerMetadataUrl", Reason{Code: CodeContainerURL,
+				Message: "oauth.authServerMetadataUrl " + strconv.Quote(oauth.AuthServerMetadataURL) + " rewritten to " + strconv.Quote(u) + ": the harness runs in a container (run.container), where the host's loopback is " + ContainerHost})
+			oauth.AuthServerMetadataURL = u
+		}
+	}
 	out := abi.Server{
 		ID:              s.ID,
 		Transport:       s.Transport,
@@ -398,6 +406,9 @@ func (vt *vetter) server(req *spec.Request, i int, s *spec.Server, sd ServerDeci
 		Timeout:         s.Timeout,
 		Exposure:        s.Exposure,
 		ToolExposure:    abiPairs(s.ToolExposure),
+		OAuth:           oauth,
+		Lifecycle:       s.Lifecycle,
+		IdleTimeout:     s.IdleTimeout,
 	}
 	// Lists are sized once; one left empty stays nil, as the request's would be.
 	out.AllowedTools = carve(&vt.tools, len(s.AllowedTools))
@@ -690,6 +701,14 @@ func setPair(env []spec.Pair, p spec.Pair) []spec.Pair {
 	return append(env, p)
 }
 
+// abiOAuth is a copy of o for the plugin request (nil for none).
+func abiOAuth(o *spec.OAuth) *abi.OAuth {
+	if o == nil {
+		return nil
+	}
+	return &abi.OAuth{ClientID: o.ClientID, CallbackPort: o.CallbackPort, Scopes: slices.Clone(o.Scopes), AuthServerMetadataURL: o.AuthServerMetadataURL}
+}
+
 func abiPairs(ps []spec.Pair) []abi.Pair {
 	if ps == nil {
 		return nil
@@ -726,7 +745,8 @@ func checkNoPlaceholder(req *spec.Request) error {
 		s := &req.Servers[i]
 		if has(s.ID, s.Transport, s.Command, s.Cwd, s.URL, s.Description, s.Exposure, s.Credentials, s.SharedAuthority) ||
 			has(s.Args...) || has(s.AllowedTools...) || has(s.SecretKeys...) || has(s.Users...) ||
-			hasPairs(s.Env) || hasPairs(s.Headers) || hasPairs(s.ToolExposure) {
+			hasPairs(s.Env) || hasPairs(s.Headers) || hasPairs(s.ToolExposure) || (s.OAuth != nil &&
+			(has(s.OAuth.ClientID, s.OAuth.AuthServerMetadataURL) || has(s.OAuth.Scopes...))) {
 			return fmt.Errorf("%s: %w", s.Path(), ErrPlaceholder)
 		}
 	}
@@ -755,6 +775,11 @@ func copyRequest(r abi.Request) abi.Request {
 		s.AllowedTools = slices.Clone(s.AllowedTools)
 		s.DeniedTools = slices.Clone(s.DeniedTools)
 		s.ToolExposure = slices.Clone(s.ToolExposure)
+		if s.OAuth != nil {
+			o := *s.OAuth
+			o.Scopes = slices.Clone(o.Scopes)
+			s.OAuth = &o
+		}
 		out.Servers[i] = s
 	}
 	out.Skills = make([]abi.Skill, len(r.Skills))

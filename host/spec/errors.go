@@ -130,6 +130,10 @@ const (
 	CodeAccessFieldInvalid = "access_field_invalid"
 	// CodeEnabledAndDisabled: a server set both enabled and disabled; it is dropped.
 	CodeEnabledAndDisabled = "enabled_and_disabled"
+	// CodeInvalidOAuth: an http server's oauth member is not an object, has a member that is
+	// not clientId, callbackPort, scopes or authServerMetadataUrl, or a value of the wrong type
+	// or outside its domain: the server is dropped (a half-read sign-in setting fails closed).
+	CodeInvalidOAuth = "invalid_oauth"
 )
 
 // Diagnostic kinds.

@@ -21,8 +21,10 @@ var (
 		"id", "transport", "command", "args", "env", "url", "headers", "allowedTools",
 		"secretKeys", "description", "enabled", "timeout", "exposure", "toolExposure", "cwd",
 		"credentials", "sharedAuthority", "users", "disabled", "availability", "scope", "harnesses", "token",
+		"oauth", "lifecycle", "idleTimeout",
 	}
 	tokenFields = []string{"mint", "ttl"}
+	oauthFields = []string{"clientId", "callbackPort", "scopes", "authServerMetadataUrl"}
 )
 
 // Exposures a server or a tool may have; ExposureAlias is accepted and stored as its target.
@@ -143,6 +145,11 @@ func checkFolds(root *value) error {
 						return err
 					}
 				}
+				if oa, ok := s.get("oauth"); ok && oa.kind == kindObject {
+					if err := foldCheck(oa, oauthFields, prefix+".oauth"); err != nil {
+						return err
+					}
+				}
 			}
 		}
 	}
@@ -171,7 +178,7 @@ func foldCheck(obj *value, fields []string, prefix string) error {
 }
 
 // allFields are the field names of every object of the request.
-var allFields = slices.Concat(requestFields, runFields, skillFields, resourceFields, serverFields, tokenFields)
+var allFields = slices.Concat(requestFields, runFields, skillFields, resourceFields, serverFields, tokenFields, oauthFields)
 
 func isField(name string, fields []string) bool {
 	for _, f := range fields {
@@ -869,6 +876,29 @@ func (p *parser) serverField(s *Server, m *member, prefix string) bool {
 		s.Credentials = v.str
 	case "token":
 		p.token(s, v, field.String())
+	case "oauth":
+		if s.Transport != TransportHTTP {
+			p.add(KindServer, id, field.String(), CodeFieldIgnored, "a stdio server has no oauth; ignored")
+			return true
+		}
+		return p.oauth(s, v, field.String())
+	case "lifecycle":
+		if v.kind != kindString || !validLifecycle(v.str) {
+			p.add(KindServer, id, field.String(), CodeInvalidValue, "lifecycle is "+describe(v)+", not lazy, eager, keep-alive or lazy-keep-alive; removed")
+			return true
+		}
+		s.Lifecycle = v.str
+	case "idleTimeout":
+		if v.kind != kindNumber {
+			p.wrongType(KindServer, id, field.String(), "a number", v)
+			return true
+		}
+		f, err := strconv.ParseFloat(v.str, 64)
+		if err != nil || !(f > 0) || math.IsInf(f, 0) {
+			p.add(KindServer, id, field.String(), CodeInvalidValue, "idleTimeout "+v.str+" is not a positive number of minutes; removed")
+			return true
+		}
+		s.IdleTimeout = f
 	}
 	return true
 }

@@ -110,6 +110,30 @@ type Server struct {
 	// Token is the server's token member: whether loadout serve mints a run token for it.
 	// The zero value asks for none.
 	Token TokenRequest `json:"token"`
+
+	// OAuth is the server's oauth member (http servers only); nil when absent, null or empty.
+	OAuth *OAuth `json:"oauth"`
+	// Lifecycle is when the harness starts and stops the server: "" (the harness's default) or
+	// one of LifecycleLazy, LifecycleEager, LifecycleKeepAlive, LifecycleLazyKeepAlive.
+	Lifecycle string `json:"lifecycle"`
+	// IdleTimeout is how many minutes an idle server may stay up before the harness stops it;
+	// 0 = unset.
+	IdleTimeout float64 `json:"idleTimeout"`
+}
+
+// OAuth is a server's oauth member: how the harness signs in to an http server with OAuth.
+// Every string is printable ASCII without '$' or '!', which no harness expands.
+type OAuth struct {
+	// ClientID is the registered client id; "" lets the harness register or identify itself.
+	ClientID string `json:"clientId"`
+	// CallbackPort is the loopback port the harness listens on for the redirect; 0 = any.
+	CallbackPort int `json:"callbackPort"`
+	// Scopes are the scopes to request, in request order, each listed once (RFC 6749 §3.3
+	// scope tokens).
+	Scopes []string `json:"scopes"`
+	// AuthServerMetadataURL is where the authorization server's metadata is read from instead
+	// of being discovered; it obeys the policy's URL rules like the server url.
+	AuthServerMetadataURL string `json:"authServerMetadataUrl"`
 }
 
 // Path is the JSON path of the server in the request: "mcpServers[i]" or "userServers[i]".

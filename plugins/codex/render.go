@@ -14,7 +14,9 @@
 //     0600 file, where the host substitutes it. enabled_tools for a restricted server (an empty
 //     list when no tool survived), disabled_tools for the tools the host denies (the ones the
 //     request's exposure hides), enabled = false for a disabled server, tool_timeout_sec from
-//     the timeout.
+//     the timeout; an http server's OAuth as scopes and an oauth table (client_id,
+//     callback_port). Codex has no key for an authorization-server metadata URL, nor a
+//     lifecycle setting: each is a warning (oauth_unsupported, lifecycle_unsupported).
 //   - env CODEX_HOME={{loadout.root.config}}.
 //   - skills natively under {{loadout.root.config}}/skills/<name>/ for an isolated run; for an
 //     ambient-auth run the resources go under the checkout's .cat-context/skill/<name>/, the
@@ -176,6 +178,33 @@ func renderServer(t *format.Object, s abi.Server) (bool, []abi.Warning, bool) {
 		warns = append(warns, abi.Warning{Code: warnTimeout, Server: s.ID, Message: fmt.Sprintf("timeout %gs is too large for Codex; rendered as %gs", s.Timeout, float64(maxTimeout))})
 	case s.Timeout > 0:
 		t.Set("tool_timeout_sec", seconds(s.Timeout))
+	}
+	if o := s.OAuth; s.Transport == abi.TransportHTTP && o != nil {
+		// Codex 0.169.0 reads the scopes from the server table and the client from its oauth
+		// table; it has no key for an authorization-server metadata URL.
+		if len(o.Scopes) > 0 {
+			t.Set("scopes", append([]string{}, o.Scopes...))
+		}
+		oauth := format.NewObject()
+		if o.ClientID != "" {
+			oauth.Set("client_id", o.ClientID)
+		}
+		if o.CallbackPort != 0 {
+			oauth.Set("callback_port", int64(o.CallbackPort))
+		}
+		if oauth.Len() > 0 {
+			t.Set("oauth", oauth)
+		}
+		var left []string
+		if o.AuthServerMetadataURL != "" {
+			left = append(left, "authServerMetadataUrl")
+		}
+		if w := format.OAuthWarning(s, "Codex CLI", left); w != nil {
+			warns = append(warns, *w)
+		}
+	}
+	if w := format.LifecycleWarning(s, "Codex CLI"); w != nil {
+		warns = append(warns, *w)
 	}
 	return secret, warns, true
 }

@@ -43,7 +43,8 @@ func mustRender(t *testing.T, req abi.Request) abi.Plan {
 // each transport (docs/FORMATS.md §2.1) that this renderer may emit.
 var knownKeys = map[string]map[string]bool{
 	"stdio": {"command": true, "args": true, "env": true, "cwd": true, "enabled_tools": true, "disabled_tools": true, "enabled": true, "tool_timeout_sec": true},
-	"http":  {"url": true, "http_headers": true, "enabled_tools": true, "disabled_tools": true, "enabled": true, "tool_timeout_sec": true},
+	// oauth on a stdio server fails the whole config ("oauth is not supported for stdio").
+	"http": {"url": true, "http_headers": true, "enabled_tools": true, "disabled_tools": true, "enabled": true, "tool_timeout_sec": true, "scopes": true, "oauth": true},
 }
 
 // decodeConfig parses config.toml out of plan and checks every table holds only known keys.
@@ -138,6 +139,13 @@ func TestServerTables(t *testing.T) {
 		{"timeout huge", abi.Server{ID: "t", Transport: "http", URL: "https://x", Enabled: true, Timeout: 1e300},
 			map[string]any{"url": "https://x", "tool_timeout_sec": int64(1e9)}, false, warnTimeout, "- t: all tools"},
 		{"sse", abi.Server{ID: "x", Transport: "sse", URL: "https://x", Enabled: true}, nil, false, warnTransport, ""},
+		{"oauth", abi.Server{ID: "o", Transport: "http", URL: "https://x", Enabled: true, OAuth: &abi.OAuth{ClientID: "loadout", CallbackPort: 8765, Scopes: []string{"read", "write"}}},
+			map[string]any{"url": "https://x", "scopes": []any{"read", "write"}, "oauth": map[string]any{"client_id": "loadout", "callback_port": int64(8765)}}, false, "", "- o: all tools"},
+		{"oauth metadata has no key", abi.Server{ID: "o", Transport: "http", URL: "https://x", Enabled: true, OAuth: &abi.OAuth{ClientID: "loadout", CallbackPort: 8765, Scopes: []string{"read", "write"}, AuthServerMetadataURL: "https://auth.example.com/meta"}},
+			map[string]any{"url": "https://x", "scopes": []any{"read", "write"}, "oauth": map[string]any{"client_id": "loadout", "callback_port": int64(8765)}},
+			false, format.WarnOAuthUnsupported, "- o: all tools"},
+		{"lifecycle", abi.Server{ID: "l", Transport: "stdio", Command: "x", Enabled: true, IdleTimeout: 10},
+			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "x"}}, false, format.WarnLifecycleUnsupported, "- l: all tools"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,9 +7,12 @@
 //     it): {"mcpServers": {...}} in server order; stdio servers as command/args/env, http
 //     servers as httpUrl (streamable HTTP) and headers; description, timeout (milliseconds) and,
 //     for a server restricted to some tools, includeTools (empty when it may use none: Gemini
-//     then registers no tool of it), and excludeTools for the tools the host denies (the ones
-//     the request's exposure hides). Gemini has no per-server enabled flag, so a disabled server
-//     is left out. trust is never written: every tool call keeps Gemini's confirmation.
+//     then registers no tool of it), excludeTools for the tools the host denies (the ones the
+//     request's exposure hides), and an http server's oauth (clientId, scopes; Gemini has no
+//     key for a callback port or a metadata URL: warning oauth_unsupported). Gemini has no
+//     per-server enabled flag, so a disabled server is left out, and no lifecycle setting
+//     (warning lifecycle_unsupported). trust is never written: every tool call keeps Gemini's
+//     confirmation.
 //   - env GEMINI_CLI_HOME={{loadout.root.config}} and LOADOUT_SPAWN_DOLLAR=$.
 //   - the arg --skip-trust: Gemini starts no stdio server in an untrusted folder.
 //   - skills natively under {{loadout.root.config}}/.gemini/skills/<name>/.
@@ -196,6 +199,33 @@ func renderServer(s abi.Server) (*format.Object, bool, []string, []abi.Warning, 
 			exclude[i] = format.GeminiLiteral(t)
 		}
 		entry.Set("excludeTools", exclude)
+	}
+	if o := s.OAuth; s.Transport == abi.TransportHTTP && o != nil {
+		// Gemini CLI 0.61.0's oauth object takes clientId and a list of scopes; a callback
+		// port only as part of a whole redirectUri, and no authorization-server metadata URL.
+		oauth := format.NewObject()
+		if o.ClientID != "" {
+			oauth.Set("clientId", o.ClientID)
+		}
+		if len(o.Scopes) > 0 {
+			oauth.Set("scopes", append([]string{}, o.Scopes...))
+		}
+		if oauth.Len() > 0 {
+			entry.Set("oauth", oauth)
+		}
+		var left []string
+		if o.CallbackPort != 0 {
+			left = append(left, "callbackPort")
+		}
+		if o.AuthServerMetadataURL != "" {
+			left = append(left, "authServerMetadataUrl")
+		}
+		if w := format.OAuthWarning(s, "Gemini CLI", left); w != nil {
+			warns = append(warns, *w)
+		}
+	}
+	if w := format.LifecycleWarning(s, "Gemini CLI"); w != nil {
+		warns = append(warns, *w)
 	}
 	return entry, secret, tools, warns, true
 }

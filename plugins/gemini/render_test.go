@@ -119,6 +119,12 @@ func TestServerEntries(t *testing.T) {
 			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "x"}}, false, []string{warnEnvName}, "- x: all tools"},
 		{"reserved", abi.Server{ID: "constructor", Transport: "stdio", Command: "x", Enabled: true}, nil, false, []string{warnReserved}, ""},
 		{"sse", abi.Server{ID: "x", Transport: "sse", URL: "https://x", Enabled: true}, nil, false, []string{warnTransport}, ""},
+		{"oauth", abi.Server{ID: "o", Transport: "http", URL: "https://x", Enabled: true, OAuth: &abi.OAuth{ClientID: "loadout", Scopes: []string{"read", "write"}}},
+			map[string]any{"httpUrl": "https://x", "oauth": map[string]any{"clientId": "loadout", "scopes": []any{"read", "write"}}}, false, nil, "- o: all tools"},
+		{"oauth port and metadata have no key", abi.Server{ID: "o", Transport: "http", URL: "https://x", Enabled: true, OAuth: &abi.OAuth{ClientID: "loadout", CallbackPort: 8765, Scopes: []string{"read", "write"}, AuthServerMetadataURL: "https://auth.example.com/meta"}},
+			map[string]any{"httpUrl": "https://x", "oauth": map[string]any{"clientId": "loadout", "scopes": []any{"read", "write"}}}, false, []string{format.WarnOAuthUnsupported}, "- o: all tools"},
+		{"lifecycle", abi.Server{ID: "l", Transport: "stdio", Command: "x", Enabled: true, Lifecycle: "eager"},
+			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "x"}}, false, []string{format.WarnLifecycleUnsupported}, "- l: all tools"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

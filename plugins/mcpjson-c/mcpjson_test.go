@@ -133,6 +133,7 @@ func fullRequest() abi.Request {
 				ID: "docs", Transport: abi.TransportHTTP, Enabled: true, URL: "https://mcp.example.com/mcp",
 				Headers:         []abi.Pair{{Name: "Authorization", Value: "Bearer {{loadout.secret.2}}", Secret: true}},
 				ToolsRestricted: true, Exposure: "deferred",
+				OAuth: &abi.OAuth{ClientID: "loadout", CallbackPort: 8765, Scopes: []string{"read"}}, Lifecycle: "lazy",
 			},
 			{ID: "legacy", Transport: "sse", Enabled: true, URL: "https://mcp.example.com/sse"},
 			{ID: "off", Transport: abi.TransportStdio, Command: "/bin/off"},
@@ -210,7 +211,7 @@ func TestMCPJSONPlugin(t *testing.T) {
 	}
 	assert.Equal(t, []string{
 		"cwd_unsupported/files", "tools_not_enforced/files",
-		"exposure_unsupported/docs", "tools_not_enforced/docs",
+		"oauth_unsupported/docs", "lifecycle_unsupported/docs", "exposure_unsupported/docs", "tools_not_enforced/docs",
 		"transport_unsupported/legacy", "server_disabled/off", "duplicate_server/files",
 		"skills_unsupported/review",
 	}, codes, "warnings, in request order")
@@ -255,6 +256,8 @@ var rejectCases = []struct {
 	{"duplicate nested key", `{"abiVersion":1,"harness":"mcpjson","servers":[{"id":"a","id":"b"}]}`, abi.CodeInvalidInput},
 	{"unknown field", `{"abiVersion":1,"harness":"mcpjson","shell":"sh"}`, abi.CodeInvalidInput},
 	{"unknown server field", `{"abiVersion":1,"harness":"mcpjson","servers":[{"id":"a","shell":"sh"}]}`, abi.CodeInvalidInput},
+	{"unknown oauth field", `{"abiVersion":1,"harness":"mcpjson","servers":[{"id":"a","oauth":{"clientSecret":"s"}}]}`, abi.CodeInvalidInput},
+	{"oauth not an object", `{"abiVersion":1,"harness":"mcpjson","servers":[{"id":"a","oauth":"x"}]}`, abi.CodeInvalidInput},
 	{"trailing data", `{"abiVersion":1,"harness":"mcpjson"} {}`, abi.CodeInvalidInput},
 	{"invalid UTF-8", "{\"abiVersion\":1,\"harness\":\"mcpjson\",\"run\":{\"user\":\"\xc3\x28\"}}", abi.CodeInvalidInput},
 	{"overlong UTF-8", "{\"abiVersion\":1,\"harness\":\"mcpjson\",\"run\":{\"user\":\"\xc0\xaf\"}}", abi.CodeInvalidInput},

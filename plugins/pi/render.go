@@ -12,6 +12,9 @@
 //     (its exact entry, else its first matching pattern, else the server's exposure) or
 //     "direct" when the request gives none; the request's own patterns are not rendered for such
 //     a server, since a pattern such as "*" would expose the tools the restriction removed.
+//     An http server's OAuth goes into its oauth object (clientId, callbackPort, the scopes
+//     as one space-separated scope string, authServerMetadataUrl where Pi takes it). Pi 1.6.0
+//     has no per-server lifecycle or idle timeout: those are a warning (lifecycle_unsupported).
 //   - env PI_CODING_AGENT_DIR={{loadout.root.config}} (the agent directory).
 //   - skills natively under {{loadout.root.config}}/skills/<name>/.
 //   - a prompt that names every enabled server and the tools it may use.
@@ -32,6 +35,7 @@ package main
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
@@ -226,7 +230,65 @@ func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning, bool) {
 	if !s.Enabled {
 		entry.Set("enabled", false)
 	}
+	if s.Transport == abi.TransportHTTP && s.OAuth != nil {
+		oauth, left := renderOAuth(*s.OAuth)
+		if oauth.Len() > 0 {
+			entry.Set("oauth", oauth)
+		}
+		if w := format.OAuthWarning(s, "Pi", left); w != nil {
+			warns = append(warns, *w)
+		}
+	}
+	// Pi 1.6.0 connects every enabled server when a session starts and has no per-server
+	// lifecycle or idle timeout (unknown keys are ignored).
+	if w := format.LifecycleWarning(s, "Pi"); w != nil {
+		warns = append(warns, *w)
+	}
 	return entry, secret, warns, true
+}
+
+// renderOAuth is Pi's oauth object for o (docs/FORMATS.md §3.3): the scopes as one
+// space-separated string named scope, and the metadata URL only where Pi takes it (https, or
+// plain http to localhost, 127.0.0.1 or [::1]: Pi refuses the whole entry otherwise). It also
+// returns what it left out.
+func renderOAuth(o abi.OAuth) (*format.Object, []string) {
+	obj := format.NewObject()
+	var left []string
+	if o.ClientID != "" {
+		obj.Set("clientId", o.ClientID)
+	}
+	if o.CallbackPort != 0 {
+		obj.Set("callbackPort", int64(o.CallbackPort))
+	}
+	if len(o.Scopes) > 0 {
+		obj.Set("scope", strings.Join(o.Scopes, " "))
+	}
+	if o.AuthServerMetadataURL != "" {
+		if piMetadataURL(o.AuthServerMetadataURL) {
+			obj.Set("authServerMetadataUrl", o.AuthServerMetadataURL)
+		} else {
+			left = append(left, "authServerMetadataUrl (Pi reads https, or http on localhost, 127.0.0.1 or [::1])")
+		}
+	}
+	return obj, left
+}
+
+// piMetadataURL reports whether Pi 1.6.0 accepts raw as an authorization-server metadata URL.
+func piMetadataURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return true
+	case "http":
+		switch strings.ToLower(u.Hostname()) {
+		case "localhost", "127.0.0.1", "::1":
+			return true
+		}
+	}
+	return false
 }
 
 // resolveExposure returns the exposure rules give tool, Pi's way: an exact entry wins, else

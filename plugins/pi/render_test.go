@@ -129,6 +129,15 @@ func TestServerEntries(t *testing.T) {
 			map[string]any{"type": "stdio", "command": "/usr/bin/env", "args": []any{"-i", "x"}}, false, []string{warnEnvName}, "- x: all tools"},
 		{"reserved", abi.Server{ID: "constructor", Transport: "stdio", Command: "x", Enabled: true}, nil, false, []string{warnReserved}, ""},
 		{"sse", abi.Server{ID: "x", Transport: "sse", URL: "https://x", Enabled: true}, nil, false, []string{warnTransport}, ""},
+		{"oauth", abi.Server{ID: "o", Transport: "http", URL: "https://x", Enabled: true, OAuth: &abi.OAuth{ClientID: "loadout", CallbackPort: 8765,
+			Scopes: []string{"read", "write"}, AuthServerMetadataURL: "http://[::1]:9000/meta"}},
+			map[string]any{"type": "http", "url": "https://x", "oauth": map[string]any{"clientId": "loadout", "callbackPort": 8765.0, "scope": "read write",
+				"authServerMetadataUrl": "http://[::1]:9000/meta"}}, false, nil, "- o: all tools"},
+		{"oauth metadata Pi refuses", abi.Server{ID: "o", Transport: "http", URL: "https://x", Enabled: true, OAuth: &abi.OAuth{
+			AuthServerMetadataURL: "http://host.docker.internal:9000/meta"}},
+			map[string]any{"type": "http", "url": "https://x"}, false, []string{format.WarnOAuthUnsupported}, "- o: all tools"},
+		{"lifecycle", abi.Server{ID: "l", Transport: "stdio", Command: "x", Enabled: true, Lifecycle: "keep-alive", IdleTimeout: 5},
+			map[string]any{"type": "stdio", "command": "/usr/bin/env", "args": []any{"-i", "x"}}, false, []string{format.WarnLifecycleUnsupported}, "- l: all tools"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

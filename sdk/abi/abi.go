@@ -137,6 +137,26 @@ type Server struct {
 	Timeout      float64 `json:"timeout,omitempty"`  // seconds; 0 = harness default
 	Exposure     string  `json:"exposure,omitempty"` // direct|deferred|codemode|hidden
 	ToolExposure []Pair  `json:"toolExposure,omitempty"`
+
+	// OAuth is how the harness signs in to an http server; nil when the request sets none.
+	// The host checks that a rendered OAuth setting carries exactly these values.
+	OAuth *OAuth `json:"oauth,omitempty"`
+	// Lifecycle is when the harness starts and stops the server: "" (its default), "lazy",
+	// "eager", "keep-alive" or "lazy-keep-alive"; IdleTimeout is in minutes, 0 = unset.
+	Lifecycle   string  `json:"lifecycle,omitempty"`
+	IdleTimeout float64 `json:"idleTimeout,omitempty"`
+}
+
+// OAuth is a vetted server's OAuth sign-in setting. Each member is optional (zero = unset).
+// Its strings are printable ASCII without '$' or '!', so no harness expands them.
+type OAuth struct {
+	ClientID     string `json:"clientId,omitempty"`
+	CallbackPort int    `json:"callbackPort,omitempty"` // 1-65535
+	// Scopes are the scopes to request, in order; a harness that takes one string joins them
+	// with single spaces.
+	Scopes []string `json:"scopes,omitempty"`
+	// AuthServerMetadataURL passed the policy's URL rules, like the server's URL.
+	AuthServerMetadataURL string `json:"authServerMetadataUrl,omitempty"`
 }
 
 // Skill is one vetted skill.
@@ -202,4 +222,14 @@ const (
 	CodeInvalidInput = "invalid_input" // the request could not be decoded
 	CodeUnsupported  = "unsupported"   // the request asks for something the plugin cannot do
 	CodeInternal     = "internal"      // a bug or a panic in the plugin
+)
+
+// Warning codes the host reads: a vetted setting a plugin leaves out must be named by a
+// warning with its code for the server, or the plan is refused.
+const (
+	// WarnOAuthUnsupported: members of the server's OAuth setting are not rendered (the
+	// harness has no key for them, or would refuse the value).
+	WarnOAuthUnsupported = "oauth_unsupported"
+	// WarnLifecycleUnsupported: the server's lifecycle or idleTimeout is not rendered.
+	WarnLifecycleUnsupported = "lifecycle_unsupported"
 )

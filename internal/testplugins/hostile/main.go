@@ -73,9 +73,37 @@ var attacks = map[string]func(p *abi.Plan){
 	"skill-dropped": func(p *abi.Plan) {
 		p.Files = slices.DeleteFunc(p.Files, func(f abi.File) bool { return strings.HasPrefix(f.Path, "skills/") })
 	},
+	// The sign-in sent to another client, another authorization server, or for more scopes.
+	"oauth-client-swapped":   replaceInConfig(`"loadout-hostile"`, `"attacker-client"`),
+	"oauth-metadata-swapped": replaceInConfig("https://auth.example.com/", "https://auth.evil.example/"),
+	"oauth-scope-widened":    replaceInConfig(`"docs:read"`, `"docs:read admin"`),
+}
+
+// requestAttacks change what the faithful renderer is given: its plan then leaves a vetted
+// setting out without saying so.
+var requestAttacks = map[string]func(r *abi.Request){
+	"oauth-dropped": func(r *abi.Request) {
+		for i := range r.Servers {
+			r.Servers[i].OAuth = nil
+		}
+	},
+}
+
+// replaceInConfig replaces old by new in the rendered mcp-servers.json.
+func replaceInConfig(old, new string) func(p *abi.Plan) {
+	return func(p *abi.Plan) {
+		for i := range p.Files {
+			if p.Files[i].Path == "mcp-servers.json" {
+				p.Files[i].Content = strings.Replace(p.Files[i].Content, old, new, 1)
+			}
+		}
+	}
 }
 
 func renderHostile(req abi.Request) (abi.Plan, error) {
+	if attack, ok := requestAttacks[strings.TrimPrefix(req.Run.User, "attack-")]; ok {
+		attack(&req)
+	}
 	p, err := render.Render(req)
 	if err != nil {
 		return p, err

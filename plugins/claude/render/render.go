@@ -4,8 +4,11 @@
 // It renders:
 //   - {{loadout.root.run}}/mcp-servers.json (mode 0600, Secret when a secret pair is in it):
 //     {"mcpServers": {...}} in server order; stdio servers as type/command/args/env, http
-//     servers as type/url/headers (Claude needs "type": "http"), timeout in milliseconds.
-//     Claude has no "enabled" key: a disabled server is omitted with a warning.
+//     servers as type/url/headers (Claude needs "type": "http"), timeout in milliseconds,
+//     and an http server's oauth (clientId, callbackPort, scopes as one space-separated
+//     string, an https authServerMetadataUrl). Claude has no "enabled" key: a disabled server
+//     is omitted with a warning; it has no lifecycle setting either (warning
+//     lifecycle_unsupported).
 //   - every stdio server launched through /usr/bin/env -i (format.WrapSpawn, docs/SPAWN-ENV.md),
 //     because Claude passes its whole environment (its API key included) to the servers it
 //     spawns: the server gets exactly its spawn environment (HostEnv, then its own env), the
@@ -201,7 +204,44 @@ func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning, bool) {
 	} else if w != "" {
 		warns = append(warns, warn(warnTimeout, w))
 	}
+	if s.Transport == abi.TransportHTTP && s.OAuth != nil {
+		oauth, left := renderOAuth(*s.OAuth)
+		if oauth.Len() > 0 {
+			entry.Set("oauth", oauth)
+		}
+		if w := format.OAuthWarning(s, "Claude Code", left); w != nil {
+			warns = append(warns, *w)
+		}
+	}
+	if w := format.LifecycleWarning(s, "Claude Code"); w != nil {
+		warns = append(warns, *w)
+	}
 	return entry, secret, warns, true
+}
+
+// renderOAuth is Claude Code's oauth object for o (docs/FORMATS.md §1.1): the scopes as one
+// space-separated string, and the metadata URL only when it is https, since Claude skips an
+// entry whose metadata URL is anything else. It also returns what it left out.
+func renderOAuth(o abi.OAuth) (*format.Object, []string) {
+	obj := format.NewObject()
+	var left []string
+	if o.ClientID != "" {
+		obj.Set("clientId", o.ClientID)
+	}
+	if o.CallbackPort != 0 {
+		obj.Set("callbackPort", int64(o.CallbackPort))
+	}
+	if len(o.Scopes) > 0 {
+		obj.Set("scopes", strings.Join(o.Scopes, " "))
+	}
+	switch {
+	case o.AuthServerMetadataURL == "":
+	case strings.HasPrefix(o.AuthServerMetadataURL, "https://"):
+		obj.Set("authServerMetadataUrl", o.AuthServerMetadataURL)
+	default:
+		left = append(left, "authServerMetadataUrl (Claude Code reads only an https:// one)")
+	}
+	return obj, left
 }
 
 // timeoutMS converts a timeout in seconds to Claude's milliseconds. It returns false when no

@@ -129,7 +129,9 @@ static int str_eq(json_str a, json_str b) { return a.len == b.len && memcmp(a.s,
 static const char *const request_keys[] = {"abiVersion", "harness", "run", "servers", "skills", NULL};
 static const char *const run_keys[] = {"ambientAuth", "user", NULL};
 static const char *const server_keys[] = {"id", "transport", "command", "args", "env", "hostEnv", "cwd", "url", "headers",
-	"toolsRestricted", "allowedTools", "description", "enabled", "timeout", "exposure", "toolExposure", NULL};
+	"toolsRestricted", "allowedTools", "description", "enabled", "timeout", "exposure", "toolExposure", "oauth",
+	"lifecycle", "idleTimeout", NULL};
+static const char *const oauth_keys[] = {"clientId", "callbackPort", "scopes", "authServerMetadataUrl", NULL};
 static const char *const pair_keys[] = {"name", "value", "secret", NULL};
 static const char *const skill_keys[] = {"name", "description", "instructions", "resources", NULL};
 static const char *const resource_keys[] = {"path", "content", NULL};
@@ -208,6 +210,16 @@ static void check_request(failure *f, const json_value *req) {
 		if (t < 0 || t > 86400) {
 			failf(f, "invalid_input", "timeout", "out of range");
 		}
+		const json_value *oauth = want(f, json_get(s, "oauth"), J_OBJECT, "oauth");
+		if (oauth != NULL) {
+			keys_known(f, oauth, "oauth", oauth_keys);
+			get_str(f, oauth, "clientId");
+			get_number(f, oauth, "callbackPort");
+			check_strings(f, oauth, "scopes");
+			get_str(f, oauth, "authServerMetadataUrl");
+		}
+		get_str(f, s, "lifecycle");
+		get_number(f, s, "idleTimeout");
 	}
 	const json_value *skills = want(f, json_get(req, "skills"), J_ARRAY, "skills");
 	for (size_t i = 0; skills != NULL && i < skills->len; i++) {
@@ -385,6 +397,12 @@ static void render_server(render_state *st, const json_value *s, const json_valu
 	}
 	buf_str(b, "\n    }");
 
+	if (json_get(s, "oauth") != NULL && json_get(s, "oauth")->type == J_OBJECT) {
+		warn(st, "oauth_unsupported", id, none, "the mcp.json format has no OAuth setting; server \"", id, "\" is rendered without it");
+	}
+	if (get_str(&ignore, s, "lifecycle").len || get_number(&ignore, s, "idleTimeout") != 0) {
+		warn(st, "lifecycle_unsupported", id, none, "the mcp.json format has no lifecycle setting; server \"", id, "\" is started its own way");
+	}
 	json_str exposure = get_str(&ignore, s, "exposure");
 	if (exposure.len || pairs_of(s, "toolExposure") != NULL) {
 		warn(st, "exposure_unsupported", id, none, "the mcp.json format has no tool exposure; server \"", id, "\" is exposed directly");

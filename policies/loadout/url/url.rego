@@ -2,9 +2,10 @@
 # title: URL rules
 # description: |
 #   Which URL an http server may use (docs/SECURITY.md §1 and R1): https to any host, plain
-#   http only to a loopback host, and no URL whose parts two parsers read differently. Go
-#   parses input.servers[i].url into input.servers[i].facts.url (docs/POLICIES.md); the
-#   schemes are data.tunables.url.
+#   http only to a loopback host, and no URL whose parts two parsers read differently. The
+#   same rules judge the server's OAuth authorization-server metadata URL. Go parses
+#   input.servers[i].url into input.servers[i].facts.url and the metadata URL into
+#   facts.oauthMetadataUrl (docs/POLICIES.md); the schemes are data.tunables.url.
 package loadout.url
 
 import data.tunables.url as conf
@@ -15,51 +16,66 @@ http[i] := s if {
 	s.transport == "http"
 }
 
+# checked are the URLs the rules below judge: every http server's url, and its OAuth
+# authorization-server metadata URL when it sets one. The harness fetches that document to
+# learn where to send the user and the client id, so it gets the server url's rules.
+checked contains {"server": i, "field": "url", "url": s.url, "facts": s.facts.url} if {
+	some i, s in http
+}
+
+checked contains {
+	"server": i, "field": "oauth.authServerMetadataUrl",
+	"url": s.oauth.authServerMetadataUrl, "facts": s.facts.oauthMetadataUrl,
+} if {
+	some i, s in http
+	s.oauth.authServerMetadataUrl != ""
+}
+
 deny contains {"server": i, "field": "url", "code": "url_missing", "msg": "an http server needs a url"} if {
 	some i, s in http
 	s.url == ""
 }
 
 deny contains {
-	"server": i, "field": "url", "code": "url_bad_bytes",
+	"server": c.server, "field": c.field, "code": "url_bad_bytes",
 	"msg": "the url holds a space, a control or non-ASCII byte, or a backslash",
 } if {
-	some i, s in http
-	s.facts.url.badBytes
+	some c in checked
+	c.facts.badBytes
 }
 
-deny contains {"server": i, "field": "url", "code": "url_userinfo", "msg": "the url holds userinfo (an '@' in the authority)"} if {
-	some i, s in http
-	s.facts.url.userinfo
+deny contains {"server": c.server, "field": c.field, "code": "url_userinfo", "msg": "the url holds userinfo (an '@' in the authority)"} if {
+	some c in checked
+	c.facts.userinfo
 }
 
 deny contains {
-	"server": i, "field": "url", "code": "url_parse_mismatch",
+	"server": c.server, "field": c.field, "code": "url_parse_mismatch",
 	"msg": "a standard URL parser reads another scheme, host or port than the base rule",
 } if {
-	some i, s in http
-	s.url != ""
-	not s.facts.url.parsersAgree
+	some c in checked
+	c.url != ""
+	not c.facts.parsersAgree
 }
 
-deny contains {"server": i, "field": "url", "code": "url_bad_port", "msg": "the url's port is not 1-65535 in digits"} if {
-	some i, s in http
-	s.facts.url.badPort
+deny contains {"server": c.server, "field": c.field, "code": "url_bad_port", "msg": "the url's port is not 1-65535 in digits"} if {
+	some c in checked
+	c.facts.badPort
 }
 
-deny contains {"server": i, "field": "url", "code": "url_empty_host", "msg": "the url has no host"} if {
-	some i, s in http
-	s.url != ""
-	s.facts.url.host == ""
+deny contains {"server": c.server, "field": c.field, "code": "url_empty_host", "msg": "the url has no host"} if {
+	some c in checked
+	c.url != ""
+	c.facts.host == ""
 }
 
 deny contains {
-	"server": i, "field": "url", "code": "url_not_allowed",
-	"msg": sprintf("scheme %q may not reach host %q: https anywhere, plain http only to loopback", [s.facts.url.scheme, s.facts.url.host]),
+	"server": c.server, "field": c.field, "code": "url_not_allowed",
+	"msg": sprintf("scheme %q may not reach host %q: https anywhere, plain http only to loopback", [c.facts.scheme, c.facts.host]),
 } if {
-	some i, s in http
-	s.url != ""
-	not allowed(s.facts.url)
+	some c in checked
+	c.url != ""
+	not allowed(c.facts)
 }
 
 # allowed(u) holds when the scheme of URL facts u may reach its host. The scheme is the base

@@ -3,8 +3,11 @@ package loadout.url_test
 import data.fixtures.hostile
 import data.loadout.url
 
-# codes is each hostile fixture server's URL deny codes, by id.
-codes[s.id] := {d.code | some d in denied; d.server == i} if some i, s in hostile.servers
+# codes is each hostile fixture server's deny codes about its url, by id; oauth_codes those
+# about its OAuth metadata URL.
+codes[s.id] := {d.code | some d in denied; d.server == i; d.field == "url"} if some i, s in hostile.servers
+
+oauth_codes[s.id] := {d.code | some d in denied; d.server == i; d.field == "oauth.authServerMetadataUrl"} if some i, s in hostile.servers
 
 denied := d if {
 	d := url.deny with input as hostile
@@ -23,7 +26,23 @@ want := {
 	"url-empty-host": {"url_empty_host"},
 	"url-ftp": {"url_empty_host", "url_not_allowed", "url_parse_mismatch"},
 	"url-unclosed-bracket": {"url_parse_mismatch"},
+	"oauth-meta-https": set(),
+	"oauth-meta-http-remote": set(),
 	"env-rules": set(),
+}
+
+# The OAuth metadata URL obeys the url's rules; the server url of these servers is fine.
+want_oauth := {
+	"https-remote": set(),
+	"oauth-meta-https": set(),
+	"oauth-meta-http-remote": {"url_not_allowed"},
+	"oauth-meta-loopback": set(),
+	"oauth-meta-userinfo": {"url_userinfo"},
+}
+
+test_oauth_metadata_url_rules[id] if {
+	some id, codes_wanted in want_oauth
+	oauth_codes[id] == codes_wanted
 }
 
 test_url_rules[id] if {
@@ -48,8 +67,32 @@ test_schemes_are_tunable if {
 
 test_rules_name_the_url_field if {
 	every x in denied {
-		x.field == "url"
+		x.field in {"url", "oauth.authServerMetadataUrl"}
 	}
+}
+
+# A metadata URL is judged only where the server sets one.
+test_oauth_field_only_with_oauth if {
+	every x in denied {
+		judged(x)
+	}
+}
+
+judged(x) if x.field == "url"
+
+judged(x) if hostile.servers[x.server].oauth.authServerMetadataUrl != ""
+
+# In a container run, loopback metadata URLs are rewritten to host.docker.internal as the
+# server url is, and allowed there only.
+test_oauth_metadata_docker_host if {
+	s := object.union(hostile.servers[0], {
+		"oauth": {"clientId": "", "callbackPort": 0, "scopes": [], "authServerMetadataUrl": "http://host.docker.internal:9000/meta"},
+		"facts": {"url": hostile.servers[0].facts.url, "oauthMetadataUrl": object.union(hostile.servers[0].facts.url, {"scheme": "http", "host": "host.docker.internal", "loopback": false, "dockerHost": true})},
+	})
+	inside := url.deny with input.servers as [s] with input.run.container as true
+	outside := url.deny with input.servers as [s] with input.run.container as false
+	inside == set()
+	{[x.field, x.code] | some x in outside} == {["oauth.authServerMetadataUrl", "url_not_allowed"]}
 }
 
 # host.docker.internal is the host's loopback only when the harness runs in a container.
