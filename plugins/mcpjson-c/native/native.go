@@ -1,6 +1,7 @@
 //go:build cgo
 
-// Package native is the mcpjson renderer (../src) compiled natively with cgo, for benchmarks
+// Package native is the mcpjson renderer, whose C source is this directory (../build.sh
+// compiles it to WebAssembly), compiled natively with cgo for benchmarks
 // that compare the same C code with its WebAssembly build on each engine. It is not a plugin and
 // not used by the host.
 package native

@@ -1,3 +1,5 @@
+//go:build cgo
+// (The line above: package native compiles this file with cgo; a pure-Go build skips it.)
 /*
  * json.h - a strict, minimal JSON reader and writer for the mcpjson plugin.
  *
