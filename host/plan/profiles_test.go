@@ -32,7 +32,7 @@ var profiles = func() plan.Profiles {
 func profileOf(harness string) *plan.Profile { return profiles[harness] }
 
 func TestBuiltinProfilesLoad(t *testing.T) {
-	for _, h := range []string{"claude", "codex", "gemini", "pi"} {
+	for _, h := range []string{"claude", "codex", "copilot", "gemini", "pi"} {
 		assert.NotNil(t, profiles[h], "profile of %s", h)
 	}
 }
