@@ -139,6 +139,9 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 	bad := func(format string, args ...any) {
 		r.fail("format: server %q: %s", e.id, fmt.Sprintf(format, args...))
 	}
+	// spell is how the host writes a secret into this config so that the harness reads it back
+	// unchanged (plan.Profile.SecretSpelling); nil when it writes it as it is.
+	spell := hf.prof.SecretSpelling(hf.root, hf.path)
 	if e.enabled != nil && *e.enabled != s.Enabled || e.enabled == nil && !s.Enabled {
 		bad("enabled is %v, the vetted server's is %t", deref(e.enabled), s.Enabled)
 	}
@@ -155,11 +158,13 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 			r.compareUnwrapped(o, hf, e, s, fill)
 			break
 		}
+		// A secret alias holds the value as the host substituted it: raw, or in the spelling the
+		// harness reads back as the raw value.
 		env := slices.Clone(e.env)
 		for i := range env {
 			for _, sec := range v.Secrets() {
-				if env[i].Value == sec.Value {
-					env[i].Secret = true
+				if env[i].Value == sec.Value || spell != nil && env[i].Value == spell(sec.Value) {
+					env[i].Value, env[i].Secret = sec.Value, true
 				}
 			}
 		}
@@ -203,8 +208,11 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 		var want []abi.Pair
 		for _, p := range s.Headers {
 			val := fill(p.Value)
-			if !p.Secret {
+			switch {
+			case !p.Secret:
 				val = hf.lit(p.Value)
+			case spell != nil:
+				val = spell(val)
 			}
 			want = append(want, abi.Pair{Name: p.Name, Value: val})
 		}
