@@ -447,6 +447,10 @@ func (p *Profile) ReadLiteral(s string) (string, bool) {
 	return s, p.h.literal(s) == s
 }
 
+// ReadValue is what the harness makes of an env value or header it holds, by the profile's value
+// syntax, and false when it would expand or run s instead of passing it on.
+func (p *Profile) ReadValue(s string) (string, bool) { return p.h.value(s) }
+
 // ToolsFlag is the flag whose values carry tool rules (a tools.in args profile), or "".
 func (p *Profile) ToolsFlag() string {
 	for _, a := range p.Args {
