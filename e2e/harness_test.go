@@ -356,7 +356,7 @@ var copilotTool = regexp.MustCompile(`"([A-Za-z0-9_.-]+):[0-9a-f]{8}"`)
 // debug log then lists the tools that call would have offered. `copilot skill list --json`
 // lists the skills.
 func checkCopilot(t *testing.T, sc *scenario, r rendered, c clis) {
-	assert.Equal(t, []string{"--disable-builtin-mcps"}, r.Args, "copilot args")
+	assert.Equal(t, []string{"--disable-builtin-mcps", "--no-auto-update"}, r.Args, "copilot args")
 	env := harnessEnv(c, sc.Home, r.Env, "COPILOT_OFFLINE=true", "COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:"+sc.Port,
 		"COPILOT_MODEL=gpt-4o", "COPILOT_AUTO_UPDATE=false")
 	home, _ := lookupEnv(env, "COPILOT_HOME")

@@ -115,7 +115,7 @@ func spawnPlan(harness string) *abi.Plan {
 	case "copilot": // the config is the test's own
 		return &abi.Plan{
 			Files: []abi.File{{Root: abi.RootConfig, Path: "mcp-config.json", Mode: "0600", Format: abi.FormatJSON, Secret: true}},
-			Args:  []string{"--disable-builtin-mcps"},
+			Args:  []string{"--disable-builtin-mcps", "--no-auto-update"},
 			Env:   []abi.Pair{{Name: "COPILOT_HOME", Value: "{{loadout.root.config}}"}, {Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"}},
 		}
 	}

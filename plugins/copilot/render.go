@@ -10,8 +10,9 @@
 //     tool of it). Copilot has no key for a description, and a disabled server is left out
 //     (its disabled key could be undone by --enable-mcp-server).
 //   - env COPILOT_HOME={{loadout.root.config}} and LOADOUT_SPAWN_DOLLAR=$.
-//   - the arg --disable-builtin-mcps: with a GitHub login Copilot would add its own GitHub MCP
-//     server, which no policy vetted.
+//   - the args --disable-builtin-mcps (with a GitHub login Copilot would add its own GitHub MCP
+//     server, which no policy vetted) and --no-auto-update (Copilot would otherwise fetch and
+//     run a newer release than the one this renderer and its profile were measured on).
 //   - skills natively under {{loadout.root.config}}/skills/<name>/.
 //   - a prompt that names every enabled server and the tools it may use.
 //
@@ -68,7 +69,7 @@ func render(req abi.Request) (abi.Plan, error) {
 	if err != nil {
 		return abi.Plan{}, err
 	}
-	plan := abi.Plan{Files: []abi.File{}, Args: []string{"--disable-builtin-mcps"}, Env: []abi.Pair{}, GitExclude: []string{}, Warnings: []abi.Warning{}}
+	plan := abi.Plan{Files: []abi.File{}, Args: []string{"--disable-builtin-mcps", "--no-auto-update"}, Env: []abi.Pair{}, GitExclude: []string{}, Warnings: []abi.Warning{}}
 
 	servers := format.NewObject()
 	secret := false

@@ -146,7 +146,7 @@ func TestServerEntries(t *testing.T) {
 			}
 			assert.Equal(t, tc.wantWarn, codes, "render(%s): warnings", tc.name)
 			assert.Equal(t, []abi.Pair{{Name: "COPILOT_HOME", Value: "{{loadout.root.config}}"}, {Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"}}, plan.Env, "render(%s): env", tc.name)
-			assert.Equal(t, []string{"--disable-builtin-mcps"}, plan.Args, "render(%s): args", tc.name)
+			assert.Equal(t, []string{"--disable-builtin-mcps", "--no-auto-update"}, plan.Args, "render(%s): args", tc.name)
 		})
 	}
 }
