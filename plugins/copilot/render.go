@@ -8,7 +8,8 @@
 //     type "http", url and headers; timeout (milliseconds) and, for a server restricted to some
 //     tools, tools (Copilot's include list; empty when it may use none: Copilot then offers no
 //     tool of it). Copilot has no key for a description, and a disabled server is left out
-//     (its disabled key could be undone by --enable-mcp-server).
+//     (a server that is not there cannot be turned on, as --enable-mcp-server does for one
+//     disabled in settings).
 //   - env COPILOT_HOME={{loadout.root.config}} and LOADOUT_SPAWN_DOLLAR=$.
 //   - the args --disable-builtin-mcps (with a GitHub login Copilot would add its own GitHub MCP
 //     server, which no policy vetted) and --no-auto-update (Copilot would otherwise fetch and
@@ -87,7 +88,7 @@ func render(req abi.Request) (abi.Plan, error) {
 			continue
 		}
 		if !s.Enabled {
-			continue // left out: Copilot's disabled key can be undone by --enable-mcp-server
+			continue // left out, not written disabled: nothing can turn it on for a run
 		}
 		entry, isSecret, tools, warns, ok := renderServer(s)
 		plan.Warnings = append(plan.Warnings, warns...)
