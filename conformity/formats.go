@@ -149,6 +149,9 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 		r.fail("format: server %q: %s", e.id, fmt.Sprintf(format, args...))
 	}
 	r.compareOAuth(o, e, s, bad)
+	// spell is how the host writes a secret into this config so that the harness reads it back
+	// unchanged (plan.Profile.SecretSpelling); nil when it writes it as it is.
+	spell := hf.prof.SecretSpelling(hf.root, hf.path)
 	if e.enabled != nil && *e.enabled != s.Enabled || e.enabled == nil && !s.Enabled {
 		bad("enabled is %v, the vetted server's is %t", deref(e.enabled), s.Enabled)
 	}
@@ -165,11 +168,13 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 			r.compareUnwrapped(o, hf, e, s, fill)
 			break
 		}
+		// A secret alias holds the value as the host substituted it: raw, or in the spelling the
+		// harness reads back as the raw value.
 		env := slices.Clone(e.env)
 		for i := range env {
 			for _, sec := range v.Secrets() {
-				if env[i].Value == sec.Value {
-					env[i].Secret = true
+				if env[i].Value == sec.Value || spell != nil && env[i].Value == spell(sec.Value) {
+					env[i].Value, env[i].Secret = sec.Value, true
 				}
 			}
 		}
@@ -210,15 +215,31 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 		if e.url == nil || *e.url != hf.lit(s.URL) {
 			bad("url %q, want %q", deref(e.url), hf.lit(s.URL))
 		}
+		// A plain header is read back as the harness reads it; a secret one must hold the host's
+		// spelling of the secret.
 		var want []abi.Pair
+		secret := map[string]bool{}
 		for _, p := range s.Headers {
-			val := fill(p.Value)
-			if !p.Secret {
-				val = hf.lit(p.Value)
+			val := p.Value
+			if p.Secret {
+				if val = fill(p.Value); spell != nil {
+					val = spell(val)
+				}
 			}
+			secret[p.Name] = p.Secret
 			want = append(want, abi.Pair{Name: p.Name, Value: val})
 		}
 		got := slices.Clone(e.headers)
+		for i, h := range got {
+			if secret[h.Name] {
+				continue
+			}
+			if val, ok := hf.prof.ReadValue(h.Value); ok {
+				got[i].Value = val
+			} else {
+				bad("header %q holds what the harness would expand or run", h.Name)
+			}
+		}
 		if hf.toml { // a TOML table has no order
 			sort.Slice(got, func(i, j int) bool { return got[i].Name < got[j].Name })
 			sort.Slice(want, func(i, j int) bool { return want[i].Name < want[j].Name })

@@ -86,7 +86,7 @@ func materializeFixture(t *testing.T, sc *scenario, canary string, c clis) rende
 func TestFixtures(t *testing.T) {
 	c := findCLIs(t)
 	canary := canaryBinary(t)
-	for _, h := range []string{"claude", "codex", "pi", "gemini"} {
+	for _, h := range []string{"claude", "codex", "pi", "gemini", "copilot"} {
 		t.Run(h, func(t *testing.T) {
 			t.Parallel()
 			sc := newScenario(t, h, c)

@@ -22,6 +22,9 @@ const (
 	codexTimeout  = 60 * time.Second
 	piTimeout     = 60 * time.Second
 	geminiTimeout = 120 * time.Second
+	// copilotTimeout bounds `copilot -p` up to its first (failing) model call, after its
+	// servers connected.
+	copilotTimeout = 120 * time.Second
 )
 
 // checkHarness loads a rendered run with the harness's real CLI and checks it.
@@ -43,6 +46,8 @@ func checkHarness(t *testing.T, sc *scenario, r rendered, c clis) {
 		checkPi(t, sc, r, c)
 	case "gemini":
 		checkGemini(t, sc, r, c)
+	case "copilot":
+		checkCopilot(t, sc, r, c)
 	default:
 		t.Fatalf("unknown harness %q", sc.Harness)
 	}
@@ -314,6 +319,134 @@ func checkGemini(t *testing.T, sc *scenario, r rendered, c clis) {
 		assert.Contains(t, out, filepath.Join(dir, "SKILL.md"), "gemini skills list: want skill %q: %s", s.Name, out)
 		checkSkillDir(t, "gemini", dir, s)
 	}
+}
+
+// copilotList is `copilot mcp list --json`: the servers Copilot parsed from its config files,
+// with their tools include list, where it found them and whether they are enabled.
+type copilotList struct {
+	MCPServers map[string]struct {
+		Tools   []string `json:"tools"`
+		Type    string   `json:"type"`
+		Source  string   `json:"source"`
+		Enabled bool     `json:"enabled"`
+	} `json:"mcpServers"`
+}
+
+// copilotEvent is one line of `copilot -p --output-format json`; session.mcp_servers_loaded
+// carries each configured server's status once Copilot has tried to connect them all.
+type copilotEvent struct {
+	Type string `json:"type"`
+	Data struct {
+		Servers []struct {
+			Name   string `json:"name"`
+			Status string `json:"status"`
+			Error  string `json:"error"`
+		} `json:"servers"`
+	} `json:"data"`
+}
+
+// copilotTool is a tool name in the tool list Copilot's debug log records for a model request:
+// "<server>-<tool>:<digest>".
+var copilotTool = regexp.MustCompile(`"([A-Za-z0-9_.-]+):[0-9a-f]{8}"`)
+
+// checkCopilot loads the run with the real Copilot CLI (docs/FORMATS.md §5.2). `copilot mcp
+// list --json` shows the parsed config and starts nothing; `copilot -p` with a local model
+// provider on a closed port (COPILOT_OFFLINE=true, no GitHub login) starts a session, which
+// connects every server and reports each one's status before the first model call fails; its
+// debug log then lists the tools that call would have offered. `copilot skill list --json`
+// lists the skills.
+func checkCopilot(t *testing.T, sc *scenario, r rendered, c clis) {
+	assert.Equal(t, []string{"--disable-builtin-mcps", "--no-auto-update"}, r.Args, "copilot args")
+	env := harnessEnv(c, sc.Home, r.Env, "COPILOT_OFFLINE=true", "COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:"+sc.Port,
+		"COPILOT_MODEL=gpt-4o", "COPILOT_AUTO_UPDATE=false")
+	home, _ := lookupEnv(env, "COPILOT_HOME")
+	assert.Equal(t, sc.Config, home, "copilot: COPILOT_HOME is the config root")
+
+	res, err := run(context.Background(), copilotTimeout, sc.Checkout, env, nil, c.Copilot, "mcp", "list", "--json")
+	require.NoError(t, err, "copilot mcp list --json")
+	require.Equal(t, 0, res.Exit, "copilot mcp list --json exit status (stderr: %s)", tail(res.Stderr))
+	var list copilotList
+	require.NoError(t, json.Unmarshal(res.Stdout, &list), "decode copilot mcp list --json: %s", res.Stdout)
+	var names []string
+	for name, s := range list.MCPServers {
+		names = append(names, name)
+		assert.Equal(t, "user", s.Source, "copilot mcp list: server %q comes from $COPILOT_HOME/mcp-config.json", name)
+		assert.True(t, s.Enabled, "copilot mcp list: server %q enabled", name)
+	}
+	// Copilot drops an entry it cannot read without a word: every rendered server must be there.
+	assert.ElementsMatch(t, r.Servers, names, "copilot mcp list: want exactly the rendered servers: %s", res.Stdout)
+	assert.Equal(t, []string{"canary_ping"}, list.MCPServers["canary"].Tools, "copilot mcp list: canary tools")
+	assert.Equal(t, []string{"search"}, list.MCPServers["docs"].Tools, "copilot mcp list: docs tools")
+	assert.Equal(t, []string{"*"}, list.MCPServers["everything"].Tools, "copilot mcp list: everything keeps every tool")
+
+	logDir := filepath.Join(sc.Dir, "copilot-logs")
+	argv := append([]string{c.Copilot}, r.Args...)
+	argv = append(argv, "-p", "Reply with OK.", "--output-format", "json", "--log-dir", logDir, "--log-level", "all")
+	var loaded copilotEvent
+	_, err = firstLine(context.Background(), copilotTimeout, sc.Checkout, env, func(b []byte) bool {
+		var ev copilotEvent
+		if json.Unmarshal(b, &ev) != nil {
+			return false
+		}
+		if ev.Type == "session.mcp_servers_loaded" {
+			loaded = ev
+		}
+		// The first model call's failure comes after the log recorded its tool list.
+		return ev.Type == "model.call_failure"
+	}, argv...)
+	require.NoError(t, err, "copilot -p: want session.mcp_servers_loaded, then a failed model call")
+	status := map[string]string{}
+	names = nil
+	for _, s := range loaded.Data.Servers {
+		status[s.Name] = s.Status + " " + s.Error
+		// --disable-builtin-mcps lists Copilot's built-in servers as disabled.
+		if s.Status != "disabled" {
+			names = append(names, s.Name)
+		}
+	}
+	assert.ElementsMatch(t, r.Servers, names, "copilot session: want exactly the rendered servers, every built-in one disabled: %v", status)
+	for _, id := range stdioIDs {
+		assert.Equal(t, "connected ", status[id], "copilot session: stdio server %q status", id)
+	}
+
+	logs, err := filepath.Glob(filepath.Join(logDir, "*.log"))
+	require.NoError(t, err, "glob the copilot logs")
+	require.NotEmpty(t, logs, "copilot -p --log-dir %s wrote no log", logDir)
+	var text strings.Builder
+	for _, l := range logs {
+		b, err := os.ReadFile(l)
+		require.NoError(t, err, "read %s", l)
+		text.Write(b)
+	}
+	var mcpTools []string
+	for _, m := range copilotTool.FindAllStringSubmatch(text.String(), -1) {
+		if strings.HasPrefix(m[1], "canary-") || strings.HasPrefix(m[1], "everything-") {
+			mcpTools = append(mcpTools, m[1])
+		}
+	}
+	assert.Contains(t, mcpTools, "canary-canary_ping", "copilot: the model is offered the canary's allowed tool")
+	assert.Contains(t, mcpTools, "everything-echo", "copilot: the model is offered the unrestricted server's tools")
+
+	res, err = run(context.Background(), copilotTimeout, sc.Checkout, env, nil, c.Copilot, "skill", "list", "--json")
+	require.NoError(t, err, "copilot skill list --json")
+	require.Equal(t, 0, res.Exit, "copilot skill list --json exit status (stderr: %s)", tail(res.Stderr))
+	var skills []struct {
+		Name, Source, Path string
+		Enabled            bool
+	}
+	require.NoError(t, json.Unmarshal(res.Stdout, &skills), "decode copilot skill list --json: %s", res.Stdout)
+	found := map[string]string{}
+	for _, s := range skills {
+		if s.Enabled {
+			found[s.Name] = s.Path
+		}
+	}
+	for _, s := range scenarioSkills {
+		dir := filepath.Join(sc.Config, "skills", s.Name)
+		assert.Equal(t, dir, found[s.Name], "copilot skill list: want skill %q from $COPILOT_HOME/skills: %s", s.Name, res.Stdout)
+		checkSkillDir(t, "copilot", dir, s)
+	}
+	assert.NotContains(t, string(res.Stderr), "failed to load", "copilot skill list: every skill loads")
 }
 
 // checkSkillDir checks that a skill the harness found has its SKILL.md, with front matter that

@@ -94,7 +94,7 @@ func renderWithLoadout(t *testing.T, sc *scenario, loadout, canary string, c cli
 func TestRender(t *testing.T) {
 	c := findCLIs(t)
 	canary, loadout := canaryBinary(t), loadoutBinary(t)
-	for _, h := range []string{"claude", "codex", "pi", "gemini"} {
+	for _, h := range []string{"claude", "codex", "pi", "gemini", "copilot"} {
 		t.Run(h, func(t *testing.T) {
 			t.Parallel()
 			sc := newScenario(t, h, c)

@@ -33,7 +33,8 @@ const (
 	// spells the secret for the harness when it substitutes it.
 	canaryTokenValue = "!e2e-canary-$ecret-${HOME}-7f3a9c"
 	// geminiTokenSuffix adds a backslash, both quotes and a backslash before "$" for Gemini
-	// CLI, whose second expansion pass (dotenv-expand) reads a backslash before "$" as an escape.
+	// CLI, whose second expansion pass (dotenv-expand) reads a backslash before "$" as an escape,
+	// and for Copilot CLI, which would expand the "$x" after the backslash.
 	geminiTokenSuffix = `-\"'\$x`
 	runTokenValue     = "e2e-run-token-51be02"
 	docsAuthValue     = "Bearer e2e-docs-secret-c41d"
@@ -112,7 +113,7 @@ func newScenario(t *testing.T, harness string, c clis) *scenario {
 		Secrets:  []string{canaryTokenValue, runTokenValue, docsAuthValue, strings.TrimPrefix(docsAuthValue, "Bearer ")},
 	}
 	sc.CanaryToken = canaryTokenValue
-	if harness == "gemini" {
+	if harness == "gemini" || harness == "copilot" {
 		sc.CanaryToken += geminiTokenSuffix
 		sc.Secrets[0] = sc.CanaryToken
 	}

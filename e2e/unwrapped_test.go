@@ -14,8 +14,9 @@ import (
 
 // TestUnwrappedSpawnEnv pins what each harness passes to a stdio server configured WITHOUT the
 // env wrapper (docs/SPAWN-ENV.md, "Measurements"): Claude and Pi pass their whole environment
-// plus variables of their own, Codex a fixed default set. It is why the renderers wrap every
-// stdio server; if a harness release changes this, the document and the renderers need a look.
+// plus variables of their own, Codex a fixed default set, Gemini and Copilot all but what they take
+// for their own secrets. It is why the renderers wrap every stdio server; if a harness release
+// changes this, the document and the renderers need a look.
 func TestUnwrappedSpawnEnv(t *testing.T) {
 	c := findCLIs(t)
 	canary := canaryBinary(t)
@@ -96,6 +97,31 @@ func TestUnwrappedSpawnEnv(t *testing.T) {
 			// GEMINI_CLI=1; the rest of its environment, the marker included, passes.
 			present: map[string]string{"CFG_A": "cfg-a", marker: "", "GEMINI_CLI": "1", "PI_OFFLINE": "1"},
 			absent:  []string{"GEMINI_API_KEY", "ANTHROPIC_API_KEY"},
+		},
+		{
+			harness: "copilot",
+			load: func(t *testing.T, dir, out string, env []string) {
+				home := filepath.Join(dir, "config")
+				writeJSON(t, filepath.Join(home, "mcp-config.json"), map[string]any{"mcpServers": map[string]any{"canary": map[string]any{
+					"command": canary, "args": []string{out}, "env": map[string]string{"CFG_A": "cfg-a", "CFG_B": "$" + marker}}}})
+				env = setEnv(env, "COPILOT_HOME", home)
+				env = setEnv(env, "COPILOT_OFFLINE", "true")
+				env = setEnv(env, "COPILOT_PROVIDER_BASE_URL", "http://127.0.0.1:9")
+				env = setEnv(env, "COPILOT_MODEL", "gpt-4o")
+				env = setEnv(env, "GITHUB_TOKEN", "e2e-github-token")
+				env = setEnv(env, "E2E_API_TOKEN", "e2e-api-token")
+				_, err := firstLine(context.Background(), copilotTimeout, dir, env, func(b []byte) bool {
+					return strings.Contains(string(b), `"type":"session.mcp_servers_loaded"`)
+				}, c.Copilot, "-p", "hi", "--output-format", "json")
+				require.NoError(t, err, "copilot -p: want session.mcp_servers_loaded")
+			},
+			// Copilot keeps back a fixed list of credentials and its provider settings
+			// (GITHUB_TOKEN, ANTHROPIC_API_KEY, COPILOT_PROVIDER_*); the rest of its environment
+			// passes (a secret it does not know, the marker), with variables of its own added,
+			// and "$NAME" in an env value is expanded from its environment.
+			present: map[string]string{"CFG_A": "cfg-a", "CFG_B": "harness-only-marker", marker: "", "E2E_API_TOKEN": "e2e-api-token",
+				"ANTHROPIC_BASE_URL": "", "PYTHONUNBUFFERED": "1", "COPILOT_AGENT_SESSION_ID": "", "COPILOT_HOME": ""},
+			absent: []string{"GITHUB_TOKEN", "ANTHROPIC_API_KEY", "COPILOT_PROVIDER_BASE_URL", "COPILOT_OFFLINE"},
 		},
 	}
 	for _, tc := range cases {

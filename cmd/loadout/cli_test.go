@@ -38,7 +38,7 @@ func pluginArgs(t *testing.T) []string {
 			return
 		}
 		pins := map[string]string{}
-		for _, name := range []string{"claude", "codex", "pi"} {
+		for _, name := range []string{"claude", "codex", "copilot", "pi"} {
 			wasm := testplugins.Read(t, name)
 			path := filepath.Join(dir, name+".wasm")
 			if err := os.WriteFile(path, wasm, 0o644); err != nil {

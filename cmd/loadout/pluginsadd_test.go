@@ -92,11 +92,13 @@ func TestPluginsAddRefusesWithoutWriting(t *testing.T) {
 	}
 }
 
-// A server named as Claude Code reserves it is refused for claude, before the plugin or the
-// prompt sees it, and rendered for a harness that has no such reservation.
+// A server named as its harness reserves it (Claude Code's workspace, Copilot CLI's built-in
+// github-mcp-server) is refused for that harness, before the plugin or the prompt sees it, and
+// rendered for a harness that has no such reservation.
 func TestReservedServerNameRefusedForItsHarness(t *testing.T) {
-	req := `{"mcpServers":[{"id":"workspace","command":"/usr/bin/mcp-fs"},{"id":"fs","command":"/usr/bin/mcp-fs"}]}`
-	for harness, want := range map[string][]string{"claude": {"fs"}, "codex": {"workspace", "fs"}} {
+	req := `{"mcpServers":[{"id":"workspace","command":"/usr/bin/mcp-fs"},{"id":"github-mcp-server","command":"/usr/bin/mcp-gh"},{"id":"fs","command":"/usr/bin/mcp-fs"}]}`
+	reserved := map[string]string{"claude": "workspace", "copilot": "github-mcp-server"}
+	for harness, want := range map[string][]string{"claude": {"github-mcp-server", "fs"}, "codex": {"workspace", "github-mcp-server", "fs"}, "copilot": {"workspace", "fs"}} {
 		t.Run(harness, func(t *testing.T) {
 			args := append([]string{"render", "--harness", harness, "--dry-run", "--show-content", "--format", "json", "-"}, pluginArgs(t)...)
 			code, stdout, stderr := runCLI(t, req, args...)
@@ -112,9 +114,9 @@ func TestReservedServerNameRefusedForItsHarness(t *testing.T) {
 			for _, d := range res.Dropped {
 				codes = append(codes, d.Code)
 			}
-			if harness == "claude" {
+			if id, ok := reserved[harness]; ok {
 				assert.Contains(t, codes, "reserved_name", "dropped: %+v", res.Dropped)
-				assert.NotContains(t, res.Prompt, "workspace", "the prompt never names a server the harness will not load")
+				assert.NotContains(t, res.Prompt, id, "the prompt never names a server the harness will not load")
 			} else {
 				assert.NotContains(t, codes, "reserved_name")
 			}

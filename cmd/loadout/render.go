@@ -146,7 +146,7 @@ See docs/SPAWN-ENV.md for how each harness is made to honour it.`,
 	cmd.Flags().StringVar(&roots.Checkout, "checkout", "", "the repository checkout (instead of --out)")
 	ho.addFlags(cmd.Flags())
 	cmd.RegisterFlagCompletionFunc("harness", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return []string{"claude", "codex", "gemini", "pi"}, cobra.ShellCompDirectiveNoFileComp
+		return []string{"claude", "codex", "copilot", "gemini", "pi"}, cobra.ShellCompDirectiveNoFileComp
 	})
 	cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp

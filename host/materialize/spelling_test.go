@@ -15,8 +15,9 @@ import (
 )
 
 // TestWriteSpellsSecretsForTheHarness writes an env-wrapped server whose secret starts with "!"
-// and holds "$" and "${": Pi would run or expand it and Claude Code expand it, unless the host
-// spells it for the harness (docs/SPAWN-ENV.md); Codex and any other file take it as is.
+// and holds "$" and "${": Pi would run or expand it and Claude Code and Copilot CLI expand it,
+// unless the host spells it for the harness (docs/SPAWN-ENV.md); Codex and any other file take it
+// as is.
 func TestWriteSpellsSecretsForTheHarness(t *testing.T) {
 	t.Parallel()
 	const secret = "!e2e-canary-$ecret-${HOME}-7f3a9c$"
@@ -32,6 +33,10 @@ func TestWriteSpellsSecretsForTheHarness(t *testing.T) {
 			`{"mcpServers":{"alpha":{"type":"stdio","command":"/usr/bin/env","args":["-i","-S","TOKEN=` + claudeD + `{LOADOUT_SPAWN_1}","/usr/bin/alpha"],` +
 				`"env":{"LOADOUT_SPAWN_1":"{{loadout.secret.1}}"}}}}`,
 			`"LOADOUT_SPAWN_1":"!e2e-canary-$ecret-` + claudeD + `{HOME}-7f3a9c` + claudeD + `"`},
+		{"copilot", abi.RootConfig, "mcp-config.json", abi.FormatJSON,
+			`{"mcpServers":{"alpha":{"command":"/usr/bin/env","args":["-i","-S","TOKEN=` + claudeD + `{LOADOUT_SPAWN_1}","/usr/bin/alpha"],` +
+				`"env":{"LOADOUT_SPAWN_1":"{{loadout.secret.1}}"}}}}`,
+			`"LOADOUT_SPAWN_1":"!e2e-canary-` + claudeD + `ecret-` + claudeD + `{HOME}-7f3a9c` + claudeD + `"`},
 		{"codex", abi.RootConfig, "config.toml", abi.FormatTOML,
 			"[mcp_servers.alpha]\ncommand = \"/usr/bin/env\"\nargs = [\"-i\", \"-S\", \"TOKEN=${LOADOUT_SPAWN_1}\", \"/usr/bin/alpha\"]\n" +
 				"env = { LOADOUT_SPAWN_1 = \"{{loadout.secret.1}}\" }\n",
@@ -53,8 +58,12 @@ func TestWriteSpellsSecretsForTheHarness(t *testing.T) {
 				Files: []abi.File{
 					{Root: tc.root, Path: tc.path, Mode: "0600", Format: tc.format, Content: tc.config, Secret: true},
 				},
-				Env: []abi.Pair{{Name: map[string]string{"pi": "PI_CODING_AGENT_DIR", "codex": "CODEX_HOME", "claude": "CLAUDE_CONFIG_DIR"}[tc.harness],
+				Env: []abi.Pair{{Name: map[string]string{"pi": "PI_CODING_AGENT_DIR", "codex": "CODEX_HOME", "claude": "CLAUDE_CONFIG_DIR", "copilot": "COPILOT_HOME"}[tc.harness],
 					Value: "{{loadout.root.config}}"}},
+			}
+			if tc.harness == "copilot" {
+				p.Args = []string{"--disable-builtin-mcps", "--no-auto-update"}
+				p.Env = append(p.Env, abi.Pair{Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"})
 			}
 			if tc.harness == "claude" {
 				p.Args = []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--strict-mcp-config"}
@@ -78,4 +87,7 @@ func TestSecretSpellingOnlyForTheConfig(t *testing.T) {
 	assert.Nil(t, profiles["acme"].SecretSpelling(abi.RootConfig, "agent.toml"), "SecretSpelling(a literal third-party harness)")
 	require.NotNil(t, profiles["pi"].SecretSpelling(abi.RootConfig, "mcp.json"), "SecretSpelling(pi config)")
 	assert.Equal(t, "$$a$!b", profiles["pi"].SecretSpelling(abi.RootConfig, "mcp.json")("$a!b"), "pi spelling of $a!b")
+	assert.Nil(t, profiles["copilot"].SecretSpelling(abi.RootConfig, "skills/a/SKILL.md"), "SecretSpelling(copilot, a skill file)")
+	require.NotNil(t, profiles["copilot"].SecretSpelling(abi.RootConfig, "mcp-config.json"), "SecretSpelling(copilot config)")
+	assert.Equal(t, "${LOADOUT_SPAWN_DOLLAR:-$}a!b", profiles["copilot"].SecretSpelling(abi.RootConfig, "mcp-config.json")("$a!b"), "copilot spelling of $a!b")
 }

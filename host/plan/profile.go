@@ -136,12 +136,13 @@ type valueSyntax struct {
 }
 
 // valueSyntaxes is the closed list of expansion rules the host knows how to escape and read
-// back (docs/FORMATS.md §1.1, §2.1, §3.3).
+// back (docs/FORMATS.md §1.1, §2.1, §3.3, §5.1, §5.2).
 var valueSyntaxes = map[string]valueSyntax{
 	"literal":        {literal: verbatim, value: verbatimValue, url: verbatimValue},
 	"claude-dollar":  {literal: dollarBraceLiteral, unliteral: dollarBraceValue, value: dollarBraceValue, url: dollarBraceValue, spellSecret: dollarBraceSecret},
 	"pi-dollar-bang": {literal: verbatim, value: piValue, url: verbatimValue, spellSecret: piSecret},
 	"gemini-dollar":  {literal: everyDollarLiteral, unliteral: everyDollarURL, value: everyDollarValue, url: everyDollarURL, spellSecret: everyDollarValueLiteral},
+	"copilot-dollar": {literal: everyDollarLiteral, unliteral: everyDollarURL, value: everyDollarOnce, url: everyDollarOnce, spellSecret: everyDollarLiteral},
 }
 
 // spawnStyles is the closed list of env -i launch encodings (docs/SPAWN-ENV.md).
@@ -498,6 +499,10 @@ func (p *Profile) DenyFlag() string {
 	}
 	return ""
 }
+
+// ReadValue is what the harness makes of an env value or header it holds, by the profile's value
+// syntax, and false when it would expand or run s instead of passing it on.
+func (p *Profile) ReadValue(s string) (string, bool) { return p.h.value(s) }
 
 // ToolsFlag is the flag whose values carry tool rules (a tools.in args profile), or "".
 func (p *Profile) ToolsFlag() string {

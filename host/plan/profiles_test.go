@@ -32,7 +32,7 @@ var profiles = func() plan.Profiles {
 func profileOf(harness string) *plan.Profile { return profiles[harness] }
 
 func TestBuiltinProfilesLoad(t *testing.T) {
-	for _, h := range []string{"claude", "codex", "gemini", "pi"} {
+	for _, h := range []string{"claude", "codex", "copilot", "gemini", "pi"} {
 		assert.NotNil(t, profiles[h], "profile of %s", h)
 	}
 }
@@ -132,4 +132,32 @@ func TestThirdPartyHarnessGetsEveryCheck(t *testing.T) {
 		assert.Contains(t, got, plan.RuleArg, "a profile that lists no args allows none")
 		assert.Contains(t, got, plan.RuleEnv, "a profile that lists no env allows none")
 	})
+}
+
+// TestReadValue reads an env or header value as each harness reads it: the spelling each
+// renderer writes gives the value back, and what the harness would expand is refused.
+func TestReadValue(t *testing.T) {
+	const d = "${LOADOUT_SPAWN_DOLLAR:-$}"
+	tests := []struct {
+		harness, written, want string
+		ok                     bool
+	}{
+		{"codex", "a$HOME", "a$HOME", true},
+		{"claude", "a" + d + "{HOME}", "a${HOME}", true},
+		{"claude", "a${HOME}", "", false},
+		{"pi", "$!a$$HOME", "!a$HOME", true},
+		{"pi", "a$HOME", "", false},
+		{"gemini", `a\` + d + "HOME", "a$HOME", true},
+		{"gemini", "a" + d + "HOME", "", false},
+		{"copilot", "a" + d + "HOME", "a$HOME", true},
+		{"copilot", "a$HOME", "", false},
+		{"copilot", `a\` + d + "HOME", `a\$HOME`, true},
+	}
+	for _, tc := range tests {
+		got, ok := profiles[tc.harness].ReadValue(tc.written)
+		assert.Equal(t, tc.ok, ok, "%s ReadValue(%q) ok", tc.harness, tc.written)
+		if tc.ok {
+			assert.Equal(t, tc.want, got, "%s ReadValue(%q)", tc.harness, tc.written)
+		}
+	}
 }

@@ -112,6 +112,12 @@ func spawnPlan(harness string) *abi.Plan {
 			Files: []abi.File{{Root: abi.RootConfig, Path: "config.toml", Mode: "0600", Format: abi.FormatTOML, Content: codexSpawnConfig, Secret: true}},
 			Env:   []abi.Pair{{Name: "CODEX_HOME", Value: "{{loadout.root.config}}"}},
 		}
+	case "copilot": // the config is the test's own
+		return &abi.Plan{
+			Files: []abi.File{{Root: abi.RootConfig, Path: "mcp-config.json", Mode: "0600", Format: abi.FormatJSON, Secret: true}},
+			Args:  []string{"--disable-builtin-mcps", "--no-auto-update"},
+			Env:   []abi.Pair{{Name: "COPILOT_HOME", Value: "{{loadout.root.config}}"}, {Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"}},
+		}
 	}
 	return &abi.Plan{
 		Files: []abi.File{{Root: abi.RootConfig, Path: "mcp.json", Mode: "0600", Format: abi.FormatJSON, Content: piSpawnConfig, Secret: true}},

@@ -27,18 +27,21 @@ func TestCheckAcceptsWrapSpawn(t *testing.T) {
 		HostEnv: []abi.Pair{{Name: "HOME", Value: "/home/u"}, {Name: "PATH", Value: "/bin"}},
 		Env:     env, Cwd: "/srv/${DIR}", Enabled: true,
 	}
-	styles := map[string]format.SpawnStyle{"claude": format.SpawnClaude, "codex": format.SpawnVerbatim, "pi": format.SpawnPi}
-	for _, harness := range []string{"claude", "codex", "pi"} {
+	styles := map[string]format.SpawnStyle{"claude": format.SpawnClaude, "codex": format.SpawnVerbatim, "pi": format.SpawnPi, "copilot": format.SpawnCopilot}
+	for _, harness := range []string{"claude", "codex", "pi", "copilot"} {
 		t.Run(harness, func(t *testing.T) {
 			t.Parallel()
+			// Claude and Copilot take the cwd as env -C (Claude has no cwd key; Copilot's would
+			// expand a leading "~").
+			byEnv := harness == "claude" || harness == "copilot"
 			cwd := ""
-			if harness == "claude" {
+			if byEnv {
 				cwd = server.Cwd
 			}
 			sp, err := format.WrapSpawn(styles[harness], server, cwd)
 			require.NoError(t, err, "WrapSpawn(%s)", harness)
 			entry := format.NewObject()
-			if harness != "codex" {
+			if harness == "claude" || harness == "pi" {
 				entry.Set("type", "stdio")
 			}
 			entry.Set("command", sp.Command).Set("args", sp.Args)
@@ -47,7 +50,7 @@ func TestCheckAcceptsWrapSpawn(t *testing.T) {
 				aliases.Set(p.Name, p.Value)
 			}
 			entry.Set("env", aliases)
-			if harness != "claude" {
+			if !byEnv {
 				entry.Set("cwd", server.Cwd)
 			}
 			var content []byte
@@ -66,6 +69,25 @@ func TestCheckAcceptsWrapSpawn(t *testing.T) {
 			p.Files[0].Content = string(content)
 			err = plan.Check(p, in)
 			require.NoError(t, err, "Check(%s config from WrapSpawn) = %v, want nil; config:\n%s", harness, err, content)
+			if harness != "copilot" {
+				return
+			}
+			// An alias value Copilot would expand is refused, and so is Gemini's spelling, which
+			// Copilot reads as a different value: the spelling is not decoration.
+			for bare, why := range map[string]string{"$HOME": "would expand or run", "${HOME}": "would expand or run",
+				`\${LOADOUT_SPAWN_DOLLAR:-$}x`: "differs from the vetted value"} {
+				bad := format.NewObject()
+				for _, p := range sp.Env {
+					bad.Set(p.Name, p.Value)
+				}
+				bad.Set(sp.Env[0].Name, bare)
+				entry.Set("env", bad)
+				content, err := format.MarshalJSON(format.NewObject().Set("mcpServers", format.NewObject().Set(server.ID, entry)))
+				require.NoError(t, err, "encode the copilot config")
+				p.Files[0].Content = string(content)
+				err = plan.Check(p, in)
+				require.ErrorContains(t, err, why, "Check(copilot alias %s = %q), want a refusal of the alias", sp.Env[0].Name, bare)
+			}
 		})
 	}
 }

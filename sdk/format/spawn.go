@@ -38,10 +38,15 @@ const (
 	// settings string, and env values a second time: command, args and cwd are spelled with
 	// GeminiLiteral, env values with GeminiValueLiteral, references with ClaudeDollar.
 	SpawnGemini
+	// SpawnCopilot is for GitHub Copilot CLI, which expands $NAME, ${NAME} and
+	// ${NAME:-default} once in command, args, cwd, env values, url and headers: every one of
+	// them is spelled with CopilotLiteral, references with ClaudeDollar.
+	SpawnCopilot
 )
 
 // SpawnStyleOf returns the spawn style that goes with a harness profile's value syntax
-// (docs/PROFILES.md: literal, claude-dollar, pi-dollar-bang, gemini-dollar), and false for a syntax the sdk
+// (docs/PROFILES.md: literal, claude-dollar, pi-dollar-bang, gemini-dollar, copilot-dollar), and
+// false for a syntax the sdk
 // does not write.
 func SpawnStyleOf(valueSyntax string) (SpawnStyle, bool) {
 	switch valueSyntax {
@@ -53,6 +58,8 @@ func SpawnStyleOf(valueSyntax string) (SpawnStyle, bool) {
 		return SpawnPi, true
 	case "gemini-dollar":
 		return SpawnGemini, true
+	case "copilot-dollar":
+		return SpawnCopilot, true
 	}
 	return 0, false
 }
@@ -122,6 +129,8 @@ func WrapSpawn(style SpawnStyle, s abi.Server, cwd string) (Spawn, error) {
 			one[0] = PiLiteral(value)
 		case style == SpawnGemini:
 			one[0] = GeminiValueLiteral(value)
+		case style == SpawnCopilot:
+			one[0] = CopilotLiteral(value)
 		default:
 			one[0] = value
 		}
@@ -133,7 +142,7 @@ func WrapSpawn(style SpawnStyle, s abi.Server, cwd string) (Spawn, error) {
 		for _, piece := range pieces {
 			alias := SpawnAliasPrefix + strconv.Itoa(len(out.Env)+1)
 			out.Env = append(out.Env, abi.Pair{Name: alias, Value: piece, Secret: p.Secret})
-			if style == SpawnClaude || style == SpawnGemini {
+			if style == SpawnClaude || style == SpawnGemini || style == SpawnCopilot {
 				spec = append(spec, ClaudeDollar...)
 				spec = append(spec, '{')
 			} else {
@@ -149,6 +158,8 @@ func WrapSpawn(style SpawnStyle, s abi.Server, cwd string) (Spawn, error) {
 		lit = ClaudeLiteral
 	case SpawnGemini:
 		lit = GeminiLiteral
+	case SpawnCopilot:
+		lit = CopilotLiteral
 	}
 	if len(out.Env) == 0 {
 		out.Env = nil
@@ -236,3 +247,8 @@ func GeminiLiteral(v string) string { return strings.ReplaceAll(v, "$", ClaudeDo
 // settings pass, then dotenv-expand, where "\$" is a literal "$"): every "$" becomes
 // "\" + ClaudeDollar.
 func GeminiValueLiteral(v string) string { return strings.ReplaceAll(v, "$", `\`+ClaudeDollar) }
+
+// CopilotLiteral spells v for any string GitHub Copilot CLI expands (command, args, cwd, env
+// values, url, headers), each expanded once: every "$" becomes ClaudeDollar, which Copilot
+// turns back into "$" while LOADOUT_SPAWN_DOLLAR is unset or "$". Tool names are not expanded.
+func CopilotLiteral(v string) string { return strings.ReplaceAll(v, "$", ClaudeDollar) }

@@ -239,7 +239,7 @@ func TestHeaderObject(t *testing.T) {
 }
 
 func TestSpawnStyleOfEveryProfileSyntax(t *testing.T) {
-	for syntax, want := range map[string]SpawnStyle{"literal": SpawnVerbatim, "claude-dollar": SpawnClaude, "pi-dollar-bang": SpawnPi, "gemini-dollar": SpawnGemini} {
+	for syntax, want := range map[string]SpawnStyle{"literal": SpawnVerbatim, "claude-dollar": SpawnClaude, "pi-dollar-bang": SpawnPi, "gemini-dollar": SpawnGemini, "copilot-dollar": SpawnCopilot} {
 		got, ok := SpawnStyleOf(syntax)
 		if !ok || got != want {
 			t.Errorf("SpawnStyleOf(%q) = %v, %t; want %v, true", syntax, got, ok, want)
@@ -277,5 +277,35 @@ func TestWrapSpawnGemini(t *testing.T) {
 	}
 	if _, ok := GeminiUnliteral("${HOME}"); ok {
 		t.Fatal(`GeminiUnliteral("${HOME}") accepted`)
+	}
+}
+
+func TestWrapSpawnCopilot(t *testing.T) {
+	s := abi.Server{ID: "c", Transport: abi.TransportStdio, Command: "/bin/$x", Args: []string{"a${HOME}"},
+		HostEnv: []abi.Pair{{Name: "HOME", Value: `/h$ \`}}, Env: []abi.Pair{{Name: "T", Value: "{{loadout.secret.1}}", Secret: true}}}
+	sp, err := WrapSpawn(SpawnCopilot, s, "/w$")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := ClaudeDollar
+	want := []string{"-i", "-C", "/w" + d, "-S", "HOME=" + d + "{LOADOUT_SPAWN_1} T=" + d + "{LOADOUT_SPAWN_2}", "/bin/" + d + "x", "a" + d + "{HOME}"}
+	if !slices.Equal(sp.Args, want) {
+		t.Fatalf("args = %q, want %q", sp.Args, want)
+	}
+	// Copilot expands env values once, like args: no backslash (Gemini's second-pass escape).
+	if sp.Env[0].Value != `/h`+d+` \` || sp.Env[1].Value != "{{loadout.secret.1}}" {
+		t.Fatalf("env = %+v", sp.Env)
+	}
+	got, err := UnwrapSpawn(SpawnCopilot, sp.Command, sp.Args, sp.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Command != s.Command || !slices.Equal(got.Args, s.Args) || got.Cwd != "/w$" || got.Env[0].Value != `/h$ \` {
+		t.Fatalf("unwrapped = %+v", got)
+	}
+	for _, v := range []string{"$HOME", "${HOME}", `\` + d + "x" + "$"} {
+		if _, ok := CopilotUnliteral(v); ok {
+			t.Fatalf("CopilotUnliteral(%q) accepted; Copilot would expand it", v)
+		}
 	}
 }

@@ -42,6 +42,8 @@ func UnwrapSpawn(style SpawnStyle, command string, args []string, env []abi.Pair
 		lit = ClaudeUnliteral
 	case SpawnGemini:
 		lit = GeminiUnliteral
+	case SpawnCopilot:
+		lit = CopilotUnliteral
 	}
 	if len(args) == 0 || args[0] != "-i" {
 		return fail("args must start with -i")
@@ -74,7 +76,7 @@ func UnwrapSpawn(style SpawnStyle, command string, args []string, env []abi.Pair
 			}
 			var value strings.Builder
 			open := "${"
-			if style == SpawnClaude || style == SpawnGemini {
+			if style == SpawnClaude || style == SpawnGemini || style == SpawnCopilot {
 				open = ClaudeDollar + "{"
 			}
 			for refs != "" {
@@ -139,9 +141,14 @@ func aliasValue(style SpawnStyle, v string) (string, bool) {
 		return PiUnliteral(v)
 	case SpawnGemini:
 		return GeminiValueUnliteral(v)
+	case SpawnCopilot:
+		return CopilotUnliteral(v)
 	}
 	return v, true
 }
+
+// CopilotUnliteral inverts CopilotLiteral; it reports false when Copilot would expand v.
+func CopilotUnliteral(v string) (string, bool) { return geminiUnspell(v, ClaudeDollar, CopilotLiteral) }
 
 // GeminiUnliteral inverts GeminiLiteral; it reports false when Gemini would expand v.
 func GeminiUnliteral(v string) (string, bool) { return geminiUnspell(v, ClaudeDollar, GeminiLiteral) }

@@ -199,6 +199,8 @@ func CheckServers(tb testing.TB, shape ServerShape, req abi.Request, servers map
 			return format.PiUnliteral(v)
 		case format.SpawnGemini:
 			return format.GeminiValueUnliteral(v)
+		case format.SpawnCopilot:
+			return format.CopilotUnliteral(v)
 		}
 		return v, true
 	}
@@ -251,12 +253,15 @@ func CheckServers(tb testing.TB, shape ServerShape, req abi.Request, servers map
 			urlKey = "url"
 		}
 		url, _ := entry[urlKey].(string)
-		switch shape.Style { // Claude and Gemini expand the url; Pi and Codex do not
+		switch shape.Style { // Claude, Gemini and Copilot expand the url; Pi and Codex do not
 		case format.SpawnClaude:
 			url, ok = format.ClaudeUnliteral(url)
 			assert.True(tb, ok, "server %s: the url must be a literal", id)
 		case format.SpawnGemini:
 			url, ok = format.GeminiUnliteral(url)
+			assert.True(tb, ok, "server %s: the url must be a literal", id)
+		case format.SpawnCopilot:
+			url, ok = format.CopilotUnliteral(url)
 			assert.True(tb, ok, "server %s: the url must be a literal", id)
 		}
 		assert.Equal(tb, v.URL, url, "server %s: url", id)
