@@ -7,9 +7,11 @@
 //     {"mcpServers": {...}} in server order; stdio servers as command/args/env, http servers as
 //     type "http", url and headers; timeout (milliseconds) and, for a server restricted to some
 //     tools, tools (Copilot's include list; empty when it may use none: Copilot then offers no
-//     tool of it). Copilot has no key for a description, and a disabled server is left out
+//     tool of it), and excludeTools for the tools the host denies (the ones the request's
+//     exposure hides). Copilot has no key for a description, and a disabled server is left out
 //     (a server that is not there cannot be turned on, as --enable-mcp-server does for one
-//     disabled in settings).
+//     disabled in settings). OAuth and lifecycle settings are left out with one warning each
+//     (oauth_unsupported, lifecycle_unsupported).
 //   - env COPILOT_HOME={{loadout.root.config}} and LOADOUT_SPAWN_DOLLAR=$.
 //   - the args --disable-builtin-mcps (with a GitHub login Copilot would add its own GitHub MCP
 //     server, which no policy vetted) and --no-auto-update (Copilot would otherwise fetch and
@@ -188,7 +190,41 @@ func renderServer(s abi.Server) (*format.Object, bool, []string, []abi.Warning, 
 		entry.Set("tools", include)
 		tools = include
 	}
+	if len(s.DeniedTools) > 0 {
+		// The tools the host denies (the request's exposure hides them): excludeTools removes
+		// them after tools, by exact name, and Copilot expands no tool entry.
+		entry.Set("excludeTools", append([]string{}, s.DeniedTools...))
+	}
+	if w := format.OAuthWarning(s, "GitHub Copilot CLI", oauthMembers(s.OAuth)); w != nil {
+		warns = append(warns, *w)
+	}
+	if w := format.LifecycleWarning(s, "GitHub Copilot CLI"); w != nil {
+		warns = append(warns, *w)
+	}
 	return entry, secret, tools, warns, true
+}
+
+// oauthMembers names the members o sets. None is rendered: Copilot CLI 1.0.102's flat
+// oauthClientId and oauthScopes keys are not measured, and it has no key for a callback port or
+// an authorization-server metadata URL, so the whole block is left out with one warning.
+func oauthMembers(o *abi.OAuth) []string {
+	if o == nil {
+		return nil
+	}
+	var set []string
+	if o.ClientID != "" {
+		set = append(set, "clientId")
+	}
+	if o.CallbackPort != 0 {
+		set = append(set, "callbackPort")
+	}
+	if len(o.Scopes) > 0 {
+		set = append(set, "scopes")
+	}
+	if o.AuthServerMetadataURL != "" {
+		set = append(set, "authServerMetadataUrl")
+	}
+	return set
 }
 
 // isToolName reports whether t is a non-empty run of [A-Za-z0-9_.-], the characters of an MCP
