@@ -2,10 +2,9 @@ package host_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,85 +14,196 @@ import (
 	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/host/registry"
 	"github.com/loadout-dev/loadout/internal/testplugins"
+	"github.com/loadout-dev/loadout/internal/testplugins/hostile/tamper"
 	"github.com/loadout-dev/loadout/plugins"
 )
 
-// hostileRequest has a restricted http server with a secret header, a stdio server and a skill,
-// so that every attack of the hostile plugin has something to tamper with. The run's user names
-// the attack.
-func hostileRequest(user string) []byte {
-	return []byte(`{"harness":"claude","run":{"ambientAuth":false,"user":"` + user + `"},` +
-		`"skills":[{"name":"repo-review","description":"Review the repository","instructions":"Read the diff and report."}],` +
+// hostileRequest has a restricted http server with a secret header and a header full of
+// dollars, a stdio server with a secret env entry and a description, and a skill with a
+// resource, so that every attack has something to tamper with. The run's user names the attack.
+func hostileRequest(harness, user string) []byte {
+	return []byte(`{"harness":"` + harness + `","run":{"ambientAuth":false,"user":"` + user + `"},` +
+		`"skills":[{"name":"repo-review","description":"Review the repository","instructions":"Read the diff and report.",` +
+		`"resources":[{"path":"checklist.md","content":"- [ ] tests"}]}],` +
 		`"mcpServers":[` +
-		`{"id":"docs","transport":"http","url":"https://mcp.example.com/mcp","headers":{"Authorization":"Bearer s3cr3t-hostile-9d1e"},` +
+		`{"id":"docs","transport":"http","url":"https://mcp.example.com/mcp",` +
+		`"headers":{"Authorization":"Bearer s3cr3t-hostile-9d1e","X-Trace":"t-${GEMINI_API_KEY}-$OPENAI_API_KEY"},` +
 		`"secretKeys":["Authorization"],"allowedTools":["search"]},` +
-		`{"id":"fs","command":"/usr/bin/mcp-fs","args":["--root","."]}]}`)
+		`{"id":"fs","command":"/usr/bin/mcp-fs","args":["--root","."],"env":{"FS_TOKEN":"fs-tok-hostile-77aa"},` +
+		`"secretKeys":["FS_TOKEN"],"description":"Local files"}]}`)
 }
 
-// TestHostilePlans pins the hostile test plugin as a third party would and renders one request
-// per attack through the whole pipeline on every engine: each must fail as a plugin failure
-// (exit 4) naming the plan rule, with nothing written; the faithful plan must pass.
+// expectation is the rule an attack must be refused by on a profile, or "" when the attack
+// does not apply to it (the harness has no such thing to tamper with).
+type expectation func(p *plan.Profile) string
+
+func always(rule string) expectation { return func(*plan.Profile) string { return rule } }
+
+func when(cond func(p *plan.Profile) bool, rule string) expectation {
+	return func(p *plan.Profile) string {
+		if cond(p) {
+			return rule
+		}
+		return ""
+	}
+}
+
+func spawns(p *plan.Profile) bool    { return p.Spawn != "" }
+func hasSkills(p *plan.Profile) bool { return p.Skills != nil }
+func expands(p *plan.Profile) bool   { return p.ValueSyntax != "literal" }
+func hasKey(meaning string) func(p *plan.Profile) bool {
+	return func(p *plan.Profile) bool {
+		for _, m := range p.Config.ServerKeys {
+			if m == meaning {
+				return true
+			}
+		}
+		return false
+	}
+}
+func claudeArgs(p *plan.Profile) bool {
+	return slices.ContainsFunc(p.Args, func(a plan.ProfileArg) bool { return a.Flag == "--mcp-config" })
+}
+
+// hostileAttacks lists every attack of the tamper package with the rule that must refuse it.
+var hostileAttacks = map[string]expectation{
+	"dropped-server": always(plan.RuleServerSet),
+	"server-omitted": always(plan.RuleServerSet),
+	"command-wrapped": func(p *plan.Profile) string {
+		return map[bool]string{true: plan.RuleSpawnWrapper, false: plan.RuleServerMismatch}[spawns(p)]
+	},
+	"url-replaced":           always(plan.RuleServerMismatch),
+	"url-proxied":            always(plan.RuleServerMismatch),
+	"secrets-to-remote":      always(plan.RuleSecretPlacement),
+	"secret-on-command-line": always(plan.RuleSecretPlacement),
+	"secret-in-harness-args": always(plan.RuleSecretPlacement),
+	"secret-in-prompt":       always(plan.RuleSecretPlacement),
+	"expand-header":          when(expands, plan.RuleServerMismatch),
+	"description-injected":   when(hasKey("description"), plan.RuleServerMismatch),
+	"tools-widened":          always(plan.RuleToolRestrictions),
+	"tools-ignored":          always(plan.RuleToolRestrictions),
+	"env-config-home":        always(plan.RuleEnv),
+	"env-base-url":           always(plan.RuleEnv),
+	"env-system-prompt":      always(plan.RuleEnv),
+	"env-preload":            always(plan.RuleEnv),
+	"arg-yes":                always(plan.RuleArg),
+	"arg-yolo":               always(plan.RuleArg),
+	"arg-include-root":       always(plan.RuleArg),
+	"arg-skip-permissions":   always(plan.RuleArg),
+	"trust-key":              always(plan.RuleConfigKey),
+	"unwrapped-server":       when(spawns, plan.RuleSpawnWrapper),
+	"skill-allowed-tools":    when(hasSkills, plan.RuleSkill),
+	"skill-hooks":            when(hasSkills, plan.RuleSkill),
+	"skill-dropped":          when(hasSkills, plan.RuleSkill),
+	"file-outside":           always(plan.RulePathNotAllowed),
+	"second-mcp-config":      when(claudeArgs, plan.RuleArg),
+	"inline-mcp-config":      when(claudeArgs, plan.RuleArg),
+	"no-strict-mcp-config":   when(claudeArgs, plan.RuleArg),
+	"shell-prefix":           always(plan.RuleEnv),
+}
+
+// TestHostileAttacksListed keeps the table above and the tamper package's attacks in step.
+func TestHostileAttacksListed(t *testing.T) {
+	for name := range tamper.Attacks {
+		assert.Contains(t, hostileAttacks, name, "attack %s of package tamper has no expectation", name)
+	}
+	for name := range hostileAttacks {
+		assert.Contains(t, tamper.Attacks, name, "expectation %s names no attack of package tamper", name)
+	}
+}
+
+// hostileProfiles are the profiles the suite runs: every built-in one and acme, a third-party
+// harness known only from its profile file.
+func hostileProfiles(t *testing.T) plan.Profiles {
+	t.Helper()
+	profiles, err := plan.LoadProfiles(plugins.Profiles)
+	require.NoError(t, err, "built-in profiles")
+	data, err := os.ReadFile(filepath.Join("plan", "testdata", "profiles", "acme", "profile.yaml"))
+	require.NoError(t, err, "read the acme profile")
+	acme, err := plan.ParseProfile(data)
+	require.NoError(t, err, "parse the acme profile")
+	profiles[acme.Harness] = acme
+	return profiles
+}
+
+// TestHostilePlans pins, for every profile, a hostile plugin of that harness as a third party
+// would (a real renderer wrapped by package tamper, built to WebAssembly once) and renders one
+// request per attack through the whole pipeline on every engine: each must fail as a plugin
+// failure (exit 4) naming the rule that refuses it, with nothing written; the faithful plan must
+// pass.
 func TestHostilePlans(t *testing.T) {
-	wasm, err := os.ReadFile(testplugins.HostilePath(t))
-	require.NoError(t, err, "read the hostile plugin")
-	attacks := map[string]string{
-		"second-mcp-config":      plan.RuleArg,
-		"inline-mcp-config":      plan.RuleArg,
-		"no-strict-mcp-config":   plan.RuleArg,
-		"config-dir-in-checkout": plan.RuleEnv,
-		"shell-prefix":           plan.RuleEnv,
-		"unwrapped-server":       plan.RuleSpawnWrapper,
-		"tools-widened":          plan.RuleToolRestrictions,
-		"skill-hooks":            plan.RuleSkill,
-		"skill-dropped":          plan.RuleSkill,
+	profiles := hostileProfiles(t)
+	harnesses := slices.Sorted(func(yield func(string) bool) {
+		for h := range profiles {
+			if !yield(h) {
+				return
+			}
+		}
+	})
+	require.Subset(t, harnesses, []string{"acme", "claude", "codex", "gemini", "mcpjson", "pi"}, "profiles under test")
+	attacks := slices.Sorted(func(yield func(string) bool) {
+		for a := range hostileAttacks {
+			if !yield(a) {
+				return
+			}
+		}
+	})
+	wasm := map[string][]byte{}
+	for _, h := range harnesses {
+		b, err := os.ReadFile(testplugins.HostilePath(t, h))
+		require.NoError(t, err, "read the hostile %s plugin", h)
+		wasm[h] = b
 	}
-	names := make([]string, 0, len(attacks))
-	for name := range attacks {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	for engineName, newEngine := range testEngines {
 		t.Run(engineName, func(t *testing.T) {
 			ctx := context.Background()
 			eng, err := newEngine(ctx)
 			require.NoError(t, err, "new %s engine", engineName)
-			p, err := registry.Load(ctx, eng, registry.Artifact{Name: "hostile.wasm", Wasm: wasm, SHA256: registry.Digest(wasm), Harness: "claude"})
-			require.NoError(t, err, "load the hostile plugin on %s", engineName)
-			m := p.Manifest()
-			profiles, err := plan.LoadProfiles(plugins.Profiles)
-			require.NoError(t, err)
-			h, err := host.New(ctx, host.Config{
-				Plugins: []host.LoadedPlugin{{Plugin: p, Info: host.PluginInfo{Name: m.Name, Harness: m.Harness, SHA256: p.Digest(), Source: "hostile.wasm"},
-					Profile: profiles[m.Harness]}},
-				OnClose: func(ctx context.Context) error { return errors.Join(p.Close(ctx), eng.Close(ctx)) },
-			})
-			require.NoError(t, err, "host.New")
-			t.Cleanup(func() { _ = h.Close(context.Background()) })
+			t.Cleanup(func() { _ = eng.Close(context.Background()) })
+			for _, harness := range harnesses {
+				t.Run(harness, func(t *testing.T) {
+					prof := profiles[harness]
+					p, err := registry.Load(ctx, eng, registry.Artifact{Name: "hostile-" + harness + ".wasm", Wasm: wasm[harness], SHA256: registry.Digest(wasm[harness]), Harness: harness})
+					require.NoError(t, err, "load the hostile %s plugin on %s", harness, engineName)
+					m := p.Manifest()
+					h, err := host.New(ctx, host.Config{
+						Plugins: []host.LoadedPlugin{{Plugin: p, Info: host.PluginInfo{Name: m.Name, Harness: m.Harness, SHA256: p.Digest(), Source: "hostile.wasm"},
+							Profile: prof}},
+						OnClose: func(ctx context.Context) error { return p.Close(ctx) },
+					})
+					require.NoError(t, err, "host.New")
+					t.Cleanup(func() { _ = h.Close(context.Background()) })
 
-			render := func(t *testing.T, user string) (string, error) {
-				base := t.TempDir()
-				roots := host.Roots{Config: filepath.Join(base, "config"), Run: filepath.Join(base, "run"), Checkout: filepath.Join(base, "checkout")}
-				require.NoError(t, os.MkdirAll(filepath.Join(roots.Checkout, ".git"), 0o755))
-				_, err := h.Render(ctx, host.RenderRequest{Body: hostileRequest(user), Roots: roots})
-				return base, err
-			}
-			t.Run("faithful", func(t *testing.T) {
-				_, err := render(t, "alice")
-				require.NoError(t, err, "render with the faithful plan on %s", engineName)
-			})
-			for _, name := range names {
-				t.Run(name, func(t *testing.T) {
-					base, err := render(t, "attack-"+name)
-					require.Error(t, err, "render with attack %s on %s", name, engineName)
-					assert.Equal(t, host.ClassPlugin, host.Classify(err), "Classify(attack %s) (exit 4); error: %v", name, err)
-					var rules []string
-					for _, v := range plan.Violations(err) {
-						rules = append(rules, v.Rule)
+					render := func(t *testing.T, user string) (string, error) {
+						base := t.TempDir()
+						roots := host.Roots{Config: filepath.Join(base, "config"), Run: filepath.Join(base, "run"), Checkout: filepath.Join(base, "checkout")}
+						require.NoError(t, os.MkdirAll(filepath.Join(roots.Checkout, ".git"), 0o755))
+						_, err := h.Render(ctx, host.RenderRequest{Body: hostileRequest(harness, user), Roots: roots})
+						return base, err
 					}
-					assert.Contains(t, rules, attacks[name], "attack %s: violation rules; error: %v", name, err)
-					for _, root := range []string{"config", "run"} {
-						entries, _ := os.ReadDir(filepath.Join(base, root))
-						assert.Empty(t, entries, "attack %s: %s root after the refused render", name, root)
+					t.Run("faithful", func(t *testing.T) {
+						_, err := render(t, "alice")
+						require.NoError(t, err, "render with the faithful %s plan on %s", harness, engineName)
+					})
+					for _, name := range attacks {
+						rule := hostileAttacks[name](prof)
+						if rule == "" {
+							continue
+						}
+						t.Run(name, func(t *testing.T) {
+							base, err := render(t, "attack-"+name)
+							require.Error(t, err, "%s: render with attack %s on %s", harness, name, engineName)
+							assert.Equal(t, host.ClassPlugin, host.Classify(err), "%s: Classify(attack %s) (exit 4); error: %v", harness, name, err)
+							var rules []string
+							for _, v := range plan.Violations(err) {
+								rules = append(rules, v.Rule)
+							}
+							assert.Contains(t, rules, rule, "%s: attack %s: violation rules; error: %v", harness, name, err)
+							for _, root := range []string{"config", "run", "checkout/.cat-context"} {
+								entries, _ := os.ReadDir(filepath.Join(base, root))
+								assert.Empty(t, entries, "%s: attack %s: %s after the refused render", harness, name, root)
+							}
+						})
 					}
 				})
 			}

@@ -257,6 +257,7 @@ func (p *Profile) compile() (*harness, error) {
 		return nil, fmt.Errorf("valueSyntax %q is none of %v", p.ValueSyntax, ValueSyntaxes())
 	}
 	h.literal, h.value, h.url, h.spellSecret = vs.literal, vs.value, vs.url, vs.spellSecret
+	h.readLiteral = vs.readLiteral
 	dollarVar := ""
 	if p.Spawn != "" {
 		sp, ok := spawnStyles[p.Spawn]
@@ -439,11 +440,18 @@ func (p *Profile) Literal(s string) string { return p.h.literal(s) }
 
 // ReadLiteral undoes Literal: what the harness makes of a config string that Literal wrote,
 // and false when s is not a spelling Literal produces.
-func (p *Profile) ReadLiteral(s string) (string, bool) {
-	if vs := valueSyntaxes[p.ValueSyntax]; vs.unliteral != nil {
+func (p *Profile) ReadLiteral(s string) (string, bool) { return p.h.readLiteral(s) }
+
+// ReadValue is what the harness makes of an env or header value of its config, and false when
+// it would expand or run it rather than take it literally.
+func (p *Profile) ReadValue(s string) (string, bool) { return p.h.value(s) }
+
+// readLiteral reverses vs.literal.
+func (vs valueSyntax) readLiteral(s string) (string, bool) {
+	if vs.unliteral != nil {
 		return vs.unliteral(s)
 	}
-	return s, p.h.literal(s) == s
+	return s, vs.literal(s) == s
 }
 
 // ToolsFlag is the flag whose values carry tool rules (a tools.in args profile), or "".
