@@ -21,7 +21,7 @@ import (
 )
 
 // TestCorpusCanaries keeps the project's corpus searchable: in every accepted case, each
-// non-blank server command, each url with a host, each skill's instructions and each redaction
+// non-blank server command, each url with a host (less its scheme: conformity.URLMarker), each skill's instructions and each redaction
 // string is at least conformity.MinCanary bytes, so the invariants check it instead of skipping it.
 func TestCorpusCanaries(t *testing.T) {
 	t.Parallel()
@@ -47,7 +47,7 @@ func TestCorpusCanaries(t *testing.T) {
 			}
 			if u, ok := s["url"].(string); ok {
 				if pu, err := url.Parse(u); err == nil && pu.Host != "" {
-					short("url", u)
+					short("url without its scheme", conformity.URLMarker(u))
 				}
 			}
 		}
@@ -98,7 +98,10 @@ type toy struct {
 	dropHTTPSilently bool // the manifest lists stdio only, and http servers vanish without a warning
 	hideSkills       bool // skill names are left out
 	leakCommandOf    string
-	calls            atomic.Int64
+	// mentionURL is text of the plugin's own with a url in it, as a renderer may write in a
+	// prompt or a warning.
+	mentionURL string
+	calls      atomic.Int64
 }
 
 func (ty *toy) manifest() abi.Manifest {
@@ -133,6 +136,7 @@ func (ty *toy) render(req abi.Request) (abi.Plan, error) {
 		}
 	}
 	b.WriteString(ty.leakCommandOf)
+	b.WriteString(ty.mentionURL)
 	p := abi.Plan{Files: []abi.File{{Root: abi.RootRun, Path: "toy.txt", Mode: "0600", Format: abi.FormatText, Content: b.String()}}}
 	if ty.nondeterministic {
 		p.Prompt = fmt.Sprint(ty.calls.Add(1))
@@ -191,6 +195,50 @@ func TestRunCatchesFaultyPlugins(t *testing.T) {
 			assert.Contains(t, strings.Join(res.Failures, "\n"), tc.want, "conformity.Run(toy %s): failures", tc.name)
 		})
 	}
+}
+
+// TestURLMarkers: a dropped server's url is searched for without its scheme, so a renderer's
+// own mention of any https:// url passes a case that drops a url that is nothing but a scheme,
+// while a leaked url is caught whatever scheme it is written with.
+func TestURLMarkers(t *testing.T) {
+	dir := t.TempDir()
+	writeCase(t, dir, "001-schemes.json", map[string]any{
+		"name": "schemes", "area": "toy", "description": "two dropped urls: one with no host, one with userinfo and no host",
+		"input": map[string]any{"mcpServers": []any{
+			map[string]any{"id": "keep", "command": "/opt/canary/toy/kept-server"},
+			map[string]any{"id": "d", "transport": "http", "url": "https://"},
+			map[string]any{"id": "b", "transport": "http", "url": "http://evil.example@/"},
+		}},
+		"expect": map[string]any{"servers": []string{"keep"}, "skills": []string{}, "resources": map[string]any{}, "redact": []string{}},
+	})
+	tests := []struct {
+		name string
+		toy  *toy
+		want string
+	}{
+		{"a url of the plugin's own", &toy{mentionURL: "docs: https://docs.toy.example/mcp\n"}, ""},
+		{"the dropped url", &toy{leakCommandOf: "http://evil.example@/"}, `"evil.example@/", from a dropped server`},
+		{"the dropped url with another scheme", &toy{leakCommandOf: "https://evil.example@/"}, `"evil.example@/", from a dropped server`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tg, err := conformity.Native(tc.toy.manifest(), tc.toy.render)
+			require.NoError(t, err, "conformity.Native(toy)")
+			rep, err := conformity.Run(context.Background(), conformity.Config{CaseDirs: []string{dir}, Targets: []conformity.Target{tg}, TempDir: t.TempDir(), Profiles: toyProfiles})
+			require.NoError(t, err, "conformity.Run(toy %s)", tc.name)
+			require.Len(t, rep.Results, 1)
+			res := rep.Results[0]
+			if tc.want == "" {
+				assert.True(t, res.OK, "conformity.Run(toy %s): want a pass, got %q", tc.name, res.Failures)
+				return
+			}
+			assert.False(t, res.OK, "conformity.Run(toy %s): want a failure", tc.name)
+			assert.Contains(t, strings.Join(res.Failures, "\n"), tc.want, "conformity.Run(toy %s): failures", tc.name)
+		})
+	}
+	assert.Equal(t, "", conformity.URLMarker("https://"), "URLMarker(https://)")
+	assert.Equal(t, "mcp.example.com/x?q=$a", conformity.URLMarker("HTTPS://mcp.example.com/x?q=$a"), "URLMarker of an upper-case scheme")
+	assert.Equal(t, "no scheme here", conformity.URLMarker("no scheme here"), "URLMarker without a scheme")
 }
 
 // TestExceptionsAndEngineDiff checks that an exception covers a failing case, that an
