@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/loadout-dev/loadout/host"
 	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
@@ -51,13 +52,42 @@ func formatOf(p *plan.Profile) (harnessFormat, error) {
 
 func (hf harnessFormat) lit(s string) string { return hf.prof.Literal(s) }
 
-// litBack is what the harness makes of a literal it holds (the value itself when it is not a
-// spelling the profile's syntax writes; the comparison then fails on it).
-func (hf harnessFormat) litBack(s string) string {
-	if v, ok := hf.prof.ReadLiteral(s); ok {
+// litBack is what the harness makes of a literal it holds (a command, an arg, a cwd, a
+// description). A string the harness would expand comes back marked, so that the comparison
+// fails on it whatever it holds.
+func (hf harnessFormat) litBack(s string) string { return readBack(hf.prof.ReadLiteral, s) }
+
+// valueBack is what the harness makes of an env or header value of its config (after the host
+// substituted the secrets in their spelling), marked as litBack's when it would expand it.
+func (hf harnessFormat) valueBack(s string) string { return readBack(hf.prof.ReadValue, s) }
+
+// urlBack is what the harness makes of a url of its config.
+func (hf harnessFormat) urlBack(s string) string { return readBack(hf.prof.ReadURL, s) }
+
+func readBack(read func(string) (string, bool), s string) string {
+	if v, ok := read(s); ok {
 		return v
 	}
-	return s
+	return "<expanded by the harness> " + s
+}
+
+// pairsBack reads every value of ps back with valueBack.
+func (hf harnessFormat) pairsBack(ps []abi.Pair) []abi.Pair {
+	out := make([]abi.Pair, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, abi.Pair{Name: p.Name, Value: hf.valueBack(p.Value)})
+	}
+	return out
+}
+
+// hasKey reports whether some server key of the profile means meaning.
+func (hf harnessFormat) hasKey(meaning string) bool {
+	for _, m := range hf.keys {
+		if m == meaning {
+			return true
+		}
+	}
+	return false
 }
 
 // entry is one server read back from a harness config.
@@ -65,6 +95,7 @@ type entry struct {
 	id                    string
 	typ, command, url     *string
 	cwd, exposure         *string
+	description           *string
 	args, allowTools      []string
 	hasAllowTools         bool
 	env, headers, toolExp []abi.Pair
@@ -142,6 +173,16 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 	if e.enabled != nil && *e.enabled != s.Enabled || e.enabled == nil && !s.Enabled {
 		bad("enabled is %v, the vetted server's is %t", deref(e.enabled), s.Enabled)
 	}
+	warned := slices.ContainsFunc(o.res.Warnings, func(w host.Warning) bool { return w.Server == s.ID })
+	if hf.hasKey("description") {
+		got := ""
+		if e.description != nil {
+			got = hf.litBack(*e.description)
+		}
+		if got != s.Description {
+			bad("description %q, want %q", got, s.Description)
+		}
+	}
 	switch s.Transport {
 	case abi.TransportStdio:
 		if e.typ != nil && *e.typ != "stdio" {
@@ -155,12 +196,13 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 			r.compareUnwrapped(o, hf, e, s, fill)
 			break
 		}
+		// Every alias value is read as the harness reads its env values, secrets (substituted
+		// in their spelling) included; one it would expand stays raw, and the unwrapping
+		// refuses it.
 		env := slices.Clone(e.env)
 		for i := range env {
-			for _, sec := range v.Secrets() {
-				if env[i].Value == sec.Value {
-					env[i].Secret = true
-				}
+			if val, ok := hf.prof.ReadValue(env[i].Value); ok {
+				env[i] = abi.Pair{Name: env[i].Name, Value: val, Secret: true}
 			}
 		}
 		u, err := format.UnwrapSpawn(hf.style, *e.command, e.args, env)
@@ -197,18 +239,17 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 		if e.command != nil || len(e.args) > 0 || len(e.env) > 0 {
 			bad("an http server has a command, args or env")
 		}
-		if e.url == nil || *e.url != hf.lit(s.URL) {
-			bad("url %q, want %q", deref(e.url), hf.lit(s.URL))
+		if e.cwd != nil {
+			bad("an http server has a cwd")
+		}
+		if e.url == nil || hf.urlBack(*e.url) != s.URL {
+			bad("url %q read back as %q, want %q", deref(e.url), hf.urlBack(deref0(e.url)), s.URL)
 		}
 		var want []abi.Pair
 		for _, p := range s.Headers {
-			val := fill(p.Value)
-			if !p.Secret {
-				val = hf.lit(p.Value)
-			}
-			want = append(want, abi.Pair{Name: p.Name, Value: val})
+			want = append(want, abi.Pair{Name: p.Name, Value: fill(p.Value)})
 		}
-		got := slices.Clone(e.headers)
+		got := hf.pairsBack(e.headers)
 		if hf.toml { // a TOML table has no order
 			sort.Slice(got, func(i, j int) bool { return got[i].Name < got[j].Name })
 			sort.Slice(want, func(i, j int) bool { return want[i].Name < want[j].Name })
@@ -227,6 +268,17 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 		}
 	case "exposure":
 		if !s.ToolsRestricted {
+			// An unrestricted server keeps the exposure the request gives it, unless a warning
+			// says the harness has no such exposure.
+			if warned {
+				break
+			}
+			if deref0(e.exposure) != s.Exposure {
+				bad("exposure %q, want %q", deref0(e.exposure), s.Exposure)
+			}
+			if !slices.Equal(orEmptyPairs(e.toolExp), orEmptyPairs(s.ToolExposure)) {
+				bad("tool exposure %v, want %v", e.toolExp, s.ToolExposure)
+			}
 			break
 		}
 		if e.exposure == nil || *e.exposure != "hidden" {
@@ -261,8 +313,12 @@ func (r *runner) compareUnwrapped(o *output, hf harnessFormat, e entry, s abi.Se
 	for _, p := range s.Env {
 		want = append(want, abi.Pair{Name: p.Name, Value: fill(p.Value)})
 	}
-	if !slices.Equal(orEmptyPairs(e.env), orEmptyPairs(want)) {
-		r.fail("format: server %q: env %s, want %s", e.id, pairsString(e.env, o.prepared.Vetted), pairsString(want, o.prepared.Vetted))
+	got := hf.pairsBack(e.env)
+	if !slices.Equal(got, orEmptyPairs(want)) {
+		r.fail("format: server %q: env %s, want %s", e.id, pairsString(got, o.prepared.Vetted), pairsString(want, o.prepared.Vetted))
+	}
+	if cwd := hf.litBack(deref0(e.cwd)); cwd != s.Cwd && (e.cwd != nil || hf.hasKey("cwd")) {
+		r.fail("format: server %q: cwd %q, want %q", e.id, cwd, s.Cwd)
 	}
 }
 
@@ -391,6 +447,8 @@ func readJSONEntries(content string, hf harnessFormat) ([]entry, error) {
 				e.cwd = &x.Str
 			case "exposure":
 				e.exposure = &x.Str
+			case "description":
+				e.description = &x.Str
 			case "enabled":
 				e.enabled = &x.Bool
 			case "args":
@@ -472,7 +530,7 @@ func readTOMLEntries(content string, hf harnessFormat) ([]entry, error) {
 			}
 		}
 		e.typ, e.command, e.url, e.cwd = str(keyOf["type"]), str(keyOf["command"]), str(keyOf["url"]), str(keyOf["cwd"])
-		e.exposure = str(keyOf["exposure"])
+		e.exposure, e.description = str(keyOf["exposure"]), str(keyOf["description"])
 		e.args, e.env, e.headers = list(keyOf["args"]), pairs(keyOf["env"]), pairs(keyOf["headers"])
 		e.toolExp = pairs(keyOf["toolExposure"])
 		if b, ok := m[keyOf["enabled"]].(bool); ok {

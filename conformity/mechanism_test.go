@@ -18,6 +18,7 @@ import (
 	"github.com/loadout-dev/loadout/conformity/corpus"
 	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format"
 )
 
 // TestCorpusCanaries keeps the project's corpus searchable: in every accepted case, each
@@ -278,5 +279,96 @@ func TestExceptionsAndEngineDiff(t *testing.T) {
 	for _, r := range diff.Results {
 		assert.False(t, r.OK, "engine %s: outputs differ between engines: want a failure", r.Engine)
 		assert.Contains(t, strings.Join(r.Failures, "\n"), "output differs from the same plugin's", "engine %s failures", r.Engine)
+	}
+}
+
+// mcpToy renders a plain JSON MCP config for the made-up harness toymcp, every server field
+// the profile lists; its knobs leave out or change one field the plan check lets through, so
+// that only the read-back can catch it.
+type mcpToy struct {
+	dropDescription, dropCwd, defaultExposure bool
+}
+
+var mcpToyProfiles = func() plan.Profiles {
+	p, err := plan.ParseProfile([]byte(`harness: toymcp
+paths: [{root: run, path: mcp.json}]
+config:
+  root: run
+  path: mcp.json
+  format: json
+  servers: servers
+  serverKeys: {command: command, args: args, env: env, cwd: cwd, url: url, headers: headers,
+    description: description, exposure: exposure, toolExposure: toolExposure}
+valueSyntax: literal
+tools: {in: exposure}
+`))
+	if err != nil {
+		panic(err)
+	}
+	return plan.Profiles{"toymcp": p}
+}()
+
+func (ty *mcpToy) render(req abi.Request) (abi.Plan, error) {
+	servers := format.NewObject()
+	for _, s := range req.Servers {
+		e := format.NewObject()
+		if s.Transport == abi.TransportStdio {
+			e.Set("command", s.Command).Set("args", s.Args)
+			if s.Cwd != "" && !ty.dropCwd {
+				e.Set("cwd", s.Cwd)
+			}
+		} else {
+			e.Set("url", s.URL)
+		}
+		if s.Description != "" && !ty.dropDescription {
+			e.Set("description", s.Description)
+		}
+		if s.Exposure != "" && !ty.defaultExposure {
+			e.Set("exposure", s.Exposure)
+		}
+		servers.Set(s.ID, e)
+	}
+	b, err := format.MarshalJSON(format.NewObject().Set("servers", servers))
+	return abi.Plan{Files: []abi.File{{Root: abi.RootRun, Path: "mcp.json", Mode: "0644", Format: abi.FormatJSON, Content: string(b)}}}, err
+}
+
+// TestReadBackComparesEveryField: a config that leaves out a server's description or cwd, or
+// its exposure, passes the plan check (none of them widens what the harness may do) but not the
+// read-back, which compares every field the profile lists with the vetted server.
+func TestReadBackComparesEveryField(t *testing.T) {
+	dir := t.TempDir()
+	writeCase(t, dir, "001-fields.json", map[string]any{
+		"name": "fields", "area": "toy", "description": "a stdio server with a cwd, a description and an exposure",
+		"input": map[string]any{"mcpServers": []any{map[string]any{"id": "local", "command": "/opt/canary/toy/local-server",
+			"args": []string{"serve"}, "cwd": "/srv/local", "description": "Local files", "exposure": "deferred"}}},
+		"expect": map[string]any{"servers": []string{"local"}, "skills": []string{}, "resources": map[string]any{}, "redact": []string{}},
+	})
+	tests := []struct {
+		name string
+		toy  *mcpToy
+		want string
+	}{
+		{"faithful", &mcpToy{}, ""},
+		{"description left out", &mcpToy{dropDescription: true}, `description "", want "Local files"`},
+		{"cwd left out", &mcpToy{dropCwd: true}, `cwd "", want "/srv/local"`},
+		{"exposure left out", &mcpToy{defaultExposure: true}, `exposure "", want "deferred"`},
+	}
+	m := abi.Manifest{Name: "render.toymcp", Version: "0.0.1", ABIVersion: abi.Version, Harness: "toymcp",
+		Transports: []string{abi.TransportStdio, abi.TransportHTTP}, Roots: []string{abi.RootRun}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tg, err := conformity.Native(m, tc.toy.render)
+			require.NoError(t, err, "conformity.Native(toymcp)")
+			rep, err := conformity.Run(context.Background(), conformity.Config{CaseDirs: []string{dir}, Targets: []conformity.Target{tg}, TempDir: t.TempDir(), Profiles: mcpToyProfiles})
+			require.NoError(t, err, "conformity.Run(toymcp %s)", tc.name)
+			require.Len(t, rep.Results, 1)
+			res := rep.Results[0]
+			if tc.want == "" {
+				assert.True(t, res.OK, "conformity.Run(toymcp %s): want a pass, got %q", tc.name, res.Failures)
+				return
+			}
+			assert.False(t, res.OK, "conformity.Run(toymcp %s): want a failure", tc.name)
+			assert.Contains(t, strings.Join(res.Failures, "\n"), tc.want, "conformity.Run(toymcp %s): failures", tc.name)
+		})
 	}
 }

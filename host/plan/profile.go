@@ -446,6 +446,10 @@ func (p *Profile) ReadLiteral(s string) (string, bool) { return p.h.readLiteral(
 // it would expand or run it rather than take it literally.
 func (p *Profile) ReadValue(s string) (string, bool) { return p.h.value(s) }
 
+// ReadURL is what the harness makes of an http server's url in its config, and false when it
+// would expand part of it.
+func (p *Profile) ReadURL(s string) (string, bool) { return p.h.url(s) }
+
 // readLiteral reverses vs.literal.
 func (vs valueSyntax) readLiteral(s string) (string, bool) {
 	if vs.unliteral != nil {
