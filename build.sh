@@ -2,9 +2,8 @@
 # build.sh builds the renderer plugins to WebAssembly and then the loadout binary, which embeds
 # the built-in plugins and their sha256 pins.
 #
-#   ./build.sh            plugins → host/builtin/wasm/<name>.wasm (+ pins.json: digests, profile
-#                         digests and
-#                         manifests), binary → bin/loadout
+#   ./build.sh            plugins → host/builtin/wasm/<name>.wasm (+ pins.json: digests,
+#                         profile digests and manifests), binary → bin/loadout
 #   ./build.sh plugins    plugins only
 #   ./build.sh wasmtime   as all, with the wasmtime engine too (-tags wasmtime, cgo); it is then
 #                         the default engine (--engine wazero still picks the pure-Go one)
