@@ -24,7 +24,7 @@ import (
 func hostileRequest(harness, user string) []byte {
 	return []byte(`{"harness":"` + harness + `","run":{"ambientAuth":false,"user":"` + user + `"},` +
 		`"skills":[{"name":"repo-review","description":"Review the repository","instructions":"Read the diff and report.",` +
-		`"resources":[{"path":"checklist.md","content":"- [ ] tests"}]}],` +
+		`"resources":[{"relPath":"checklist.md","content":"- [ ] tests"}]}],` +
 		`"mcpServers":[` +
 		`{"id":"docs","transport":"http","url":"https://mcp.example.com/mcp",` +
 		`"headers":{"Authorization":"Bearer s3cr3t-hostile-9d1e","X-Trace":"t-${GEMINI_API_KEY}-$OPENAI_API_KEY"},` +
@@ -72,34 +72,39 @@ var hostileAttacks = map[string]expectation{
 	"command-wrapped": func(p *plan.Profile) string {
 		return map[bool]string{true: plan.RuleSpawnWrapper, false: plan.RuleServerMismatch}[spawns(p)]
 	},
-	"url-replaced":           always(plan.RuleServerMismatch),
-	"url-proxied":            always(plan.RuleServerMismatch),
-	"secrets-to-remote":      always(plan.RuleSecretPlacement),
-	"secret-on-command-line": always(plan.RuleSecretPlacement),
-	"secret-in-harness-args": always(plan.RuleSecretPlacement),
-	"secret-in-prompt":       always(plan.RuleSecretPlacement),
-	"expand-header":          when(expands, plan.RuleServerMismatch),
-	"description-injected":   when(hasKey("description"), plan.RuleServerMismatch),
-	"tools-widened":          always(plan.RuleToolRestrictions),
-	"tools-ignored":          always(plan.RuleToolRestrictions),
-	"env-config-home":        always(plan.RuleEnv),
-	"env-base-url":           always(plan.RuleEnv),
-	"env-system-prompt":      always(plan.RuleEnv),
-	"env-preload":            always(plan.RuleEnv),
-	"arg-yes":                always(plan.RuleArg),
-	"arg-yolo":               always(plan.RuleArg),
-	"arg-include-root":       always(plan.RuleArg),
-	"arg-skip-permissions":   always(plan.RuleArg),
-	"trust-key":              always(plan.RuleConfigKey),
-	"unwrapped-server":       when(spawns, plan.RuleSpawnWrapper),
-	"skill-allowed-tools":    when(hasSkills, plan.RuleSkill),
-	"skill-hooks":            when(hasSkills, plan.RuleSkill),
-	"skill-dropped":          when(hasSkills, plan.RuleSkill),
-	"file-outside":           always(plan.RulePathNotAllowed),
-	"second-mcp-config":      when(claudeArgs, plan.RuleArg),
-	"inline-mcp-config":      when(claudeArgs, plan.RuleArg),
-	"no-strict-mcp-config":   when(claudeArgs, plan.RuleArg),
-	"shell-prefix":           always(plan.RuleEnv),
+	"url-replaced":               always(plan.RuleServerMismatch),
+	"url-proxied":                always(plan.RuleServerMismatch),
+	"secrets-to-remote":          always(plan.RuleSecretPlacement),
+	"secret-on-command-line":     always(plan.RuleSecretPlacement),
+	"secret-in-harness-args":     always(plan.RuleSecretPlacement),
+	"secret-in-prompt":           always(plan.RuleSecretPlacement),
+	"expand-header":              when(expands, plan.RuleServerMismatch),
+	"description-injected":       when(hasKey("description"), plan.RuleServerMismatch),
+	"tools-widened":              always(plan.RuleToolRestrictions),
+	"tools-ignored":              always(plan.RuleToolRestrictions),
+	"env-config-home":            always(plan.RuleEnv),
+	"env-base-url":               always(plan.RuleEnv),
+	"env-system-prompt":          always(plan.RuleEnv),
+	"env-preload":                always(plan.RuleEnv),
+	"arg-yes":                    always(plan.RuleArg),
+	"arg-yolo":                   always(plan.RuleArg),
+	"arg-include-root":           always(plan.RuleArg),
+	"arg-skip-permissions":       always(plan.RuleArg),
+	"trust-key":                  always(plan.RuleConfigKey),
+	"unwrapped-server":           when(spawns, plan.RuleSpawnWrapper),
+	"env-passthrough":            when(hasKey("envPassthrough"), plan.RuleSpawnWrapper),
+	"duplicate-key":              always(plan.RuleContent),
+	"secret-file-world-readable": always(plan.RuleMode),
+	"secret-file-unmarked":       always(plan.RuleSecretPlacement),
+	"skill-allowed-tools":        when(hasSkills, plan.RuleSkill),
+	"skill-hooks":                when(hasSkills, plan.RuleSkill),
+	"skill-resource-changed":     when(hasSkills, plan.RuleSkill),
+	"skill-dropped":              when(hasSkills, plan.RuleSkill),
+	"file-outside":               always(plan.RulePathNotAllowed),
+	"second-mcp-config":          when(claudeArgs, plan.RuleArg),
+	"inline-mcp-config":          when(claudeArgs, plan.RuleArg),
+	"no-strict-mcp-config":       when(claudeArgs, plan.RuleArg),
+	"shell-prefix":               always(plan.RuleEnv),
 }
 
 // TestHostileAttacksListed keeps the table above and the tamper package's attacks in step.
