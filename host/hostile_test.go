@@ -19,8 +19,9 @@ import (
 )
 
 // hostileRequest has a restricted http server with a secret header and a header full of
-// dollars, a stdio server with a secret env entry and a description, and a skill with a
-// resource, so that every attack has something to tamper with. The run's user names the attack.
+// dollars, a stdio server with a secret env entry and a description, a server the policy drops
+// (plain http to a remote host), and a skill with a resource, so that every attack has something
+// to tamper with. The run's user names the attack.
 func hostileRequest(harness, user string) []byte {
 	return []byte(`{"harness":"` + harness + `","run":{"ambientAuth":false,"user":"` + user + `"},` +
 		`"skills":[{"name":"repo-review","description":"Review the repository","instructions":"Read the diff and report.",` +
@@ -30,7 +31,8 @@ func hostileRequest(harness, user string) []byte {
 		`"headers":{"Authorization":"Bearer s3cr3t-hostile-9d1e","X-Trace":"t-${GEMINI_API_KEY}-$OPENAI_API_KEY"},` +
 		`"secretKeys":["Authorization"],"allowedTools":["search"]},` +
 		`{"id":"fs","command":"/usr/bin/mcp-fs","args":["--root","."],"env":{"FS_TOKEN":"fs-tok-hostile-77aa"},` +
-		`"secretKeys":["FS_TOKEN"],"description":"Local files"}]}`)
+		`"secretKeys":["FS_TOKEN"],"description":"Local files"},` +
+		`{"id":"plain-http","transport":"http","url":"http://mcp.evil.example/mcp"}]}`)
 }
 
 // expectation is the rule an attack must be refused by on a profile, or "" when the attack
@@ -67,6 +69,7 @@ func claudeArgs(p *plan.Profile) bool {
 
 // hostileAttacks lists every attack of the tamper package with the rule that must refuse it.
 var hostileAttacks = map[string]expectation{
+	"added-server":   always(plan.RuleServerSet),
 	"dropped-server": always(plan.RuleServerSet),
 	"server-omitted": always(plan.RuleServerSet),
 	"command-wrapped": func(p *plan.Profile) string {
