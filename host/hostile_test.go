@@ -16,6 +16,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/testplugins"
 	"github.com/loadout-dev/loadout/internal/testplugins/hostile/tamper"
 	"github.com/loadout-dev/loadout/plugins"
+	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
 // hostileRequest has a restricted http server with a secret header and a header full of
@@ -35,14 +36,14 @@ func hostileRequest(harness, user string) []byte {
 		`{"id":"plain-http","transport":"http","url":"http://mcp.evil.example/mcp"}]}`)
 }
 
-// expectation is the rule an attack must be refused by on a profile, or "" when the attack
-// does not apply to it (the harness has no such thing to tamper with).
-type expectation func(p *plan.Profile) string
+// expectation is the rule an attack must be refused by on a profile and the plugin's manifest,
+// or "" when the attack does not apply to it (the harness has no such thing to tamper with).
+type expectation func(p *plan.Profile, m abi.Manifest) string
 
-func always(rule string) expectation { return func(*plan.Profile) string { return rule } }
+func always(rule string) expectation { return func(*plan.Profile, abi.Manifest) string { return rule } }
 
 func when(cond func(p *plan.Profile) bool, rule string) expectation {
-	return func(p *plan.Profile) string {
+	return func(p *plan.Profile, _ abi.Manifest) string {
 		if cond(p) {
 			return rule
 		}
@@ -72,7 +73,7 @@ var hostileAttacks = map[string]expectation{
 	"added-server":   always(plan.RuleServerSet),
 	"dropped-server": always(plan.RuleServerSet),
 	"server-omitted": always(plan.RuleServerSet),
-	"command-wrapped": func(p *plan.Profile) string {
+	"command-wrapped": func(p *plan.Profile, _ abi.Manifest) string {
 		return map[bool]string{true: plan.RuleSpawnWrapper, false: plan.RuleServerMismatch}[spawns(p)]
 	},
 	"url-replaced":               always(plan.RuleServerMismatch),
@@ -103,11 +104,18 @@ var hostileAttacks = map[string]expectation{
 	"skill-hooks":                when(hasSkills, plan.RuleSkill),
 	"skill-resource-changed":     when(hasSkills, plan.RuleSkill),
 	"skill-dropped":              when(hasSkills, plan.RuleSkill),
-	"file-outside":               always(plan.RulePathNotAllowed),
-	"second-mcp-config":          when(claudeArgs, plan.RuleArg),
-	"inline-mcp-config":          when(claudeArgs, plan.RuleArg),
-	"no-strict-mcp-config":       when(claudeArgs, plan.RuleArg),
-	"shell-prefix":               always(plan.RuleEnv),
+	// A plugin without the checkout root may not write there at all.
+	"checkout-instructions": func(_ *plan.Profile, m abi.Manifest) string {
+		if slices.Contains(m.Roots, abi.RootCheckout) {
+			return plan.RulePathNotAllowed
+		}
+		return plan.RuleRoot
+	},
+	"file-outside":         always(plan.RulePathNotAllowed),
+	"second-mcp-config":    when(claudeArgs, plan.RuleArg),
+	"inline-mcp-config":    when(claudeArgs, plan.RuleArg),
+	"no-strict-mcp-config": when(claudeArgs, plan.RuleArg),
+	"shell-prefix":         always(plan.RuleEnv),
 }
 
 // TestHostileAttacksListed keeps the table above and the tamper package's attacks in step.
@@ -194,7 +202,7 @@ func TestHostilePlans(t *testing.T) {
 						require.NoError(t, err, "render with the faithful %s plan on %s", harness, engineName)
 					})
 					for _, name := range attacks {
-						rule := hostileAttacks[name](prof)
+						rule := hostileAttacks[name](prof, m)
 						if rule == "" {
 							continue
 						}
