@@ -3,8 +3,10 @@ package conformity
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/loadout-dev/loadout/host"
@@ -96,6 +98,7 @@ type entry struct {
 	typ, command, url     *string
 	cwd, exposure         *string
 	description           *string
+	timeouts              []float64 // the values of the keys meaning timeout, in the profile's unit
 	args, allowTools      []string
 	hasAllowTools         bool
 	env, headers, toolExp []abi.Pair
@@ -258,9 +261,14 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 			bad("headers %s, want %s", pairsString(got, v), pairsString(want, v))
 		}
 	}
+	if unit := hf.prof.Config.TimeoutUnit; unit != "" && !warned {
+		r.compareTimeout(e, s, unit)
+	}
 	switch hf.tools {
 	case "config":
 		switch {
+		case s.ToolsRestricted && !e.hasAllowTools && !hf.prof.Tools.RequireAllowList && warned:
+			// The profile lets its CLI go without the allow list; the warning says so.
 		case s.ToolsRestricted && !slices.Equal(e.allowTools, orEmpty(s.AllowedTools)):
 			bad("allowed tools %q, want %q", e.allowTools, orEmpty(s.AllowedTools))
 		case !s.ToolsRestricted && e.hasAllowTools:
@@ -296,6 +304,22 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 	}
 }
 
+// compareTimeout compares the timeout keys of e with the vetted timeout (seconds): none when
+// the request sets none, else exactly one, in the profile's unit (milliseconds rounded to the
+// nearest one).
+func (r *runner) compareTimeout(e entry, s abi.Server, unit string) {
+	want := s.Timeout
+	if unit == "ms" {
+		want = max(math.Round(want*1000), 1)
+	}
+	switch {
+	case s.Timeout <= 0 && len(e.timeouts) > 0:
+		r.fail("format: server %q: timeout %v, the vetted server sets none", e.id, e.timeouts)
+	case s.Timeout > 0 && (len(e.timeouts) != 1 || e.timeouts[0] != want):
+		r.fail("format: server %q: timeout %v, want [%v] (%s)", e.id, e.timeouts, want, unit)
+	}
+}
+
 // compareUnwrapped compares a stdio server of a harness that does not pass its environment on
 // (a profile without spawn): command, args and env as the vetted server has them.
 func (r *runner) compareUnwrapped(o *output, hf harnessFormat, e entry, s abi.Server, fill func(string) string) {
@@ -309,13 +333,23 @@ func (r *runner) compareUnwrapped(o *output, hf harnessFormat, e entry, s abi.Se
 	if !slices.Equal(orEmpty(args), orEmpty(s.Args)) {
 		r.fail("format: server %q: args %q, want %q", e.id, args, orEmpty(s.Args))
 	}
-	var want []abi.Pair
-	for _, p := range s.Env {
-		want = append(want, abi.Pair{Name: p.Name, Value: fill(p.Value)})
+	// The env holds the server's own env, and may pin the rest of its spawn environment (the
+	// host env the policy let through) too, each with its vetted value.
+	v := o.prepared.Vetted
+	spawn := map[string]string{}
+	for _, p := range v.SpawnEnv(s.ID) {
+		spawn[p.Name] = p.Value
 	}
 	got := hf.pairsBack(e.env)
-	if !slices.Equal(got, orEmptyPairs(want)) {
-		r.fail("format: server %q: env %s, want %s", e.id, pairsString(got, o.prepared.Vetted), pairsString(want, o.prepared.Vetted))
+	for _, p := range got {
+		if want, ok := spawn[p.Name]; !ok || p.Value != want {
+			r.fail("format: server %q: env %s is not the vetted spawn env value", e.id, pairsString([]abi.Pair{p}, v))
+		}
+	}
+	for _, p := range s.Env {
+		if !slices.ContainsFunc(got, func(g abi.Pair) bool { return g.Name == p.Name }) {
+			r.fail("format: server %q: env %s is missing", e.id, p.Name)
+		}
 	}
 	if cwd := hf.litBack(deref0(e.cwd)); cwd != s.Cwd && (e.cwd != nil || hf.hasKey("cwd")) {
 		r.fail("format: server %q: cwd %q, want %q", e.id, cwd, s.Cwd)
@@ -449,6 +483,12 @@ func readJSONEntries(content string, hf harnessFormat) ([]entry, error) {
 				e.exposure = &x.Str
 			case "description":
 				e.description = &x.Str
+			case "timeout":
+				n, err := strconv.ParseFloat(x.Number, 64)
+				if x.Kind != plan.Number || err != nil {
+					return nil, fmt.Errorf("server %q: %s is not a number", m.Name, f.Name)
+				}
+				e.timeouts = append(e.timeouts, n)
 			case "enabled":
 				e.enabled = &x.Bool
 			case "args":
@@ -525,8 +565,19 @@ func readTOMLEntries(content string, hf harnessFormat) ([]entry, error) {
 			return out
 		}
 		for _, k := range slices.Sorted(maps.Keys(m)) {
-			if _, ok := hf.keys[k]; !ok {
+			meaning, ok := hf.keys[k]
+			if !ok {
 				e.unknown = append(e.unknown, k)
+			}
+			if meaning == "timeout" {
+				switch n := m[k].(type) {
+				case int64:
+					e.timeouts = append(e.timeouts, float64(n))
+				case float64:
+					e.timeouts = append(e.timeouts, n)
+				default:
+					return nil, fmt.Errorf("server %q: %s is not a number", id, k)
+				}
 			}
 		}
 		e.typ, e.command, e.url, e.cwd = str(keyOf["type"]), str(keyOf["command"]), str(keyOf["url"]), str(keyOf["cwd"])

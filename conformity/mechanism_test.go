@@ -287,6 +287,7 @@ func TestExceptionsAndEngineDiff(t *testing.T) {
 // that only the read-back can catch it.
 type mcpToy struct {
 	dropDescription, dropCwd, defaultExposure bool
+	timeoutInSeconds                          bool // the profile says milliseconds
 }
 
 var mcpToyProfiles = func() plan.Profiles {
@@ -298,7 +299,8 @@ config:
   format: json
   servers: servers
   serverKeys: {command: command, args: args, env: env, cwd: cwd, url: url, headers: headers,
-    description: description, exposure: exposure, toolExposure: toolExposure}
+    description: description, exposure: exposure, toolExposure: toolExposure, timeout: timeout}
+  timeoutUnit: ms
 valueSyntax: literal
 tools: {in: exposure}
 `))
@@ -326,21 +328,29 @@ func (ty *mcpToy) render(req abi.Request) (abi.Plan, error) {
 		if s.Exposure != "" && !ty.defaultExposure {
 			e.Set("exposure", s.Exposure)
 		}
+		if s.Timeout > 0 {
+			if ty.timeoutInSeconds {
+				e.Set("timeout", s.Timeout)
+			} else {
+				e.Set("timeout", int64(s.Timeout*1000+0.5))
+			}
+		}
 		servers.Set(s.ID, e)
 	}
 	b, err := format.MarshalJSON(format.NewObject().Set("servers", servers))
 	return abi.Plan{Files: []abi.File{{Root: abi.RootRun, Path: "mcp.json", Mode: "0644", Format: abi.FormatJSON, Content: string(b)}}}, err
 }
 
-// TestReadBackComparesEveryField: a config that leaves out a server's description or cwd, or
-// its exposure, passes the plan check (none of them widens what the harness may do) but not the
-// read-back, which compares every field the profile lists with the vetted server.
+// TestReadBackComparesEveryField: a config that leaves out a server's description, cwd or
+// exposure, or gives its timeout in another unit than the profile's, passes the plan check (none
+// of them widens what the harness may do) but not the read-back, which compares every field the
+// profile lists with the vetted server.
 func TestReadBackComparesEveryField(t *testing.T) {
 	dir := t.TempDir()
 	writeCase(t, dir, "001-fields.json", map[string]any{
 		"name": "fields", "area": "toy", "description": "a stdio server with a cwd, a description and an exposure",
 		"input": map[string]any{"mcpServers": []any{map[string]any{"id": "local", "command": "/opt/canary/toy/local-server",
-			"args": []string{"serve"}, "cwd": "/srv/local", "description": "Local files", "exposure": "deferred"}}},
+			"args": []string{"serve"}, "cwd": "/srv/local", "description": "Local files", "exposure": "deferred", "timeout": 2.5}}},
 		"expect": map[string]any{"servers": []string{"local"}, "skills": []string{}, "resources": map[string]any{}, "redact": []string{}},
 	})
 	tests := []struct {
@@ -352,6 +362,7 @@ func TestReadBackComparesEveryField(t *testing.T) {
 		{"description left out", &mcpToy{dropDescription: true}, `description "", want "Local files"`},
 		{"cwd left out", &mcpToy{dropCwd: true}, `cwd "", want "/srv/local"`},
 		{"exposure left out", &mcpToy{defaultExposure: true}, `exposure "", want "deferred"`},
+		{"timeout in the wrong unit", &mcpToy{timeoutInSeconds: true}, `timeout [2.5], want [2500] (ms)`},
 	}
 	m := abi.Manifest{Name: "render.toymcp", Version: "0.0.1", ABIVersion: abi.Version, Harness: "toymcp",
 		Transports: []string{abi.TransportStdio, abi.TransportHTTP}, Roots: []string{abi.RootRun}}

@@ -70,6 +70,9 @@ type ProfileConfig struct {
 	ServerKeys map[string]string `yaml:"serverKeys"`
 	// HTTPNeedsType: an http server must carry the type key (type: http).
 	HTTPNeedsType bool `yaml:"httpNeedsType"`
+	// TimeoutUnit is the unit of the keys meaning timeout: "s" or "ms" (a request's timeout is
+	// in seconds). Empty: the profile does not say, and a timeout's value is not compared.
+	TimeoutUnit string `yaml:"timeoutUnit"`
 }
 
 // ProfileTools is how a server's tool restriction reaches the harness.
@@ -232,6 +235,15 @@ func (p *Profile) compile() (*harness, error) {
 		h.config = configFile{cf.Root, cf.Path, cf.Format}
 		h.serversKey = cf.Servers
 		h.httpNeedsType = cf.HTTPNeedsType
+		switch cf.TimeoutUnit {
+		case "":
+		case "s", "ms":
+			if !slices.Contains(mapValues(cf.ServerKeys), "timeout") {
+				return nil, fmt.Errorf("config.timeoutUnit %s: no server key means timeout", cf.TimeoutUnit)
+			}
+		default:
+			return nil, fmt.Errorf("config.timeoutUnit %q is none of s, ms", cf.TimeoutUnit)
+		}
 		h.topKeys = setOf(cf.TopKeys...)
 		h.serverKeys = map[string]string{}
 		for key, meaning := range cf.ServerKeys {

@@ -66,6 +66,8 @@ func TestParseProfileRefuses(t *testing.T) {
 		{"env not pinned to a root", "skills: {dir: skills}", "skills: {dir: skills}\nenv:\n  - {name: HOME, value: /tmp/x, when: always}", "root placeholder"},
 		{"bad flag", "skills: {dir: skills}", "skills: {dir: skills}\nargs:\n  - {flag: \"-y; rm\"}", "flag"},
 		{"tools in args without a tools flag", "in: config", "in: args", "tools.in args"},
+		{"timeout unit without a timeout key", "  format: json", "  format: json\n  timeoutUnit: s", "no server key means timeout"},
+		{"unknown timeout unit", "allowedTools: allowTools", "allowedTools: allowTools\n    timeout: timeout\n  timeoutUnit: minutes", "none of s, ms"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
