@@ -104,6 +104,12 @@ var hostileAttacks = map[string]expectation{
 	"skill-hooks":                when(hasSkills, plan.RuleSkill),
 	"skill-resource-changed":     when(hasSkills, plan.RuleSkill),
 	"skill-dropped":              when(hasSkills, plan.RuleSkill),
+	"secrets-copied-to-checkout": func(_ *plan.Profile, m abi.Manifest) string {
+		if slices.Contains(m.Roots, abi.RootCheckout) {
+			return plan.RuleSecretFile
+		}
+		return plan.RuleRoot
+	},
 	// A plugin without the checkout root may not write there at all.
 	"checkout-instructions": func(_ *plan.Profile, m abi.Manifest) string {
 		if slices.Contains(m.Roots, abi.RootCheckout) {
