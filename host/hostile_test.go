@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,6 +52,27 @@ func when(cond func(p *plan.Profile) bool, rule string) expectation {
 	}
 }
 
+// either is rule a on a profile that meets cond, rule b on any other.
+func either(cond func(p *plan.Profile) bool, a, b string) expectation {
+	return func(p *plan.Profile, _ abi.Manifest) string {
+		if cond(p) {
+			return a
+		}
+		return b
+	}
+}
+
+// inCheckout is rule on a plugin that declares the checkout root; one that does not may not
+// write there at all.
+func inCheckout(rule string) expectation {
+	return func(_ *plan.Profile, m abi.Manifest) string {
+		if slices.Contains(m.Roots, abi.RootCheckout) {
+			return rule
+		}
+		return plan.RuleRoot
+	}
+}
+
 func spawns(p *plan.Profile) bool    { return p.Spawn != "" }
 func hasSkills(p *plan.Profile) bool { return p.Skills != nil }
 func expands(p *plan.Profile) bool   { return p.ValueSyntax != "literal" }
@@ -70,12 +92,10 @@ func claudeArgs(p *plan.Profile) bool {
 
 // hostileAttacks lists every attack of the tamper package with the rule that must refuse it.
 var hostileAttacks = map[string]expectation{
-	"added-server":   always(plan.RuleServerSet),
-	"dropped-server": always(plan.RuleServerSet),
-	"server-omitted": always(plan.RuleServerSet),
-	"command-wrapped": func(p *plan.Profile, _ abi.Manifest) string {
-		return map[bool]string{true: plan.RuleSpawnWrapper, false: plan.RuleServerMismatch}[spawns(p)]
-	},
+	"added-server":               always(plan.RuleServerSet),
+	"dropped-server":             always(plan.RuleServerSet),
+	"server-omitted":             always(plan.RuleServerSet),
+	"command-wrapped":            either(spawns, plan.RuleSpawnWrapper, plan.RuleServerMismatch),
 	"url-replaced":               always(plan.RuleServerMismatch),
 	"url-proxied":                always(plan.RuleServerMismatch),
 	"secrets-to-remote":          always(plan.RuleSecretPlacement),
@@ -104,33 +124,24 @@ var hostileAttacks = map[string]expectation{
 	"skill-hooks":                when(hasSkills, plan.RuleSkill),
 	"skill-resource-changed":     when(hasSkills, plan.RuleSkill),
 	"skill-dropped":              when(hasSkills, plan.RuleSkill),
-	"secrets-copied-to-checkout": func(_ *plan.Profile, m abi.Manifest) string {
-		if slices.Contains(m.Roots, abi.RootCheckout) {
-			return plan.RuleSecretFile
-		}
-		return plan.RuleRoot
-	},
-	// A plugin without the checkout root may not write there at all.
-	"checkout-instructions": func(_ *plan.Profile, m abi.Manifest) string {
-		if slices.Contains(m.Roots, abi.RootCheckout) {
-			return plan.RulePathNotAllowed
-		}
-		return plan.RuleRoot
-	},
-	"file-outside":         always(plan.RulePathNotAllowed),
-	"second-mcp-config":    when(claudeArgs, plan.RuleArg),
-	"inline-mcp-config":    when(claudeArgs, plan.RuleArg),
-	"no-strict-mcp-config": when(claudeArgs, plan.RuleArg),
-	"shell-prefix":         always(plan.RuleEnv),
+	"secrets-copied-to-checkout": inCheckout(plan.RuleSecretFile),
+	"checkout-instructions":      inCheckout(plan.RulePathNotAllowed),
+	"file-outside":               always(plan.RulePathNotAllowed),
+	"second-mcp-config":          when(claudeArgs, plan.RuleArg),
+	"inline-mcp-config":          when(claudeArgs, plan.RuleArg),
+	"no-strict-mcp-config":       when(claudeArgs, plan.RuleArg),
+	"shell-prefix":               always(plan.RuleEnv),
 }
 
 // TestHostileAttacksListed keeps the table above and the tamper package's attacks in step.
 func TestHostileAttacksListed(t *testing.T) {
 	for name := range tamper.Attacks {
-		assert.Contains(t, hostileAttacks, name, "attack %s of package tamper has no expectation", name)
+		_, ok := hostileAttacks[name]
+		assert.True(t, ok, "attack %s of package tamper has no expectation", name)
 	}
 	for name := range hostileAttacks {
-		assert.Contains(t, tamper.Attacks, name, "expectation %s names no attack of package tamper", name)
+		_, ok := tamper.Attacks[name]
+		assert.True(t, ok, "expectation %s names no attack of package tamper", name)
 	}
 }
 
@@ -155,21 +166,9 @@ func hostileProfiles(t *testing.T) plan.Profiles {
 // pass.
 func TestHostilePlans(t *testing.T) {
 	profiles := hostileProfiles(t)
-	harnesses := slices.Sorted(func(yield func(string) bool) {
-		for h := range profiles {
-			if !yield(h) {
-				return
-			}
-		}
-	})
+	harnesses := slices.Sorted(maps.Keys(profiles))
 	require.Subset(t, harnesses, []string{"acme", "claude", "codex", "gemini", "mcpjson", "pi"}, "profiles under test")
-	attacks := slices.Sorted(func(yield func(string) bool) {
-		for a := range hostileAttacks {
-			if !yield(a) {
-				return
-			}
-		}
-	})
+	attacks := slices.Sorted(maps.Keys(hostileAttacks))
 	wasm := map[string][]byte{}
 	for _, h := range harnesses {
 		b, err := os.ReadFile(testplugins.HostilePath(t, h))
@@ -204,8 +203,10 @@ func TestHostilePlans(t *testing.T) {
 						return base, err
 					}
 					t.Run("faithful", func(t *testing.T) {
-						_, err := render(t, "alice")
+						base, err := render(t, "alice")
 						require.NoError(t, err, "render with the faithful %s plan on %s", harness, engineName)
+						_, err = os.Stat(filepath.Join(base, prof.Config.Root, filepath.FromSlash(prof.Config.Path)))
+						assert.NoError(t, err, "the faithful %s plan writes its config", harness)
 					})
 					for _, name := range attacks {
 						rule := hostileAttacks[name](prof, m)
@@ -221,9 +222,10 @@ func TestHostilePlans(t *testing.T) {
 								rules = append(rules, v.Rule)
 							}
 							assert.Contains(t, rules, rule, "%s: attack %s: violation rules; error: %v", harness, name, err)
-							for _, root := range []string{"config", "run", "checkout/.cat-context"} {
+							for _, root := range []string{"config", "run", "checkout"} {
 								entries, _ := os.ReadDir(filepath.Join(base, root))
-								assert.Empty(t, entries, "%s: attack %s: %s after the refused render", harness, name, root)
+								entries = slices.DeleteFunc(entries, func(e os.DirEntry) bool { return root == "checkout" && e.Name() == ".git" })
+								assert.Empty(t, entries, "%s: attack %s: %s root after the refused render", harness, name, root)
 							}
 						})
 					}
