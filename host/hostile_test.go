@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,8 +25,8 @@ import (
 // dollars, a stdio server with a secret env entry and a description, a server the policy drops
 // (plain http to a remote host), and a skill with a resource, so that every attack has something
 // to tamper with. The run's user names the attack.
-func hostileRequest(harness, user string) []byte {
-	return []byte(`{"harness":"` + harness + `","run":{"ambientAuth":false,"user":"` + user + `"},` +
+func hostileRequest(harness, user string, ambient bool) []byte {
+	return []byte(`{"harness":"` + harness + `","run":{"ambientAuth":` + strconv.FormatBool(ambient) + `,"user":"` + user + `"},` +
 		`"skills":[{"name":"repo-review","description":"Review the repository","instructions":"Read the diff and report.",` +
 		`"resources":[{"relPath":"checklist.md","content":"- [ ] tests"}]}],` +
 		`"mcpServers":[` +
@@ -37,25 +38,33 @@ func hostileRequest(harness, user string) []byte {
 		`{"id":"plain-http","transport":"http","url":"http://mcp.evil.example/mcp"}]}`)
 }
 
-// expectation is the rule an attack must be refused by on a profile and the plugin's manifest,
-// or "" when the attack does not apply to it (the harness has no such thing to tamper with).
-type expectation func(p *plan.Profile, m abi.Manifest) string
+// target is what an attack is tried on: a profile, the hostile plugin's manifest, and whether
+// the run uses ambient auth.
+type target struct {
+	p       *plan.Profile
+	m       abi.Manifest
+	ambient bool
+}
 
-func always(rule string) expectation { return func(*plan.Profile, abi.Manifest) string { return rule } }
+// expectation is the rule an attack must be refused by on a target, or "" when the attack does
+// not apply to it (the harness has no such thing to tamper with).
+type expectation func(t target) string
 
-func when(cond func(p *plan.Profile) bool, rule string) expectation {
-	return func(p *plan.Profile, _ abi.Manifest) string {
-		if cond(p) {
+func always(rule string) expectation { return func(target) string { return rule } }
+
+func when(cond func(t target) bool, rule string) expectation {
+	return func(t target) string {
+		if cond(t) {
 			return rule
 		}
 		return ""
 	}
 }
 
-// either is rule a on a profile that meets cond, rule b on any other.
-func either(cond func(p *plan.Profile) bool, a, b string) expectation {
-	return func(p *plan.Profile, _ abi.Manifest) string {
-		if cond(p) {
+// either is rule a on a target that meets cond, rule b on any other.
+func either(cond func(t target) bool, a, b string) expectation {
+	return func(t target) string {
+		if cond(t) {
 			return a
 		}
 		return b
@@ -65,20 +74,19 @@ func either(cond func(p *plan.Profile) bool, a, b string) expectation {
 // inCheckout is rule on a plugin that declares the checkout root; one that does not may not
 // write there at all.
 func inCheckout(rule string) expectation {
-	return func(_ *plan.Profile, m abi.Manifest) string {
-		if slices.Contains(m.Roots, abi.RootCheckout) {
-			return rule
-		}
-		return plan.RuleRoot
-	}
+	return either(func(t target) bool { return slices.Contains(t.m.Roots, abi.RootCheckout) }, rule, plan.RuleRoot)
 }
 
-func spawns(p *plan.Profile) bool    { return p.Spawn != "" }
-func hasSkills(p *plan.Profile) bool { return p.Skills != nil }
-func expands(p *plan.Profile) bool   { return p.ValueSyntax != "literal" }
-func hasKey(meaning string) func(p *plan.Profile) bool {
-	return func(p *plan.Profile) bool {
-		for _, m := range p.Config.ServerKeys {
+func spawns(t target) bool    { return t.p.Spawn != "" }
+func hasSkills(t target) bool { return t.p.Skills != nil }
+func expands(t target) bool   { return t.p.ValueSyntax != "literal" }
+
+// skillMD: the run installs SKILL.md files (it does not fold the skills into the prompt).
+func skillMD(t target) bool { return hasSkills(t) && !(t.p.Skills.Folds && t.ambient) }
+
+func hasKey(meaning string) func(t target) bool {
+	return func(t target) bool {
+		for _, m := range t.p.Config.ServerKeys {
 			if m == meaning {
 				return true
 			}
@@ -86,8 +94,8 @@ func hasKey(meaning string) func(p *plan.Profile) bool {
 		return false
 	}
 }
-func claudeArgs(p *plan.Profile) bool {
-	return slices.ContainsFunc(p.Args, func(a plan.ProfileArg) bool { return a.Flag == "--mcp-config" })
+func claudeArgs(t target) bool {
+	return slices.ContainsFunc(t.p.Args, func(a plan.ProfileArg) bool { return a.Flag == "--mcp-config" })
 }
 
 // hostileAttacks lists every attack of the tamper package with the rule that must refuse it.
@@ -120,8 +128,8 @@ var hostileAttacks = map[string]expectation{
 	"duplicate-key":              always(plan.RuleContent),
 	"secret-file-world-readable": always(plan.RuleMode),
 	"secret-file-unmarked":       always(plan.RuleSecretPlacement),
-	"skill-allowed-tools":        when(hasSkills, plan.RuleSkill),
-	"skill-hooks":                when(hasSkills, plan.RuleSkill),
+	"skill-allowed-tools":        when(skillMD, plan.RuleSkill),
+	"skill-hooks":                when(skillMD, plan.RuleSkill),
 	"skill-resource-changed":     when(hasSkills, plan.RuleSkill),
 	"skill-dropped":              when(hasSkills, plan.RuleSkill),
 	"secrets-copied-to-checkout": inCheckout(plan.RuleSecretFile),
@@ -161,9 +169,9 @@ func hostileProfiles(t *testing.T) plan.Profiles {
 
 // TestHostilePlans pins, for every profile, a hostile plugin of that harness as a third party
 // would (a real renderer wrapped by package tamper, built to WebAssembly once) and renders one
-// request per attack through the whole pipeline on every engine: each must fail as a plugin
-// failure (exit 4) naming the rule that refuses it, with nothing written; the faithful plan must
-// pass.
+// request per attack through the whole pipeline on every engine, in an isolated and an
+// ambient-auth run: each must fail as a plugin failure (exit 4) naming the rule that refuses it,
+// with nothing written; the faithful plan must pass.
 func TestHostilePlans(t *testing.T) {
 	profiles := hostileProfiles(t)
 	harnesses := slices.Sorted(maps.Keys(profiles))
@@ -195,41 +203,49 @@ func TestHostilePlans(t *testing.T) {
 					require.NoError(t, err, "host.New")
 					t.Cleanup(func() { _ = h.Close(context.Background()) })
 
-					render := func(t *testing.T, user string) (string, error) {
-						base := t.TempDir()
-						roots := host.Roots{Config: filepath.Join(base, "config"), Run: filepath.Join(base, "run"), Checkout: filepath.Join(base, "checkout")}
-						require.NoError(t, os.MkdirAll(filepath.Join(roots.Checkout, ".git"), 0o755))
-						_, err := h.Render(ctx, host.RenderRequest{Body: hostileRequest(harness, user), Roots: roots})
-						return base, err
-					}
-					t.Run("faithful", func(t *testing.T) {
-						base, err := render(t, "alice")
-						require.NoError(t, err, "render with the faithful %s plan on %s", harness, engineName)
-						_, err = os.Stat(filepath.Join(base, prof.Config.Root, filepath.FromSlash(prof.Config.Path)))
-						assert.NoError(t, err, "the faithful %s plan writes its config", harness)
-					})
-					for _, name := range attacks {
-						rule := hostileAttacks[name](prof, m)
-						if rule == "" {
-							continue
-						}
-						t.Run(name, func(t *testing.T) {
-							base, err := render(t, "attack-"+name)
-							require.Error(t, err, "%s: render with attack %s on %s", harness, name, engineName)
-							assert.Equal(t, host.ClassPlugin, host.Classify(err), "%s: Classify(attack %s) (exit 4); error: %v", harness, name, err)
-							var rules []string
-							for _, v := range plan.Violations(err) {
-								rules = append(rules, v.Rule)
-							}
-							assert.Contains(t, rules, rule, "%s: attack %s: violation rules; error: %v", harness, name, err)
-							for _, root := range []string{"config", "run", "checkout"} {
-								entries, _ := os.ReadDir(filepath.Join(base, root))
-								entries = slices.DeleteFunc(entries, func(e os.DirEntry) bool { return root == "checkout" && e.Name() == ".git" })
-								assert.Empty(t, entries, "%s: attack %s: %s root after the refused render", harness, name, root)
-							}
-						})
-					}
+					t.Run("isolated", func(t *testing.T) { hostileRun(t, h, target{p: prof, m: m}, attacks) })
+					t.Run("ambient", func(t *testing.T) { hostileRun(t, h, target{p: prof, m: m, ambient: true}, attacks) })
 				})
+			}
+		})
+	}
+}
+
+// hostileRun renders the faithful plan and every attack that applies to tg through h.
+func hostileRun(t *testing.T, h *host.Host, tg target, attacks []string) {
+	ctx := context.Background()
+	harness := tg.p.Harness
+	render := func(t *testing.T, user string) (string, error) {
+		base := t.TempDir()
+		roots := host.Roots{Config: filepath.Join(base, "config"), Run: filepath.Join(base, "run"), Checkout: filepath.Join(base, "checkout")}
+		require.NoError(t, os.MkdirAll(filepath.Join(roots.Checkout, ".git"), 0o755))
+		_, err := h.Render(ctx, host.RenderRequest{Body: hostileRequest(harness, user, tg.ambient), Roots: roots})
+		return base, err
+	}
+	t.Run("faithful", func(t *testing.T) {
+		base, err := render(t, "alice")
+		require.NoError(t, err, "render with the faithful %s plan", harness)
+		_, err = os.Stat(filepath.Join(base, tg.p.Config.Root, filepath.FromSlash(tg.p.Config.Path)))
+		assert.NoError(t, err, "the faithful %s plan writes its config", harness)
+	})
+	for _, name := range attacks {
+		rule := hostileAttacks[name](tg)
+		if rule == "" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			base, err := render(t, "attack-"+name)
+			require.Error(t, err, "%s: render with attack %s", harness, name)
+			assert.Equal(t, host.ClassPlugin, host.Classify(err), "%s: Classify(attack %s) (exit 4); error: %v", harness, name, err)
+			var rules []string
+			for _, v := range plan.Violations(err) {
+				rules = append(rules, v.Rule)
+			}
+			assert.Contains(t, rules, rule, "%s: attack %s: violation rules; error: %v", harness, name, err)
+			for _, root := range []string{"config", "run", "checkout"} {
+				entries, _ := os.ReadDir(filepath.Join(base, root))
+				entries = slices.DeleteFunc(entries, func(e os.DirEntry) bool { return root == "checkout" && e.Name() == ".git" })
+				assert.Empty(t, entries, "%s: attack %s: %s root after the refused render", harness, name, root)
 			}
 		})
 	}

@@ -329,8 +329,10 @@ var Attacks = map[string]Attack{
 		}
 		panic("tamper: no skill resource checklist.md")
 	}},
-	"skill-dropped": {plan: func(_ *tamperer, p *abi.Plan, _ abi.Request) {
-		var dirs []string
+	// Every skill dropped: its directory, or, where an ambient-auth run folds skills, its
+	// resources under the checkout and its instructions in the prompt.
+	"skill-dropped": {plan: func(_ *tamperer, p *abi.Plan, req abi.Request) {
+		dirs := []string{abi.RootCheckout + ":.cat-context/skill/"}
 		for _, f := range p.Files {
 			if d, ok := strings.CutSuffix(f.Path, "/SKILL.md"); ok {
 				dirs = append(dirs, f.Root+":"+d+"/")
@@ -339,6 +341,9 @@ var Attacks = map[string]Attack{
 		p.Files = slices.DeleteFunc(p.Files, func(f abi.File) bool {
 			return slices.ContainsFunc(dirs, func(d string) bool { return strings.HasPrefix(f.Root+":"+f.Path, d) })
 		})
+		for _, sk := range req.Skills {
+			p.Prompt = strings.ReplaceAll(p.Prompt, sk.Instructions, "")
+		}
 	}},
 	// The config, secrets and all, copied where the repository (and whoever reads it) can see it.
 	"secrets-copied-to-checkout": {plan: func(t *tamperer, p *abi.Plan, _ abi.Request) {
