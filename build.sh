@@ -2,8 +2,8 @@
 # build.sh builds the renderer plugins to WebAssembly and then the loadout binary, which embeds
 # the built-in plugins and their sha256 pins.
 #
-#   ./build.sh            plugins → host/builtin/wasm/<name>.wasm (+ pins.json: digests and
-#                         manifests), binary → bin/loadout
+#   ./build.sh            plugins → host/builtin/wasm/<name>.wasm (+ pins.json: digests,
+#                         profile digests and manifests), binary → bin/loadout
 #   ./build.sh plugins    plugins only
 #   ./build.sh wasmtime   as all, with the wasmtime engine too (-tags wasmtime, cgo); it is then
 #                         the default engine (--engine wazero still picks the pure-Go one)
@@ -45,7 +45,8 @@ build_plugins() {
 		fi
 		built+=("$name")
 	done
-	# pins.json: {"<name>.wasm": {"sha256": "sha256:<hex>", "manifest": {…}}, ...} in name order,
+	# pins.json: {"<name>.wasm": {"sha256": "sha256:<hex>", "profile": "sha256:<hex of
+	# plugins/<name>/profile.yaml>", "manifest": {…}}, ...} in name order,
 	# each manifest read by loading the module as loadout does: a command then picks a plugin
 	# by harness without instantiating the others.
 	if [ ${#built[@]} -gt 0 ]; then

@@ -3,6 +3,7 @@ package conformity
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -53,13 +54,42 @@ func formatOf(p *plan.Profile) (harnessFormat, error) {
 
 func (hf harnessFormat) lit(s string) string { return hf.prof.Literal(s) }
 
-// litBack is what the harness makes of a literal it holds (the value itself when it is not a
-// spelling the profile's syntax writes; the comparison then fails on it).
-func (hf harnessFormat) litBack(s string) string {
-	if v, ok := hf.prof.ReadLiteral(s); ok {
+// litBack is what the harness makes of a literal it holds (a command, an arg, a cwd, a
+// description). A string the harness would expand comes back marked, so that the comparison
+// fails on it whatever it holds.
+func (hf harnessFormat) litBack(s string) string { return readBack(hf.prof.ReadLiteral, s) }
+
+// valueBack is what the harness makes of an env or header value of its config (after the host
+// substituted the secrets in their spelling), marked as litBack's when it would expand it.
+func (hf harnessFormat) valueBack(s string) string { return readBack(hf.prof.ReadValue, s) }
+
+// urlBack is what the harness makes of a url of its config.
+func (hf harnessFormat) urlBack(s string) string { return readBack(hf.prof.ReadURL, s) }
+
+func readBack(read func(string) (string, bool), s string) string {
+	if v, ok := read(s); ok {
 		return v
 	}
-	return s
+	return "<expanded by the harness> " + s
+}
+
+// pairsBack reads every value of ps back with valueBack.
+func (hf harnessFormat) pairsBack(ps []abi.Pair) []abi.Pair {
+	out := make([]abi.Pair, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, abi.Pair{Name: p.Name, Value: hf.valueBack(p.Value)})
+	}
+	return out
+}
+
+// hasKey reports whether some server key of the profile means meaning.
+func (hf harnessFormat) hasKey(meaning string) bool {
+	for _, m := range hf.keys {
+		if m == meaning {
+			return true
+		}
+	}
+	return false
 }
 
 // entry is one server read back from a harness config.
@@ -67,6 +97,8 @@ type entry struct {
 	id                    string
 	typ, command, url     *string
 	cwd, exposure         *string
+	description           *string
+	timeouts              []float64 // the values of the keys meaning timeout, in the profile's unit
 	args, allowTools      []string
 	hasAllowTools         bool
 	denyTools             []string
@@ -149,11 +181,18 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 		r.fail("format: server %q: %s", e.id, fmt.Sprintf(format, args...))
 	}
 	r.compareOAuth(o, e, s, bad)
-	// spell is how the host writes a secret into this config so that the harness reads it back
-	// unchanged (plan.Profile.SecretSpelling); nil when it writes it as it is.
-	spell := hf.prof.SecretSpelling(hf.root, hf.path)
 	if e.enabled != nil && *e.enabled != s.Enabled || e.enabled == nil && !s.Enabled {
 		bad("enabled is %v, the vetted server's is %t", deref(e.enabled), s.Enabled)
+	}
+	warned := slices.ContainsFunc(o.res.Warnings, func(w host.Warning) bool { return w.Server == s.ID })
+	if hf.hasKey("description") {
+		got := ""
+		if e.description != nil {
+			got = hf.litBack(*e.description)
+		}
+		if got != s.Description {
+			bad("description %q, want %q", got, s.Description)
+		}
 	}
 	switch s.Transport {
 	case abi.TransportStdio:
@@ -168,14 +207,13 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 			r.compareUnwrapped(o, hf, e, s, fill)
 			break
 		}
-		// A secret alias holds the value as the host substituted it: raw, or in the spelling the
-		// harness reads back as the raw value.
+		// Every alias value is read as the harness reads its env values, secrets (substituted
+		// in their spelling) included; one it would expand stays raw, and the unwrapping
+		// refuses it.
 		env := slices.Clone(e.env)
 		for i := range env {
-			for _, sec := range v.Secrets() {
-				if env[i].Value == sec.Value || spell != nil && env[i].Value == spell(sec.Value) {
-					env[i].Value, env[i].Secret = sec.Value, true
-				}
+			if val, ok := hf.prof.ReadValue(env[i].Value); ok {
+				env[i] = abi.Pair{Name: env[i].Name, Value: val, Secret: true}
 			}
 		}
 		u, err := format.UnwrapSpawn(hf.style, *e.command, e.args, env)
@@ -212,34 +250,19 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 		if e.command != nil || len(e.args) > 0 || len(e.env) > 0 {
 			bad("an http server has a command, args or env")
 		}
-		if e.url == nil || *e.url != hf.lit(s.URL) {
-			bad("url %q, want %q", deref(e.url), hf.lit(s.URL))
+		if e.cwd != nil {
+			bad("an http server has a cwd")
 		}
-		// A plain header is read back as the harness reads it; a secret one must hold the host's
-		// spelling of the secret.
+		if e.url == nil || hf.urlBack(*e.url) != s.URL {
+			bad("url %q read back as %q, want %q", deref(e.url), hf.urlBack(deref0(e.url)), s.URL)
+		}
+		// Every header is read back as the harness reads it, a secret one (substituted in its
+		// spelling) included.
 		var want []abi.Pair
-		secret := map[string]bool{}
 		for _, p := range s.Headers {
-			val := p.Value
-			if p.Secret {
-				if val = fill(p.Value); spell != nil {
-					val = spell(val)
-				}
-			}
-			secret[p.Name] = p.Secret
-			want = append(want, abi.Pair{Name: p.Name, Value: val})
+			want = append(want, abi.Pair{Name: p.Name, Value: fill(p.Value)})
 		}
-		got := slices.Clone(e.headers)
-		for i, h := range got {
-			if secret[h.Name] {
-				continue
-			}
-			if val, ok := hf.prof.ReadValue(h.Value); ok {
-				got[i].Value = val
-			} else {
-				bad("header %q holds what the harness would expand or run", h.Name)
-			}
-		}
+		got := hf.pairsBack(e.headers)
 		if hf.toml { // a TOML table has no order
 			sort.Slice(got, func(i, j int) bool { return got[i].Name < got[j].Name })
 			sort.Slice(want, func(i, j int) bool { return want[i].Name < want[j].Name })
@@ -248,9 +271,14 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 			bad("headers %s, want %s", pairsString(got, v), pairsString(want, v))
 		}
 	}
+	if unit := hf.prof.Config.TimeoutUnit; unit != "" && !warned {
+		r.compareTimeout(e, s, unit)
+	}
 	switch hf.tools {
 	case "config":
 		switch {
+		case s.ToolsRestricted && !e.hasAllowTools && !hf.prof.Tools.RequireAllowList && warned:
+			// The profile lets its CLI go without the allow list; the warning says so.
 		case s.ToolsRestricted && !slices.Equal(e.allowTools, orEmpty(s.AllowedTools)):
 			bad("allowed tools %q, want %q", e.allowTools, orEmpty(s.AllowedTools))
 		case !s.ToolsRestricted && e.hasAllowTools:
@@ -261,6 +289,17 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 		}
 	case "exposure":
 		if !s.ToolsRestricted {
+			// An unrestricted server keeps the exposure the request gives it, unless a warning
+			// says the harness has no such exposure.
+			if warned {
+				break
+			}
+			if deref0(e.exposure) != s.Exposure {
+				bad("exposure %q, want %q", deref0(e.exposure), s.Exposure)
+			}
+			if !slices.Equal(orEmptyPairs(e.toolExp), orEmptyPairs(s.ToolExposure)) {
+				bad("tool exposure %v, want %v", e.toolExp, s.ToolExposure)
+			}
 			break
 		}
 		if e.exposure == nil || *e.exposure != "hidden" {
@@ -286,6 +325,22 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 	}
 }
 
+// compareTimeout compares the timeout keys of e with the vetted timeout (seconds): none when
+// the request sets none, else exactly one, in the profile's unit (milliseconds rounded to the
+// nearest one).
+func (r *runner) compareTimeout(e entry, s abi.Server, unit string) {
+	want := s.Timeout
+	if unit == "ms" {
+		want = max(math.Round(want*1000), 1)
+	}
+	switch {
+	case s.Timeout <= 0 && len(e.timeouts) > 0:
+		r.fail("format: server %q: timeout %v, the vetted server sets none", e.id, e.timeouts)
+	case s.Timeout > 0 && (len(e.timeouts) != 1 || e.timeouts[0] != want):
+		r.fail("format: server %q: timeout %v, want [%v] (%s)", e.id, e.timeouts, want, unit)
+	}
+}
+
 // compareUnwrapped compares a stdio server of a harness that does not pass its environment on
 // (a profile without spawn): command, args and env as the vetted server has them.
 func (r *runner) compareUnwrapped(o *output, hf harnessFormat, e entry, s abi.Server, fill func(string) string) {
@@ -299,12 +354,26 @@ func (r *runner) compareUnwrapped(o *output, hf harnessFormat, e entry, s abi.Se
 	if !slices.Equal(orEmpty(args), orEmpty(s.Args)) {
 		r.fail("format: server %q: args %q, want %q", e.id, args, orEmpty(s.Args))
 	}
-	var want []abi.Pair
-	for _, p := range s.Env {
-		want = append(want, abi.Pair{Name: p.Name, Value: fill(p.Value)})
+	// The env holds the server's own env, and may pin the rest of its spawn environment (the
+	// host env the policy let through) too, each with its vetted value.
+	v := o.prepared.Vetted
+	spawn := map[string]string{}
+	for _, p := range v.SpawnEnv(s.ID) {
+		spawn[p.Name] = p.Value
 	}
-	if !slices.Equal(orEmptyPairs(e.env), orEmptyPairs(want)) {
-		r.fail("format: server %q: env %s, want %s", e.id, pairsString(e.env, o.prepared.Vetted), pairsString(want, o.prepared.Vetted))
+	got := hf.pairsBack(e.env)
+	for _, p := range got {
+		if want, ok := spawn[p.Name]; !ok || p.Value != want {
+			r.fail("format: server %q: env %s is not the vetted spawn env value", e.id, pairsString([]abi.Pair{p}, v))
+		}
+	}
+	for _, p := range s.Env {
+		if !slices.ContainsFunc(got, func(g abi.Pair) bool { return g.Name == p.Name }) {
+			r.fail("format: server %q: env %s is missing", e.id, p.Name)
+		}
+	}
+	if cwd := hf.litBack(deref0(e.cwd)); cwd != s.Cwd && (e.cwd != nil || hf.hasKey("cwd")) {
+		r.fail("format: server %q: cwd %q, want %q", e.id, cwd, s.Cwd)
 	}
 }
 
@@ -447,6 +516,14 @@ func readJSONEntries(content string, hf harnessFormat) ([]entry, error) {
 				e.cwd = &x.Str
 			case "exposure":
 				e.exposure = &x.Str
+			case "description":
+				e.description = &x.Str
+			case "timeout":
+				n, err := strconv.ParseFloat(x.Number, 64)
+				if x.Kind != plan.Number || err != nil {
+					return nil, fmt.Errorf("server %q: %s is not a number", m.Name, f.Name)
+				}
+				e.timeouts = append(e.timeouts, n)
 			case "enabled":
 				e.enabled = &x.Bool
 			case "args":
@@ -570,12 +647,23 @@ func readTOMLEntries(content string, hf harnessFormat) ([]entry, error) {
 			return out
 		}
 		for _, k := range slices.Sorted(maps.Keys(m)) {
-			if _, ok := hf.keys[k]; !ok {
+			meaning, ok := hf.keys[k]
+			if !ok {
 				e.unknown = append(e.unknown, k)
+			}
+			if meaning == "timeout" {
+				switch n := m[k].(type) {
+				case int64:
+					e.timeouts = append(e.timeouts, float64(n))
+				case float64:
+					e.timeouts = append(e.timeouts, n)
+				default:
+					return nil, fmt.Errorf("server %q: %s is not a number", id, k)
+				}
 			}
 		}
 		e.typ, e.command, e.url, e.cwd = str(keyOf["type"]), str(keyOf["command"]), str(keyOf["url"]), str(keyOf["cwd"])
-		e.exposure = str(keyOf["exposure"])
+		e.exposure, e.description = str(keyOf["exposure"]), str(keyOf["description"])
 		e.args, e.env, e.headers = list(keyOf["args"]), pairs(keyOf["env"]), pairs(keyOf["headers"])
 		e.toolExp = pairs(keyOf["toolExposure"])
 		if b, ok := m[keyOf["enabled"]].(bool); ok {

@@ -119,8 +119,9 @@ func (r *runner) checkInvariants(o *output) {
 }
 
 // canaries are the strings of the case's input a dropped entry would carry: every server's
-// command, url and OAuth client id and metadata URL (catalog and user servers), every skill's
-// instructions and every resource's content (the caller skips the ones a kept entry carries).
+// command and url (its URLMarker) and OAuth client id and metadata URL (catalog and user
+// servers), every skill's instructions and every resource's content (the caller skips the ones
+// a kept entry carries).
 func (r *runner) canaries() []string {
 	var in struct {
 		Servers     []json.RawMessage `json:"mcpServers"`
@@ -131,25 +132,33 @@ func (r *runner) canaries() []string {
 		return nil
 	}
 	var out []string
-	str := func(raw json.RawMessage, key string) {
+	get := func(raw json.RawMessage, key string) string {
 		var m map[string]json.RawMessage
 		if json.Unmarshal(raw, &m) != nil {
-			return
+			return ""
 		}
 		var s string
-		if json.Unmarshal(m[key], &s) == nil && s != "" {
+		_ = json.Unmarshal(m[key], &s)
+		return s
+	}
+	str := func(raw json.RawMessage, key string) {
+		if s := get(raw, key); s != "" {
 			out = append(out, s)
 		}
 	}
 	for _, s := range append(in.Servers, in.UserServers...) {
 		str(s, "command")
-		str(s, "url")
+		if u := URLMarker(get(s, "url")); u != "" {
+			out = append(out, u)
+		}
 		var o struct {
 			OAuth json.RawMessage `json:"oauth"`
 		}
 		if json.Unmarshal(s, &o) == nil && len(o.OAuth) > 0 {
 			str(o.OAuth, "clientId")
-			str(o.OAuth, "authServerMetadataUrl")
+			if u := URLMarker(get(o.OAuth, "authServerMetadataUrl")); u != "" {
+				out = append(out, u)
+			}
 		}
 	}
 	for _, sk := range in.Skills {
@@ -223,6 +232,25 @@ func fillFunc(v *policy.Vetted) func(string) string {
 		}
 		return rep.Replace(s)
 	}
+}
+
+// URLMarker is what identifies a url in output: the url without its scheme and the slashes
+// after it. "https://" starts every url a harness writes, a legitimate one as much as a
+// leaked one, so a dropped server's url is searched for by what follows: a leak is then found
+// whatever scheme it is written with, and a url that is nothing but a scheme ("https://") has
+// nothing to search for.
+func URLMarker(u string) string {
+	i := strings.IndexByte(u, ':')
+	if i <= 0 {
+		return u
+	}
+	for j := 0; j < i; j++ {
+		c := u[j]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || j > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return u
+		}
+	}
+	return strings.TrimLeft(u[i+1:], "/")
 }
 
 func truncate(s string, n int) string {

@@ -18,10 +18,11 @@ import (
 	"github.com/loadout-dev/loadout/conformity/corpus"
 	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format"
 )
 
 // TestCorpusCanaries keeps the project's corpus searchable: in every accepted case, each
-// non-blank server command, each url with a host, each skill's instructions and each redaction
+// non-blank server command, each url with a host (less its scheme: conformity.URLMarker), each skill's instructions and each redaction
 // string is at least conformity.MinCanary bytes, so the invariants check it instead of skipping it.
 func TestCorpusCanaries(t *testing.T) {
 	t.Parallel()
@@ -48,7 +49,7 @@ func TestCorpusCanaries(t *testing.T) {
 			}
 			if u, ok := s["url"].(string); ok {
 				if pu, err := url.Parse(u); err == nil && pu.Host != "" {
-					short("url", u)
+					short("url without its scheme", conformity.URLMarker(u))
 				}
 			}
 		}
@@ -99,7 +100,10 @@ type toy struct {
 	dropHTTPSilently bool // the manifest lists stdio only, and http servers vanish without a warning
 	hideSkills       bool // skill names are left out
 	leakCommandOf    string
-	calls            atomic.Int64
+	// mentionURL is text of the plugin's own with a url in it, as a renderer may write in a
+	// prompt or a warning.
+	mentionURL string
+	calls      atomic.Int64
 }
 
 func (ty *toy) manifest() abi.Manifest {
@@ -134,6 +138,7 @@ func (ty *toy) render(req abi.Request) (abi.Plan, error) {
 		}
 	}
 	b.WriteString(ty.leakCommandOf)
+	b.WriteString(ty.mentionURL)
 	p := abi.Plan{Files: []abi.File{{Root: abi.RootRun, Path: "toy.txt", Mode: "0600", Format: abi.FormatText, Content: b.String()}}}
 	if ty.nondeterministic {
 		p.Prompt = fmt.Sprint(ty.calls.Add(1))
@@ -194,6 +199,50 @@ func TestRunCatchesFaultyPlugins(t *testing.T) {
 	}
 }
 
+// TestURLMarkers: a dropped server's url is searched for without its scheme, so a renderer's
+// own mention of any https:// url passes a case that drops a url that is nothing but a scheme,
+// while a leaked url is caught whatever scheme it is written with.
+func TestURLMarkers(t *testing.T) {
+	dir := t.TempDir()
+	writeCase(t, dir, "001-schemes.json", map[string]any{
+		"name": "schemes", "area": "toy", "description": "two dropped urls: one with no host, one with userinfo and no host",
+		"input": map[string]any{"mcpServers": []any{
+			map[string]any{"id": "keep", "command": "/opt/canary/toy/kept-server"},
+			map[string]any{"id": "d", "transport": "http", "url": "https://"},
+			map[string]any{"id": "b", "transport": "http", "url": "http://evil.example@/"},
+		}},
+		"expect": map[string]any{"servers": []string{"keep"}, "skills": []string{}, "resources": map[string]any{}, "redact": []string{}},
+	})
+	tests := []struct {
+		name string
+		toy  *toy
+		want string
+	}{
+		{"a url of the plugin's own", &toy{mentionURL: "docs: https://docs.toy.example/mcp\n"}, ""},
+		{"the dropped url", &toy{leakCommandOf: "http://evil.example@/"}, `"evil.example@/", from a dropped server`},
+		{"the dropped url with another scheme", &toy{leakCommandOf: "https://evil.example@/"}, `"evil.example@/", from a dropped server`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tg, err := conformity.Native(tc.toy.manifest(), tc.toy.render)
+			require.NoError(t, err, "conformity.Native(toy)")
+			rep, err := conformity.Run(context.Background(), conformity.Config{CaseDirs: []string{dir}, Targets: []conformity.Target{tg}, TempDir: t.TempDir(), Profiles: toyProfiles})
+			require.NoError(t, err, "conformity.Run(toy %s)", tc.name)
+			require.Len(t, rep.Results, 1)
+			res := rep.Results[0]
+			if tc.want == "" {
+				assert.True(t, res.OK, "conformity.Run(toy %s): want a pass, got %q", tc.name, res.Failures)
+				return
+			}
+			assert.False(t, res.OK, "conformity.Run(toy %s): want a failure", tc.name)
+			assert.Contains(t, strings.Join(res.Failures, "\n"), tc.want, "conformity.Run(toy %s): failures", tc.name)
+		})
+	}
+	assert.Equal(t, "", conformity.URLMarker("https://"), "URLMarker(https://)")
+	assert.Equal(t, "mcp.example.com/x?q=$a", conformity.URLMarker("HTTPS://mcp.example.com/x?q=$a"), "URLMarker of an upper-case scheme")
+	assert.Equal(t, "no scheme here", conformity.URLMarker("no scheme here"), "URLMarker without a scheme")
+}
+
 // TestExceptionsAndEngineDiff checks that an exception covers a failing case, that an
 // exception for a passing case fails the run as stale, and that two engines' differing outputs
 // for the same plugin fail both.
@@ -231,5 +280,107 @@ func TestExceptionsAndEngineDiff(t *testing.T) {
 	for _, r := range diff.Results {
 		assert.False(t, r.OK, "engine %s: outputs differ between engines: want a failure", r.Engine)
 		assert.Contains(t, strings.Join(r.Failures, "\n"), "output differs from the same plugin's", "engine %s failures", r.Engine)
+	}
+}
+
+// mcpToy renders a plain JSON MCP config for the made-up harness toymcp, every server field
+// the profile lists; its knobs leave out or change one field the plan check lets through, so
+// that only the read-back can catch it.
+type mcpToy struct {
+	dropDescription, dropCwd, defaultExposure bool
+	timeoutInSeconds                          bool // the profile says milliseconds
+}
+
+var mcpToyProfiles = func() plan.Profiles {
+	p, err := plan.ParseProfile([]byte(`harness: toymcp
+paths: [{root: run, path: mcp.json}]
+config:
+  root: run
+  path: mcp.json
+  format: json
+  servers: servers
+  serverKeys: {command: command, args: args, env: env, cwd: cwd, url: url, headers: headers,
+    description: description, exposure: exposure, toolExposure: toolExposure, timeout: timeout}
+  timeoutUnit: ms
+valueSyntax: literal
+tools: {in: exposure}
+`))
+	if err != nil {
+		panic(err)
+	}
+	return plan.Profiles{"toymcp": p}
+}()
+
+func (ty *mcpToy) render(req abi.Request) (abi.Plan, error) {
+	servers := format.NewObject()
+	for _, s := range req.Servers {
+		e := format.NewObject()
+		if s.Transport == abi.TransportStdio {
+			e.Set("command", s.Command).Set("args", s.Args)
+			if s.Cwd != "" && !ty.dropCwd {
+				e.Set("cwd", s.Cwd)
+			}
+		} else {
+			e.Set("url", s.URL)
+		}
+		if s.Description != "" && !ty.dropDescription {
+			e.Set("description", s.Description)
+		}
+		if s.Exposure != "" && !ty.defaultExposure {
+			e.Set("exposure", s.Exposure)
+		}
+		if s.Timeout > 0 {
+			if ty.timeoutInSeconds {
+				e.Set("timeout", s.Timeout)
+			} else {
+				e.Set("timeout", int64(s.Timeout*1000+0.5))
+			}
+		}
+		servers.Set(s.ID, e)
+	}
+	b, err := format.MarshalJSON(format.NewObject().Set("servers", servers))
+	return abi.Plan{Files: []abi.File{{Root: abi.RootRun, Path: "mcp.json", Mode: "0644", Format: abi.FormatJSON, Content: string(b)}}}, err
+}
+
+// TestReadBackComparesEveryField: a config that leaves out a server's description, cwd or
+// exposure, or gives its timeout in another unit than the profile's, passes the plan check (none
+// of them widens what the harness may do) but not the read-back, which compares every field the
+// profile lists with the vetted server.
+func TestReadBackComparesEveryField(t *testing.T) {
+	dir := t.TempDir()
+	writeCase(t, dir, "001-fields.json", map[string]any{
+		"name": "fields", "area": "toy", "description": "a stdio server with a cwd, a description and an exposure",
+		"input": map[string]any{"mcpServers": []any{map[string]any{"id": "local", "command": "/opt/canary/toy/local-server",
+			"args": []string{"serve"}, "cwd": "/srv/local", "description": "Local files", "exposure": "deferred", "timeout": 2.5}}},
+		"expect": map[string]any{"servers": []string{"local"}, "skills": []string{}, "resources": map[string]any{}, "redact": []string{}},
+	})
+	tests := []struct {
+		name string
+		toy  *mcpToy
+		want string
+	}{
+		{"faithful", &mcpToy{}, ""},
+		{"description left out", &mcpToy{dropDescription: true}, `description "", want "Local files"`},
+		{"cwd left out", &mcpToy{dropCwd: true}, `cwd "", want "/srv/local"`},
+		{"exposure left out", &mcpToy{defaultExposure: true}, `exposure "", want "deferred"`},
+		{"timeout in the wrong unit", &mcpToy{timeoutInSeconds: true}, `timeout [2.5], want [2500] (ms)`},
+	}
+	m := abi.Manifest{Name: "render.toymcp", Version: "0.0.1", ABIVersion: abi.Version, Harness: "toymcp",
+		Transports: []string{abi.TransportStdio, abi.TransportHTTP}, Roots: []string{abi.RootRun}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tg, err := conformity.Native(m, tc.toy.render)
+			require.NoError(t, err, "conformity.Native(toymcp)")
+			rep, err := conformity.Run(context.Background(), conformity.Config{CaseDirs: []string{dir}, Targets: []conformity.Target{tg}, TempDir: t.TempDir(), Profiles: mcpToyProfiles})
+			require.NoError(t, err, "conformity.Run(toymcp %s)", tc.name)
+			require.Len(t, rep.Results, 1)
+			res := rep.Results[0]
+			if tc.want == "" {
+				assert.True(t, res.OK, "conformity.Run(toymcp %s): want a pass, got %q", tc.name, res.Failures)
+				return
+			}
+			assert.False(t, res.OK, "conformity.Run(toymcp %s): want a failure", tc.name)
+			assert.Contains(t, strings.Join(res.Failures, "\n"), tc.want, "conformity.Run(toymcp %s): failures", tc.name)
+		})
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/loadout-dev/loadout/host/engine"
 	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/host/registry"
-	loplugins "github.com/loadout-dev/loadout/plugins"
 )
 
 // defaultCasesDir is the project's corpus, found when loadout runs from the repository root.
@@ -116,9 +115,9 @@ Exit codes: 0 every case passed, 2 usage error, 4 some case failed, 1 internal e
 				}
 			}
 			start := time.Now()
-			profiles, err := plan.LoadProfiles(loplugins.Profiles)
+			profiles, err := builtinProfiles()
 			if err != nil {
-				return fmt.Errorf("built-in profiles: %w", err)
+				return err
 			}
 			for _, f := range profileFiles {
 				data, err := os.ReadFile(f)

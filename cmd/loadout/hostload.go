@@ -340,11 +340,11 @@ func loadArtifact(ctx context.Context, eng engine.Engine, art artifact) (*regist
 }
 
 // loadProfiles returns the reviewed profiles by harness: the built-in renderers' (embedded,
-// plugins.Profiles), replaced by each --profile file, whose bytes must match its pin.
+// builtinProfiles), replaced by each --profile file, whose bytes must match its pin.
 func (o *hostOptions) loadProfiles() (plan.Profiles, error) {
-	profiles, err := plan.LoadProfiles(plugins.Profiles)
+	profiles, err := builtinProfiles()
 	if err != nil {
-		return nil, fmt.Errorf("built-in profiles: %w", err)
+		return nil, err
 	}
 	if len(o.profiles) == 0 {
 		return profiles, nil
@@ -370,6 +370,33 @@ func (o *hostOptions) loadProfiles() (plan.Profiles, error) {
 			return nil, usagef("profile %s: %v", f, err)
 		}
 		profiles[p.Harness] = p
+	}
+	return profiles, nil
+}
+
+// builtinProfiles returns the built-in renderers' profiles (plugins.Profiles) by harness. The
+// profile of every embedded module is checked against the pin ./build.sh wrote beside the
+// module (builtin.Artifact.Profile): a profile changed after its module was built and pinned is
+// refused, not read. A harness whose module is not embedded keeps its compiled-in profile, for
+// a --plugin of that harness.
+func builtinProfiles() (plan.Profiles, error) {
+	profiles, err := plan.LoadProfiles(plugins.Profiles)
+	if err != nil {
+		return nil, fmt.Errorf("built-in profiles: %w", err)
+	}
+	arts, err := builtin.Artifacts()
+	if errors.Is(err, builtin.ErrNotBuilt) {
+		return profiles, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	pinned, err := builtin.Profiles(arts)
+	if err != nil {
+		return nil, err
+	}
+	for h, p := range pinned {
+		profiles[h] = p
 	}
 	return profiles, nil
 }

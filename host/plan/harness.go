@@ -67,6 +67,9 @@ type harness struct {
 	value func(string) (string, bool)
 	// url is value for an http server's url.
 	url func(string) (string, bool)
+	// readLiteral reverses literal: what the harness makes of a string literal wrote (a
+	// description), and false when it is not a spelling literal produces.
+	readLiteral func(string) (string, bool)
 	// spellSecret spells a secret value for the config file so that the harness reads it back
 	// unchanged (materialize applies it when it substitutes the secret); nil: no spelling.
 	spellSecret func(string) string
@@ -94,6 +97,7 @@ type rendered struct {
 	id                     string
 	loc                    string
 	typ, command, url, cwd *string
+	description            *string
 	args                   []string
 	hasArgs                bool
 	env, headers           []abi.Pair
@@ -325,6 +329,8 @@ func (r *rendered) setString(meaning, s string) {
 		r.url = strp(s)
 	case "cwd":
 		r.cwd = strp(s)
+	case "description":
+		r.description = strp(s)
 	case "exposure":
 		r.exposure = strp(s)
 	}
@@ -710,6 +716,12 @@ func (c *checker) compareServer(name string, r *rendered, v abi.Server) {
 		mismatch("transport", "transport %q cannot be rendered", v.Transport)
 	}
 	c.compareOAuth(name, r, v)
+	// The description reaches the model: it may be left out, never changed.
+	if r.description != nil {
+		if got, ok := c.h.readLiteral(*r.description); !ok || got != v.Description {
+			mismatch("description", "description differs from the vetted one")
+		}
+	}
 	c.compareTools(name, *r, v)
 }
 
@@ -724,8 +736,15 @@ func (c *checker) compareTools(name string, r rendered, v abi.Server) {
 			}
 		}
 	}
-	if c.h.requireAllowList && v.ToolsRestricted && !r.hasEnabledTools {
-		c.add(name, r.loc, RuleToolRestrictions, "the vetted server restricts its tools but its tool allow list is missing")
+	if v.ToolsRestricted && !r.hasEnabledTools && c.h.hasMeaning("allowTools") {
+		switch {
+		case c.h.requireAllowList:
+			c.add(name, r.loc, RuleToolRestrictions, "the vetted server restricts its tools but its tool allow list is missing")
+		case !c.warned[v.ID]:
+			// The profile lets a renderer leave the restriction to the prompt, but never
+			// silently: the loss must reach the user as a warning naming the server.
+			c.add(name, r.loc, RuleToolRestrictions, "the vetted server restricts its tools but its tool allow list is missing and no warning names the server")
+		}
 	}
 	c.compareDenied(name, r, v)
 	if c.h.hasMeaning("toolExposure") {

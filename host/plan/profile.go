@@ -73,6 +73,9 @@ type ProfileConfig struct {
 	// OAuthKeys maps each key the object of the server key meaning oauth may carry to its
 	// meaning (OAuthKeyMeanings); required with that server key, refused without it.
 	OAuthKeys map[string]string `yaml:"oauthKeys"`
+	// TimeoutUnit is the unit of the keys meaning timeout: "s" or "ms" (a request's timeout is
+	// in seconds). Empty: the profile does not say, and a timeout's value is not compared.
+	TimeoutUnit string `yaml:"timeoutUnit"`
 }
 
 // ProfileTools is how a server's tool restriction reaches the harness.
@@ -238,6 +241,15 @@ func (p *Profile) compile() (*harness, error) {
 		h.config = configFile{cf.Root, cf.Path, cf.Format}
 		h.serversKey = cf.Servers
 		h.httpNeedsType = cf.HTTPNeedsType
+		switch cf.TimeoutUnit {
+		case "":
+		case "s", "ms":
+			if !slices.Contains(mapValues(cf.ServerKeys), "timeout") {
+				return nil, fmt.Errorf("config.timeoutUnit %s: no server key means timeout", cf.TimeoutUnit)
+			}
+		default:
+			return nil, fmt.Errorf("config.timeoutUnit %q is none of s, ms", cf.TimeoutUnit)
+		}
 		h.topKeys = setOf(cf.TopKeys...)
 		h.serverKeys = map[string]string{}
 		for key, meaning := range cf.ServerKeys {
@@ -284,6 +296,7 @@ func (p *Profile) compile() (*harness, error) {
 		return nil, fmt.Errorf("valueSyntax %q is none of %v", p.ValueSyntax, ValueSyntaxes())
 	}
 	h.literal, h.value, h.url, h.spellSecret = vs.literal, vs.value, vs.url, vs.spellSecret
+	h.readLiteral = vs.readLiteral
 	dollarVar := ""
 	if p.Spawn != "" {
 		sp, ok := spawnStyles[p.Spawn]
@@ -473,11 +486,22 @@ func (p *Profile) Literal(s string) string { return p.h.literal(s) }
 
 // ReadLiteral undoes Literal: what the harness makes of a config string that Literal wrote,
 // and false when s is not a spelling Literal produces.
-func (p *Profile) ReadLiteral(s string) (string, bool) {
-	if vs := valueSyntaxes[p.ValueSyntax]; vs.unliteral != nil {
+func (p *Profile) ReadLiteral(s string) (string, bool) { return p.h.readLiteral(s) }
+
+// ReadValue is what the harness makes of an env or header value of its config, and false when
+// it would expand or run it rather than take it literally.
+func (p *Profile) ReadValue(s string) (string, bool) { return p.h.value(s) }
+
+// ReadURL is what the harness makes of an http server's url in its config, and false when it
+// would expand part of it.
+func (p *Profile) ReadURL(s string) (string, bool) { return p.h.url(s) }
+
+// readLiteral reverses vs.literal.
+func (vs valueSyntax) readLiteral(s string) (string, bool) {
+	if vs.unliteral != nil {
 		return vs.unliteral(s)
 	}
-	return s, p.h.literal(s) == s
+	return s, vs.literal(s) == s
 }
 
 // ExposureNative reports whether the harness renders exposure and toolExposure itself
@@ -499,10 +523,6 @@ func (p *Profile) DenyFlag() string {
 	}
 	return ""
 }
-
-// ReadValue is what the harness makes of an env value or header it holds, by the profile's value
-// syntax, and false when it would expand or run s instead of passing it on.
-func (p *Profile) ReadValue(s string) (string, bool) { return p.h.value(s) }
 
 // ToolsFlag is the flag whose values carry tool rules (a tools.in args profile), or "".
 func (p *Profile) ToolsFlag() string {

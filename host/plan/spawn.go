@@ -55,8 +55,10 @@ func verbatimValue(s string) (string, bool) { return s, true }
 // own environment) as dollarDefaultRef+"{".
 func dollarBraceLiteral(s string) string { return strings.ReplaceAll(s, "${", dollarDefaultRef+"{") }
 
-// dollarBraceValue reverses dollarBraceLiteral: it returns what Claude Code makes of s, and false when s
-// holds a "${" not spelled dollarDefaultRef+"{", which Claude would expand from its own environment.
+// dollarBraceValue is what Claude Code makes of s: every dollarDefaultRef becomes "$" (Claude
+// expands ${NAME:-default}, and the variable is unset or "$"), so it reverses both
+// dollarBraceLiteral and dollarBraceSecret. It returns false when s holds any other "${",
+// which Claude would expand from its own environment.
 func dollarBraceValue(s string) (string, bool) {
 	var b strings.Builder
 	for {
@@ -65,11 +67,11 @@ func dollarBraceValue(s string) (string, bool) {
 			b.WriteString(s)
 			return b.String(), true
 		}
-		rest, ok := strings.CutPrefix(s[i:], dollarDefaultRef+"{")
+		rest, ok := strings.CutPrefix(s[i:], dollarDefaultRef)
 		if !ok {
 			return "", false
 		}
-		b.WriteString(s[:i] + "${")
+		b.WriteString(s[:i] + "$")
 		s = rest
 	}
 }
@@ -111,9 +113,10 @@ func piLiteral(s string) string {
 	return s
 }
 
-// piValue reverses piLiteral. It accepts only what piLiteral produces: a leading "!" (a shell
-// command for Pi) or a "$" starting anything but "$$" or a leading "$!" (an expansion) is
-// refused.
+// piValue is what Pi makes of an env or header value s (docs/SPAWN-ENV.md): "$$" is a literal
+// "$" and "$!" a literal "!" wherever they stand, so it reverses both piLiteral and piSecret.
+// It returns false for a leading "!" (a shell command for Pi) and for any other "$" (an
+// expansion, or text whose reading Pi does not document).
 func piValue(s string) (string, bool) {
 	if strings.HasPrefix(s, "!") {
 		return "", false
@@ -124,15 +127,14 @@ func piValue(s string) (string, bool) {
 			b.WriteByte(s[i])
 			continue
 		}
-		if i+1 < len(s) && (s[i+1] == '$' || s[i+1] == '!' && i == 0) {
+		if i+1 < len(s) && (s[i+1] == '$' || s[i+1] == '!') {
 			b.WriteByte(s[i+1])
 			i++
 			continue
 		}
 		return "", false
 	}
-	out := b.String()
-	return out, piLiteral(out) == s
+	return b.String(), true
 }
 
 // validSpawnName reports whether env -S can assign name: ^[A-Za-z_][A-Za-z0-9_]*$.

@@ -79,6 +79,13 @@ func Verify(a Artifact) error {
 	return nil
 }
 
+// VerifyProfile checks that the bytes of a harness profile (docs/PROFILES.md) match their pin,
+// as Verify does for a module: a profile is what the host reads a plugin's plans through, so it
+// is pinned beside the module and checked before it is parsed. name identifies it in errors.
+func VerifyProfile(name string, data []byte, pin string) error {
+	return Verify(Artifact{Name: name, Wasm: data, SHA256: pin})
+}
+
 // Plugin is a verified, compiled plugin with its validated manifest. It is safe for concurrent
 // use: every Render runs in its own fresh instance.
 type Plugin struct {

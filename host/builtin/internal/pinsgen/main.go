@@ -1,5 +1,7 @@
 // Command pinsgen writes the built-in plugins' pins.json: for every <name>.wasm in a directory,
-// its sha256 and the manifest it reports, read by loading it as loadout does (registry.Load on
+// its sha256, the sha256 of its harness profile (plugins/<name>/profile.yaml, as package
+// plugins embeds it; the profile must parse and name the module's harness) and the manifest
+// it reports, read by loading it as loadout does (registry.Load on
 // the wazero engine, in the sandbox, with the default limits). ./build.sh runs it on the freshly
 // built plugins, so that the binary knows each embedded plugin's harness without instantiating
 // it, and a command loads only the plugins it needs (host/builtin).
@@ -11,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,7 +21,9 @@ import (
 
 	"github.com/loadout-dev/loadout/host/builtin"
 	"github.com/loadout-dev/loadout/host/engine/wazero"
+	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/host/registry"
+	"github.com/loadout-dev/loadout/plugins"
 )
 
 func main() {
@@ -55,7 +60,19 @@ func run(ctx context.Context, dir string) error {
 		if err != nil {
 			return err
 		}
-		pins[name] = builtin.Pin{SHA256: art.SHA256, Manifest: pl.Manifest()}
+		m := pl.Manifest()
+		profile, err := fs.ReadFile(plugins.Profiles, builtin.ProfilePath(name))
+		if err != nil {
+			return fmt.Errorf("%s: every built-in plugin needs its reviewed profile: %w", name, err)
+		}
+		prof, err := plan.ParseProfile(profile)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if prof.Harness != m.Harness {
+			return fmt.Errorf("%s: profile %s is for harness %q, the module renders %q", name, builtin.ProfilePath(name), prof.Harness, m.Harness)
+		}
+		pins[name] = builtin.Pin{SHA256: art.SHA256, Profile: registry.Digest(profile), Manifest: m}
 		if err := pl.Close(ctx); err != nil {
 			return err
 		}
