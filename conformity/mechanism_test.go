@@ -362,7 +362,7 @@ func TestReadBackComparesEveryField(t *testing.T) {
 		{"faithful", &mcpToy{}, ""},
 		{"description left out", &mcpToy{dropDescription: true}, `description "", want "Local files"`},
 		{"cwd left out", &mcpToy{dropCwd: true}, `cwd "", want "/srv/local"`},
-		{"exposure left out", &mcpToy{defaultExposure: true}, `exposure "", want "deferred"`},
+		{"exposure left out", &mcpToy{defaultExposure: true}, `exposure "" differs from the vetted "deferred"`},
 		{"timeout in the wrong unit", &mcpToy{timeoutInSeconds: true}, `timeout [2.5], want [2500] (ms)`},
 	}
 	m := abi.Manifest{Name: "render.toymcp", Version: "0.0.1", ABIVersion: abi.Version, Harness: "toymcp",

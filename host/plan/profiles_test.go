@@ -67,7 +67,7 @@ func TestParseProfileRefuses(t *testing.T) {
 		{"bad flag", "skills: {dir: skills}", "skills: {dir: skills}\nargs:\n  - {flag: \"-y; rm\"}", "flag"},
 		{"tools in args without a tools flag", "in: config", "in: args", "tools.in args"},
 		{"timeout unit without a timeout key", "  format: json", "  format: json\n  timeoutUnit: s", "no server key means timeout"},
-		{"unknown timeout unit", "allowedTools: allowTools", "allowedTools: allowTools\n    timeout: timeout\n  timeoutUnit: minutes", "none of s, ms"},
+		{"unknown timeout unit", "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    timeout: timeout\n  timeoutUnit: minutes", "none of s, ms"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -126,11 +126,17 @@ func TestThirdPartyHarnessGetsEveryCheck(t *testing.T) {
 			assert.Contains(t, got, tc.want)
 		})
 	}
-	t.Run("a tool restriction left out with a warning", func(t *testing.T) {
+	t.Run("a tool restriction left out, even with a warning", func(t *testing.T) {
+		// A harness whose config carries an allow list gets one for every restricted server:
+		// a warning does not stand in for it, or a hostile plugin would warn and offer every tool.
 		p := acmePlan()
 		p.Files[0].Content = replaceOnce(p.Files[0].Content, `,"allowedTools":["search"]`, ``)
 		p.Warnings = []abi.Warning{{Code: "tools_not_enforced", Server: "beta", Message: "stated in the prompt only"}}
-		assert.NoError(t, plan.Check(p, input("acme")), "a restriction the harness cannot enforce, named by a warning")
+		var rules []string
+		for _, v := range plan.Violations(plan.Check(p, input("acme"))) {
+			rules = append(rules, v.Rule)
+		}
+		assert.Contains(t, rules, plan.RuleToolRestrictions, "a restricted server without its allow list")
 	})
 	t.Run("args and env", func(t *testing.T) {
 		p := acmePlan()

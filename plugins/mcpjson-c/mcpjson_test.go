@@ -154,6 +154,7 @@ const wantContent = `{
         "MODE": "ro",
         "TOKEN": "{{loadout.secret.1}}"
       },
+      "allowedTools": ["read", "list"],
       "timeout": 2500
     },
     "docs": {
@@ -161,7 +162,8 @@ const wantContent = `{
       "url": "https://mcp.example.com/mcp",
       "headers": {
         "Authorization": "Bearer {{loadout.secret.2}}"
-      }
+      },
+      "allowedTools": []
     }
   }
 }
@@ -210,8 +212,8 @@ func TestMCPJSONPlugin(t *testing.T) {
 		codes = append(codes, w.Code+"/"+w.Server+w.Skill)
 	}
 	assert.Equal(t, []string{
-		"cwd_unsupported/files", "tools_not_enforced/files",
-		"oauth_unsupported/docs", "lifecycle_unsupported/docs", "exposure_unsupported/docs", "tools_not_enforced/docs",
+		"cwd_unsupported/files",
+		"oauth_unsupported/docs", "lifecycle_unsupported/docs", "exposure_unsupported/docs",
 		"transport_unsupported/legacy", "server_disabled/off", "duplicate_server/files",
 		"skills_unsupported/review",
 	}, codes, "warnings, in request order")

@@ -4,10 +4,11 @@
  * mcpjson.c - the "mcpjson" renderer: a loadout plugin written in C11 against sdk/ABI.md.
  *
  * It renders the vetted MCP servers as one generic {"mcpServers": {...}} file (the .mcp.json
- * shape: stdio command/args/env, http type/url/headers) at root "run", path "mcp.json", mode
- * 0600, secret when any env or header pair is secret. What that shape cannot say comes back as a
- * warning, never silently lost: skills, unsupported transports, disabled servers, tool
- * restrictions (stated in the prompt instead), cwd, exposure and duplicate ids.
+ * shape: stdio command/args/env, http type/url/headers, allowedTools for a restricted server,
+ * also stated in the prompt) at root "run", path "mcp.json", mode 0600, secret when any env or
+ * header pair is secret. What that shape cannot say comes back as a warning, never silently
+ * lost: skills, unsupported transports, disabled servers, cwd, exposure, OAuth, lifecycle and
+ * duplicate ids.
  *
  * Memory: loadout_alloc hands out malloc'd input buffers; the output of a call and everything a
  * call allocates live until the next call into the module. A WebAssembly instance runs one call
@@ -390,6 +391,17 @@ static void render_server(render_state *st, const json_value *s, const json_valu
 			buf_str(b, "\n      }");
 		}
 	}
+	if (get_bool(&ignore, s, "toolsRestricted")) {
+		/* The allow list its profile reads (allowedTools), even empty: a restricted server never
+		 * goes out without it. */
+		const json_value *tools = json_get(s, "allowedTools");
+		buf_str(b, ",\n      \"allowedTools\": [");
+		for (size_t i = 0; tools != NULL && tools->type == J_ARRAY && i < tools->len; i++) {
+			buf_str(b, i ? ", " : "");
+			buf_json_string(b, tools->items[i]->string.s, tools->items[i]->string.len);
+		}
+		buf_str(b, "]");
+	}
 	double timeout = get_number(&ignore, s, "timeout");
 	if (timeout > 0) {
 		char ms[32];
@@ -420,7 +432,6 @@ static void render_server(render_state *st, const json_value *s, const json_valu
 			buf_bytes(&st->prompt, tools->items[i]->string.s, tools->items[i]->string.len);
 		}
 		buf_str(&st->prompt, n ? ".\n" : "\n");
-		warn(st, "tools_not_enforced", id, none, "the mcp.json format cannot restrict tools; the permitted tools of \"", id, "\" are stated in the prompt only");
 	}
 }
 
