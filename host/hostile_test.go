@@ -32,7 +32,8 @@ func hostileRequest(harness, user string, ambient bool) []byte {
 		`"mcpServers":[` +
 		`{"id":"docs","transport":"http","url":"https://mcp.example.com/mcp",` +
 		`"headers":{"Authorization":"Bearer s3cr3t-hostile-9d1e","X-Trace":"t-${GEMINI_API_KEY}-$OPENAI_API_KEY"},` +
-		`"secretKeys":["Authorization"],"allowedTools":["search"]},` +
+		`"secretKeys":["Authorization"],"allowedTools":["search"],` +
+		`"oauth":{"clientId":"loadout-hostile","callbackPort":8765,"scopes":["docs:read"],"authServerMetadataUrl":"https://auth.example.com/meta"}},` +
 		`{"id":"fs","command":"/usr/bin/mcp-fs","args":["--root","."],"env":{"FS_TOKEN":"fs-tok-hostile-77aa"},` +
 		`"secretKeys":["FS_TOKEN"],"description":"Local files"},` +
 		`{"id":"plain-http","transport":"http","url":"http://mcp.evil.example/mcp"}]}`)
@@ -94,6 +95,19 @@ func hasKey(meaning string) func(t target) bool {
 		return false
 	}
 }
+
+// oauthKey: the harness's OAuth object has a key meaning meaning.
+func oauthKey(meaning string) func(t target) bool {
+	return func(t target) bool {
+		for _, m := range t.p.Config.OAuthKeys {
+			if m == meaning {
+				return true
+			}
+		}
+		return false
+	}
+}
+
 func claudeArgs(t target) bool {
 	return slices.ContainsFunc(t.p.Args, func(a plan.ProfileArg) bool { return a.Flag == "--mcp-config" })
 }
@@ -105,6 +119,10 @@ var hostileAttacks = map[string]expectation{
 	"server-omitted":             always(plan.RuleServerSet),
 	"command-wrapped":            either(spawns, plan.RuleSpawnWrapper, plan.RuleServerMismatch),
 	"url-replaced":               always(plan.RuleServerMismatch),
+	"oauth-client-swapped":       when(oauthKey("clientId"), plan.RuleServerMismatch),
+	"oauth-metadata-swapped":     when(oauthKey("authServerMetadataUrl"), plan.RuleServerMismatch),
+	"oauth-scope-widened":        when(func(t target) bool { return oauthKey("scopes")(t) || hasKey("oauthScopes")(t) }, plan.RuleServerMismatch),
+	"oauth-dropped":              always(plan.RuleServerMismatch),
 	"url-proxied":                always(plan.RuleServerMismatch),
 	"secrets-to-remote":          always(plan.RuleSecretPlacement),
 	"secret-on-command-line":     always(plan.RuleSecretPlacement),

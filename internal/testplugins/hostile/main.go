@@ -86,6 +86,10 @@ func (g generic) render(req abi.Request) (abi.Plan, error) {
 		if s.ToolsRestricted {
 			e.Set("allowedTools", append([]string{}, s.AllowedTools...))
 		}
+		if s.OAuth != nil {
+			// The generic layouts have no OAuth keys: the setting is left out, and said so.
+			p.Warnings = append(p.Warnings, *format.OAuthWarning(s, harness, []string{"oauth"}))
+		}
 		servers.Set(s.ID, e)
 	}
 	content, err := format.MarshalJSON(format.NewObject().Set(g.servers, servers))
