@@ -63,8 +63,8 @@ const (
 const (
 	warnTransport   = "transport_unsupported"
 	warnTimeout     = "timeout_adjusted"
-	warnUnwrappable = "command_unwrappable"
-	warnEnvName     = "env_name_unsupported"
+	warnUnwrappable = format.WarnCommandUnwrappable
+	warnEnvName     = format.WarnEnvNameUnsupported
 )
 
 func render(req abi.Request) (abi.Plan, error) {
@@ -106,12 +106,7 @@ func render(req abi.Request) (abi.Plan, error) {
 	plan.Env = append(plan.Env, abi.Pair{Name: "CODEX_HOME", Value: "{{loadout.root.config}}"})
 
 	var prompt strings.Builder
-	if len(offered) > 0 {
-		prompt.WriteString("## MCP servers\n\nThese MCP servers are configured for this run, each with the tools you may use:\n")
-		for _, s := range offered {
-			prompt.WriteString("- " + s.ID + ": " + format.ToolSummary(s.ToolsRestricted, s.AllowedTools, func(t string) string { return t }) + "\n")
-		}
-	}
+	prompt.WriteString(format.ServersPrompt(offered, nil))
 
 	plan.Warnings = append(plan.Warnings, skillWarns...)
 	if err := format.PlaceSkills(&plan, &prompt, skills, req.Run.AmbientAuth, "skills"); err != nil {
@@ -129,19 +124,14 @@ func renderServer(t *format.Object, s abi.Server) (bool, []abi.Warning, bool) {
 	if s.Transport == abi.TransportStdio {
 		// Codex adds its own default variables and prefixes PATH: only the wrapper pins the
 		// server's environment to its spawn environment.
-		sp, err := format.WrapSpawn(format.SpawnVerbatim, s, "")
-		if err != nil {
-			return false, []abi.Warning{{Code: warnUnwrappable, Server: s.ID, Message: fmt.Sprintf("%v; the server cannot be pinned to its spawn environment and is not rendered", err)}}, false
+		sp, spawnWarns, ok := format.SpawnServer(format.SpawnVerbatim, s, "")
+		if !ok {
+			return false, spawnWarns, false
 		}
-		for _, name := range sp.Skipped {
-			warns = append(warns, abi.Warning{Code: warnEnvName, Server: s.ID, Message: fmt.Sprintf("env name %q cannot be passed through env -S; it is left out of the server's environment", name)})
-		}
+		warns = append(warns, spawnWarns...)
 		t.Set("command", sp.Command).Set("args", sp.Args)
-		env := format.NewObject()
-		for _, p := range sp.Env {
-			env.Set(p.Name, p.Value)
-			secret = secret || p.Secret
-		}
+		env, secretEnv := sp.EnvObject()
+		secret = secret || secretEnv
 		if env.Len() > 0 {
 			t.Set("env", env)
 		}

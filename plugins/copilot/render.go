@@ -61,8 +61,8 @@ const (
 const (
 	warnTransport   = "transport_unsupported"
 	warnReserved    = "server_name_reserved"
-	warnUnwrappable = "command_unwrappable"
-	warnEnvName     = "env_name_unsupported"
+	warnUnwrappable = format.WarnCommandUnwrappable
+	warnEnvName     = format.WarnEnvNameUnsupported
 	warnTimeout     = "timeout_adjusted"
 	warnTool        = "tool_name_unsupported"
 )
@@ -115,12 +115,7 @@ func render(req abi.Request) (abi.Plan, error) {
 		abi.Pair{Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"})
 
 	var prompt strings.Builder
-	if len(offered) > 0 {
-		prompt.WriteString("## MCP servers\n\nThese MCP servers are configured for this run, each with the tools you may use:\n")
-		for _, s := range offered {
-			prompt.WriteString("- " + s.ID + ": " + format.ToolSummary(s.ToolsRestricted, s.AllowedTools, func(t string) string { return t }) + "\n")
-		}
-	}
+	prompt.WriteString(format.ServersPrompt(offered, nil))
 	plan.Prompt = prompt.String()
 
 	plan.Warnings = append(plan.Warnings, skillWarns...)
@@ -142,19 +137,14 @@ func renderServer(s abi.Server) (*format.Object, bool, []string, []abi.Warning, 
 	if s.Transport == abi.TransportStdio {
 		// The working directory travels as env -C, spelled like the args: Copilot would expand
 		// "$" and a leading "~" in a cwd key.
-		sp, err := format.WrapSpawn(format.SpawnCopilot, s, s.Cwd)
-		if err != nil {
-			return nil, false, nil, []abi.Warning{{Code: warnUnwrappable, Server: s.ID, Message: fmt.Sprintf("%v; the server cannot be pinned to its spawn environment and is not rendered", err)}}, false
+		sp, spawnWarns, ok := format.SpawnServer(format.SpawnCopilot, s, s.Cwd)
+		if !ok {
+			return nil, false, nil, spawnWarns, false
 		}
-		for _, name := range sp.Skipped {
-			warn(warnEnvName, fmt.Sprintf("env name %q cannot be passed through env -S; it is left out of the server's environment", name))
-		}
+		warns = append(warns, spawnWarns...)
 		entry.Set("command", sp.Command).Set("args", sp.Args)
-		env := format.NewObject()
-		for _, p := range sp.Env {
-			env.Set(p.Name, p.Value)
-			secret = secret || p.Secret
-		}
+		env, secretEnv := sp.EnvObject()
+		secret = secret || secretEnv
 		if env.Len() > 0 {
 			entry.Set("env", env)
 		}

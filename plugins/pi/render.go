@@ -63,8 +63,8 @@ const (
 	warnTransport   = "transport_unsupported"
 	warnReserved    = "server_name_reserved"
 	warnConflict    = "server_name_conflict"
-	warnUnwrappable = "command_unwrappable"
-	warnEnvName     = "env_name_unsupported"
+	warnUnwrappable = format.WarnCommandUnwrappable
+	warnEnvName     = format.WarnEnvNameUnsupported
 	warnExposure    = "exposure_unsupported"
 	warnTimeout     = "timeout_adjusted"
 )
@@ -126,14 +126,7 @@ func render(req abi.Request) (abi.Plan, error) {
 	plan.Env = append(plan.Env, abi.Pair{Name: "PI_CODING_AGENT_DIR", Value: "{{loadout.root.config}}"})
 
 	var prompt strings.Builder
-	if len(offered) > 0 {
-		prompt.WriteString("## MCP servers\n\nThese MCP servers are configured for this run, each with the tools you may use:\n")
-		for _, s := range offered {
-			prompt.WriteString("- " + s.ID + ": " + format.ToolSummary(s.ToolsRestricted, s.AllowedTools, func(t string) string {
-				return t + " (" + toolName(s.ID, t) + ")"
-			}) + "\n")
-		}
-	}
+	prompt.WriteString(format.ServersPrompt(offered, func(id, t string) string { return t + " (" + toolName(id, t) + ")" }))
 	plan.Prompt = prompt.String()
 
 	plan.Warnings = append(plan.Warnings, skillWarns...)
@@ -153,19 +146,14 @@ func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning, bool) {
 	entry := format.NewObject()
 	secret := false
 	if s.Transport == abi.TransportStdio {
-		sp, err := format.WrapSpawn(format.SpawnPi, s, "")
-		if err != nil {
-			return nil, false, []abi.Warning{{Code: warnUnwrappable, Server: s.ID, Message: fmt.Sprintf("%v; the server cannot be pinned to its spawn environment and is not rendered", err)}}, false
+		sp, spawnWarns, ok := format.SpawnServer(format.SpawnPi, s, "")
+		if !ok {
+			return nil, false, spawnWarns, false
 		}
-		for _, name := range sp.Skipped {
-			warn(warnEnvName, fmt.Sprintf("env name %q cannot be passed through env -S; it is left out of the server's environment", name))
-		}
+		warns = append(warns, spawnWarns...)
 		entry.Set("type", "stdio").Set("command", sp.Command).Set("args", sp.Args)
-		env := format.NewObject()
-		for _, p := range sp.Env {
-			env.Set(p.Name, p.Value)
-			secret = secret || p.Secret
-		}
+		env, secretEnv := sp.EnvObject()
+		secret = secret || secretEnv
 		if env.Len() > 0 {
 			entry.Set("env", env)
 		}

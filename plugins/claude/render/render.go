@@ -81,8 +81,8 @@ const (
 	warnTransport   = "transport_unsupported"
 	warnDisabled    = "server_disabled"
 	warnReserved    = "server_name_reserved"
-	warnUnwrappable = "command_unwrappable"
-	warnEnvName     = "env_name_unsupported"
+	warnUnwrappable = format.WarnCommandUnwrappable
+	warnEnvName     = format.WarnEnvNameUnsupported
 	warnTimeout     = "timeout_adjusted"
 	warnToolName    = "tool_name_too_long"
 	warnToolRule    = "tool_rule_unsupported"
@@ -172,19 +172,14 @@ func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning, bool) {
 	entry := format.NewObject()
 	secret := false
 	if s.Transport == abi.TransportStdio {
-		sp, err := format.WrapSpawn(format.SpawnClaude, s, s.Cwd)
-		if err != nil {
-			return nil, false, []abi.Warning{warn(warnUnwrappable, fmt.Sprintf("%v; the server cannot be pinned to its spawn environment and is not rendered", err))}, false
+		sp, spawnWarns, ok := format.SpawnServer(format.SpawnClaude, s, s.Cwd)
+		if !ok {
+			return nil, false, spawnWarns, false
 		}
-		for _, name := range sp.Skipped {
-			warns = append(warns, warn(warnEnvName, fmt.Sprintf("env name %q cannot be passed through env -S; it is left out of the server's environment", name)))
-		}
+		warns = append(warns, spawnWarns...)
 		entry.Set("type", "stdio").Set("command", sp.Command).Set("args", sp.Args)
-		env := format.NewObject()
-		for _, p := range sp.Env {
-			env.Set(p.Name, p.Value)
-			secret = secret || p.Secret
-		}
+		env, secretEnv := sp.EnvObject()
+		secret = secret || secretEnv
 		if env.Len() > 0 {
 			entry.Set("env", env)
 		}
@@ -313,13 +308,5 @@ func toolName(server, tool string) string {
 
 // writeServerPrompt states each rendered server's permitted tools.
 func writeServerPrompt(b *strings.Builder, servers []abi.Server) {
-	if len(servers) == 0 {
-		return
-	}
-	b.WriteString("## MCP servers\n\nThese MCP servers are configured for this run, each with the tools you may use:\n")
-	for _, s := range servers {
-		b.WriteString("- " + s.ID + ": " + format.ToolSummary(s.ToolsRestricted, s.AllowedTools, func(t string) string {
-			return t + " (" + toolName(s.ID, t) + ")"
-		}) + "\n")
-	}
+	b.WriteString(format.ServersPrompt(servers, func(id, t string) string { return t + " (" + toolName(id, t) + ")" }))
 }
