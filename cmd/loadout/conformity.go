@@ -42,7 +42,8 @@ engine --engine names (wazero, wasmtime, or all). Each case goes through the who
 into fresh temporary directories; the run checks the case's expectations, the invariants every
 plugin must keep (no dropped server or skill in the output, no secret outside a secret file,
 paths under declared roots, identical output across runs and engines, unsupported transports
-as warnings) and, for claude, codex and pi, the config read back.
+as warnings) and every config read back through the plugin's harness profile (--profile for
+a harness with no built-in profile), field by field, as the CLI reads it.
 
 A --plugin file is pinned to the sha256 of the bytes read at start, which the report prints:
 the bytes certified are the bytes that ran. Known divergences are listed in --exceptions
