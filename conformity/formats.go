@@ -105,10 +105,10 @@ type entry struct {
 	env, headers, toolExp []abi.Pair
 	enabled               *bool
 	unknown               []string // keys the profile does not list
-	// oauth: what the keys meaning oauth and oauthScopes hold, by OAuth meaning (clientId,
-	// callbackPort, scopes, authServerMetadataUrl) as text; scopes a list.
+	// oauth: what the keys meaning oauth, oauthScopes and oauthClientId hold, by OAuth meaning
+	// (clientId, callbackPort, scopes, authServerMetadataUrl) as text; scopes a list.
 	oauth      map[string]string
-	oauthSeen  bool // a key meaning oauth or oauthScopes is there
+	oauthSeen  bool // a key meaning oauth, oauthScopes or oauthClientId is there
 	scopes     []string
 	scopesSeen bool
 }
@@ -566,6 +566,13 @@ func readJSONEntries(content string, hf harnessFormat) ([]entry, error) {
 			case "oauthScopes":
 				e.oauthSeen = true
 				e.readScopes(x.Kind == plan.String, x.Str, x.Items)
+			case "oauthClientId":
+				e.oauthSeen = true
+				if x.Kind == plan.String {
+					e.setOAuth("clientId", x.Str)
+				} else {
+					e.setOAuth("clientId", "<a "+x.Kind.String()+">")
+				}
 			}
 		}
 		out = append(out, e)
@@ -705,6 +712,16 @@ func readTOMLEntries(content string, hf harnessFormat) ([]entry, error) {
 		if k := keyOf["oauthScopes"]; k != "" {
 			if _, ok := m[k]; ok {
 				e.oauthSeen, e.scopesSeen, e.scopes = true, true, orEmpty(list(k))
+			}
+		}
+		if k := keyOf["oauthClientId"]; k != "" {
+			if x, ok := m[k]; ok {
+				e.oauthSeen = true
+				if str, isString := x.(string); isString {
+					e.setOAuth("clientId", str)
+				} else {
+					e.setOAuth("clientId", fmt.Sprintf("<a %T>", x))
+				}
 			}
 		}
 		out = append(out, e)

@@ -56,9 +56,11 @@ func TestOAuthAccepted(t *testing.T) {
 		"pi":    {"lifecycle_unsupported/lazy-everything"},
 		// Gemini has neither a callback port nor a metadata URL key.
 		"gemini": {"oauth_unsupported/oauth-docs", "oauth_unsupported/oauth-local", "lifecycle_unsupported/lazy-everything"},
+		// Nor has Copilot.
+		"copilot": {"oauth_unsupported/oauth-docs", "oauth_unsupported/oauth-local", "lifecycle_unsupported/lazy-everything"},
 	}
 	ids := []string{"oauth-docs", "oauth-local", "lazy-everything"}
-	for _, h := range []string{"claude", "codex", "pi", "gemini"} {
+	for _, h := range []string{"claude", "codex", "pi", "gemini", "copilot"} {
 		t.Run(h, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
@@ -92,6 +94,8 @@ func TestOAuthAccepted(t *testing.T) {
 				checkPiOAuth(t, c, home, config, rr.Env, ids)
 			case "gemini":
 				checkGeminiOAuth(t, c, home, config, rr.Env, ids)
+			case "copilot":
+				checkCopilotOAuth(t, c, home, config, rr.Env, ids)
 			}
 		})
 	}
@@ -225,4 +229,42 @@ func checkGeminiOAuth(t *testing.T, c clis, home, config string, planEnv []envVa
 	want := slices.Clone(ids)
 	slices.Sort(want)
 	assert.Equal(t, want, names, "gemini mcp list: %s", out)
+}
+
+// checkCopilotOAuth loads mcp-config.json with copilot mcp list --json, which drops an entry it
+// cannot read without a word (docs/FORMATS.md §5.2): every server is listed, and the http
+// servers with the OAuth keys as rendered.
+func checkCopilotOAuth(t *testing.T, c clis, home, config string, planEnv []envVar, ids []string) {
+	env := harnessEnv(c, home, planEnv, "COPILOT_OFFLINE=true", "COPILOT_AUTO_UPDATE=false")
+	raw, err := os.ReadFile(filepath.Join(config, "mcp-config.json"))
+	require.NoError(t, err)
+	var doc struct {
+		MCPServers map[string]map[string]any `json:"mcpServers"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &doc))
+	docs := doc.MCPServers["oauth-docs"]
+	assert.Equal(t, oauthClientID, docs["oauthClientId"], "copilot oauthClientId")
+	assert.Equal(t, []any{"docs:read", "docs:search"}, docs["oauthScopes"], "copilot oauthScopes")
+	assert.Equal(t, oauthClientID, doc.MCPServers["oauth-local"]["oauthClientId"], "copilot oauthClientId of oauth-local")
+
+	res, err := run(context.Background(), copilotTimeout, home, env, nil, c.Copilot, "--no-auto-update", "mcp", "list", "--json")
+	require.NoError(t, err, "copilot mcp list --json")
+	require.Equal(t, 0, res.Exit, "copilot mcp list --json exit status (stderr: %s)", tail(res.Stderr))
+	var list struct {
+		MCPServers map[string]struct {
+			Source        string   `json:"source"`
+			OAuthClientID string   `json:"oauthClientId"`
+			OAuthScopes   []string `json:"oauthScopes"`
+		} `json:"mcpServers"`
+	}
+	require.NoError(t, json.Unmarshal(res.Stdout, &list), "decode copilot mcp list --json: %s", res.Stdout)
+	var names []string
+	for name, s := range list.MCPServers {
+		names = append(names, name)
+		assert.Equal(t, "user", s.Source, "copilot mcp list: %s comes from $COPILOT_HOME/mcp-config.json", name)
+	}
+	assert.ElementsMatch(t, ids, names, "copilot mcp list: no entry dropped: %s", res.Stdout)
+	assert.Equal(t, oauthClientID, list.MCPServers["oauth-docs"].OAuthClientID, "copilot mcp list: oauth-docs client id")
+	assert.Equal(t, []string{"docs:read", "docs:search"}, list.MCPServers["oauth-docs"].OAuthScopes, "copilot mcp list: oauth-docs scopes")
+	assert.Equal(t, oauthClientID, list.MCPServers["oauth-local"].OAuthClientID, "copilot mcp list: oauth-local client id")
 }

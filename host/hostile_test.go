@@ -119,7 +119,7 @@ var hostileAttacks = map[string]expectation{
 	"server-omitted":             always(plan.RuleServerSet),
 	"command-wrapped":            either(spawns, plan.RuleSpawnWrapper, plan.RuleServerMismatch),
 	"url-replaced":               always(plan.RuleServerMismatch),
-	"oauth-client-swapped":       when(oauthKey("clientId"), plan.RuleServerMismatch),
+	"oauth-client-swapped":       when(func(t target) bool { return oauthKey("clientId")(t) || hasKey("oauthClientId")(t) }, plan.RuleServerMismatch),
 	"oauth-metadata-swapped":     when(oauthKey("authServerMetadataUrl"), plan.RuleServerMismatch),
 	"oauth-scope-widened":        when(func(t target) bool { return oauthKey("scopes")(t) || hasKey("oauthScopes")(t) }, plan.RuleServerMismatch),
 	"oauth-dropped":              always(plan.RuleServerMismatch),

@@ -300,6 +300,13 @@ func (c *checker) readJSONServer(name, loc, id string, v *Value) rendered {
 				r.strs = append(r.strs, located{field: "oauth", key: key, s: s})
 			}
 			c.readJSONScopes(name, loc+"."+key, &r, x)
+		case "oauthClientId":
+			if x.Kind != String {
+				bad(key, "a string", x.Kind)
+				continue
+			}
+			r.strs = append(r.strs, located{field: "oauth", key: key, s: x.Str})
+			r.oauth.clientID = strp(x.Str)
 		case "lifecycle":
 			if x.Kind != String {
 				bad(key, "a string", x.Kind)
@@ -510,6 +517,14 @@ func (c *checker) readTOMLServer(name, loc, id string, v any) rendered {
 				r.strs = append(r.strs, located{field: "oauth", key: key, s: s})
 			}
 			c.readTOMLScopes(name, loc+"."+key, &r, x)
+		case "oauthClientId":
+			s, ok := x.(string)
+			if !ok {
+				bad(key, "a string", x)
+				continue
+			}
+			r.strs = append(r.strs, located{field: "oauth", key: key, s: s})
+			r.oauth.clientID = strp(s)
 		case "lifecycle":
 			s, ok := x.(string)
 			if !ok {

@@ -14,8 +14,8 @@ var OAuthKeyMeanings = []string{"clientId", "callbackPort", "scopes", "authServe
 
 // renderedOAuth is what a rendered server says about OAuth and its lifecycle, by meaning.
 type renderedOAuth struct {
-	present                bool // a key meaning oauth is there
-	clientID, metadataURL  *string
+	present                bool    // a key meaning oauth is there
+	clientID, metadataURL  *string // clientID: also from a key meaning oauthClientId
 	callbackPort           *int64
 	scopes                 []string
 	hasScopes              bool
@@ -165,7 +165,7 @@ func (c *checker) compareOAuth(name string, r *rendered, v abi.Server) {
 	o := r.oauth
 	vo := v.OAuth
 	if vo == nil {
-		if o.present || o.hasScopes {
+		if o.present || o.hasScopes || o.clientID != nil {
 			mismatch("oauth", "the vetted server has no oauth setting")
 		}
 	} else {

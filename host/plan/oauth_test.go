@@ -47,6 +47,25 @@ func codexOAuthPlan(oauth string) *abi.Plan {
 	return p
 }
 
+// copilotOAuth renders beta's client id and scopes the way Copilot CLI reads them: flat keys
+// of the server (docs/FORMATS.md §5.2).
+const copilotOAuth = `"oauthClientId":"loadout-client","oauthScopes":["read","write"],`
+
+// copilotOAuthPlan is a plan the copilot renderer could return for vetted("copilot") with
+// oauth (the keys of beta's entry) added.
+func copilotOAuthPlan(oauth string) *abi.Plan {
+	config := strings.Replace(strings.Replace(claudeConfig, `"url":`, oauth+`"url":`, 1),
+		`"Bearer {{loadout.secret.2}}"}`, `"Bearer {{loadout.secret.2}}"},"tools":["search"]`, 1)
+	return &abi.Plan{
+		Files: []abi.File{
+			{Root: abi.RootConfig, Path: "mcp-config.json", Mode: "0600", Format: abi.FormatJSON, Content: config, Secret: true},
+			{Root: abi.RootConfig, Path: "skills/demo/SKILL.md", Mode: "0644", Format: abi.FormatMarkdown, Content: skillMD},
+		},
+		Args: []string{"--disable-builtin-mcps", "--no-auto-update"},
+		Env:  []abi.Pair{{Name: "COPILOT_HOME", Value: "{{loadout.root.config}}"}, {Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"}},
+	}
+}
+
 func TestCheckOAuth(t *testing.T) {
 	t.Parallel()
 	metadataWarning := []abi.Warning{{Code: "oauth_unsupported", Server: "beta", Message: "no key for the metadata URL"}}
@@ -86,6 +105,33 @@ func TestCheckOAuth(t *testing.T) {
 			warnings: []abi.Warning{{Code: "timeout_adjusted", Server: "beta", Message: "x"}}, want: []string{plan.RuleServerMismatch}},
 		{name: "a client id of the wrong type", plan: piOAuthPlan(strings.Replace(piOAuth, `"loadout-client"`, `7`, 1)), in: withOAuth("pi"),
 			want: []string{plan.RuleServerMismatch}},
+		// Copilot: a flat client-id key (meaning oauthClientId) is read like the oauth object's clientId.
+		{name: "copilot renders the client id and scopes", plan: copilotOAuthPlan(copilotOAuth), in: withOAuth("copilot"), warnings: metadataWarning},
+		{name: "copilot without a port and metadata key and no warning", plan: copilotOAuthPlan(copilotOAuth), in: withOAuth("copilot"),
+			want: []string{plan.RuleServerMismatch}},
+		{name: "a changed copilot client id", plan: copilotOAuthPlan(strings.Replace(copilotOAuth, `"loadout-client"`, `"attacker-client"`, 1)),
+			in: withOAuth("copilot"), warnings: metadataWarning, want: []string{plan.RuleServerMismatch}},
+		{name: "a copilot client id of the wrong type", plan: copilotOAuthPlan(strings.Replace(copilotOAuth, `"loadout-client"`, `["loadout-client"]`, 1)),
+			in: withOAuth("copilot"), warnings: metadataWarning, want: []string{plan.RuleServerMismatch}},
+		{name: "a copilot client id the request never set", plan: copilotOAuthPlan(`"oauthClientId":"attacker-client",`), in: input("copilot"),
+			want: []string{plan.RuleServerMismatch}},
+		{name: "a widened copilot scope", plan: copilotOAuthPlan(strings.Replace(copilotOAuth, `"write"`, `"write","admin"`, 1)),
+			in: withOAuth("copilot"), warnings: metadataWarning, want: []string{plan.RuleServerMismatch}},
+		{name: "the copilot client id left out without a warning", plan: copilotOAuthPlan(`"oauthScopes":["read","write"],`),
+			in: func() plan.Input {
+				in := withOAuth("copilot")
+				in.Request.Servers[1].OAuth.CallbackPort, in.Request.Servers[1].OAuth.AuthServerMetadataURL = 0, ""
+				return in
+			}(),
+			want: []string{plan.RuleServerMismatch}},
+		{name: "copilot renders every member it has a key for", plan: copilotOAuthPlan(copilotOAuth),
+			in: func() plan.Input {
+				in := withOAuth("copilot")
+				in.Request.Servers[1].OAuth.CallbackPort, in.Request.Servers[1].OAuth.AuthServerMetadataURL = 0, ""
+				return in
+			}()},
+		{name: "a copilot oauth object the profile does not list", plan: copilotOAuthPlan(`"oauth":{"clientId":"loadout-client"},` + copilotOAuth),
+			in: withOAuth("copilot"), warnings: metadataWarning, want: []string{plan.RuleConfigKey}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,6 +203,8 @@ tools: {in: config}
 		{"an oauth key without its keys", ", oauth: oauth", "", "its keys must be listed"},
 		{"an unknown meaning", ", oauth: oauth", "  oauthKeys: {secret: clientSecret}", "none of"},
 		{"two keys, one meaning", ", oauth: oauth", "  oauthKeys: {client_id: clientId, clientId: clientId}", "both mean clientId"},
+		{"a flat client id and the oauth object's", ", oauth: oauth, oauthClientId: oauthClientId", "  oauthKeys: {clientId: clientId}", "both mean the oauth client id"},
+		{"two flat client-id keys", ", oauthClientId: oauthClientId, client_id: oauthClientId", "", "both mean oauthClientId"},
 	} {
 		_, err := plan.ParseProfile([]byte(strings.Replace(strings.Replace(base, "%s", tc.keys, 1), "%s", tc.oauth, 1)))
 		require.Error(t, err, tc.name)

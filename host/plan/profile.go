@@ -126,7 +126,7 @@ type ProfileSkills struct {
 var ServerKeyMeanings = []string{
 	"type", "command", "args", "env", "cwd", "url", "headers", "description", "exposure",
 	"toolExposure", "enabled", "flag", "timeout", "allowTools", "denyTools", "envPassthrough",
-	"oauth", "oauthScopes", "lifecycle", "idleTimeout",
+	"oauth", "oauthScopes", "oauthClientId", "lifecycle", "idleTimeout",
 }
 
 // valueSyntax is one way a harness expands the strings of its config.
@@ -283,6 +283,21 @@ func (p *Profile) compile() (*harness, error) {
 				return nil, fmt.Errorf("config.oauthKeys: %s and %s both mean %s", min(key, other), max(key, other), meaning)
 			}
 			seen[meaning] = key
+		}
+		// A flat client-id key is read like the oauth object's clientId: one place only, so that
+		// no second spelling can carry another value past the comparison.
+		var flat []string
+		for key, meaning := range h.serverKeys {
+			if meaning == "oauthClientId" {
+				flat = append(flat, key)
+			}
+		}
+		slices.Sort(flat)
+		switch {
+		case len(flat) > 1:
+			return nil, fmt.Errorf("config.serverKeys: %s and %s both mean oauthClientId", flat[0], flat[1])
+		case len(flat) == 1 && seen["clientId"] != "":
+			return nil, fmt.Errorf("config: serverKeys.%s and oauthKeys.%s both mean the oauth client id", flat[0], seen["clientId"])
 		}
 		h.oauthKeys = cf.OAuthKeys
 		for _, need := range []string{"command", "url"} {

@@ -10,8 +10,11 @@
 //     tool of it), and excludeTools for the tools the host denies (the ones the request's
 //     exposure hides). Copilot has no key for a description, and a disabled server is left out
 //     (a server that is not there cannot be turned on, as --enable-mcp-server does for one
-//     disabled in settings). OAuth and lifecycle settings are left out with one warning each
-//     (oauth_unsupported, lifecycle_unsupported).
+//     disabled in settings). An http server's oauth clientId and scopes are rendered as the
+//     flat keys oauthClientId and oauthScopes (scopes only with a client id: Copilot drops an
+//     entry whose scopes come without one); Copilot has no key for a callback port or a metadata
+//     URL (warning oauth_unsupported). Lifecycle settings are left out with one warning
+//     (lifecycle_unsupported).
 //   - env COPILOT_HOME={{loadout.root.config}} and LOADOUT_SPAWN_DOLLAR=$.
 //   - the args --disable-builtin-mcps (with a GitHub login Copilot would add its own GitHub MCP
 //     server, which no policy vetted) and --no-auto-update (Copilot would otherwise fetch and
@@ -185,8 +188,10 @@ func renderServer(s abi.Server) (*format.Object, bool, []string, []abi.Warning, 
 		// them after tools, by exact name, and Copilot expands no tool entry.
 		entry.Set("excludeTools", append([]string{}, s.DeniedTools...))
 	}
-	if w := format.OAuthWarning(s, "GitHub Copilot CLI", oauthMembers(s.OAuth)); w != nil {
-		warns = append(warns, *w)
+	if s.Transport == abi.TransportHTTP && s.OAuth != nil {
+		if w := renderOAuth(entry, s); w != nil {
+			warns = append(warns, *w)
+		}
 	}
 	if w := format.LifecycleWarning(s, "GitHub Copilot CLI"); w != nil {
 		warns = append(warns, *w)
@@ -194,27 +199,37 @@ func renderServer(s abi.Server) (*format.Object, bool, []string, []abi.Warning, 
 	return entry, secret, tools, warns, true
 }
 
-// oauthMembers names the members o sets. None is rendered: Copilot CLI 1.0.102's flat
-// oauthClientId and oauthScopes keys are not measured, and it has no key for a callback port or
-// an authorization-server metadata URL, so the whole block is left out with one warning.
-func oauthMembers(o *abi.OAuth) []string {
-	if o == nil {
-		return nil
-	}
-	var set []string
+// renderOAuth writes the OAuth members of http server s that Copilot CLI 1.0.102 has a key for,
+// as flat keys of its entry (docs/FORMATS.md §5.2): oauthClientId, a string, and oauthScopes, a
+// non-empty list of scope tokens. Copilot drops the whole entry without a word when
+// oauthScopes comes without oauthClientId, so scopes are written only with a client id. It has
+// no key for a callback port or an authorization-server metadata URL. What is left out is
+// named by one oauth_unsupported warning, or nil when nothing is. The values are written as
+// they are: the parser admits no "$", so there is nothing for Copilot to expand.
+func renderOAuth(entry *format.Object, s abi.Server) *abi.Warning {
+	o := s.OAuth
 	if o.ClientID != "" {
-		set = append(set, "clientId")
+		entry.Set("oauthClientId", o.ClientID)
+		if len(o.Scopes) > 0 {
+			entry.Set("oauthScopes", append([]string{}, o.Scopes...))
+		}
 	}
+	var left []string
 	if o.CallbackPort != 0 {
-		set = append(set, "callbackPort")
-	}
-	if len(o.Scopes) > 0 {
-		set = append(set, "scopes")
+		left = append(left, "callbackPort")
 	}
 	if o.AuthServerMetadataURL != "" {
-		set = append(set, "authServerMetadataUrl")
+		left = append(left, "authServerMetadataUrl")
 	}
-	return set
+	if o.ClientID == "" && len(o.Scopes) > 0 {
+		why := "reads oauth scopes only with a client id (without one it drops the whole server)"
+		if len(left) > 0 {
+			why = "has no place for oauth " + strings.Join(left, ", ") + " and " + why
+		}
+		return &abi.Warning{Code: format.WarnOAuthUnsupported, Server: s.ID,
+			Message: "GitHub Copilot CLI " + why + "; " + strings.Join(append(left, "scopes"), ", ") + " left out, the rest of the server is rendered"}
+	}
+	return format.OAuthWarning(s, "GitHub Copilot CLI", left)
 }
 
 // isToolName reports whether t is a non-empty run of [A-Za-z0-9_.-], the characters of an MCP

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -212,4 +213,57 @@ func validRunes(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// TestOAuth: an http server's client id and scopes become the flat keys oauthClientId and
+// oauthScopes (docs/FORMATS.md §5.2); one oauth_unsupported warning names exactly what is left
+// out: the callback port and metadata URL (no key), and scopes without a client id (Copilot
+// would drop the whole server).
+func TestOAuth(t *testing.T) {
+	const metadata = "https://auth.example.com/.well-known/oauth-authorization-server"
+	tests := []struct {
+		name     string
+		oauth    abi.OAuth
+		want     map[string]any // the OAuth keys of the entry
+		wantLeft []string       // the members the warning names; nil: no warning
+	}{
+		{"every member", abi.OAuth{ClientID: "cid", CallbackPort: 8765, Scopes: []string{"docs:read", "docs:search"}, AuthServerMetadataURL: metadata},
+			map[string]any{"oauthClientId": "cid", "oauthScopes": []any{"docs:read", "docs:search"}}, []string{"callbackPort", "authServerMetadataUrl"}},
+		{"client id and scopes", abi.OAuth{ClientID: "cid", Scopes: []string{"read"}},
+			map[string]any{"oauthClientId": "cid", "oauthScopes": []any{"read"}}, nil},
+		{"client id only", abi.OAuth{ClientID: "cid"}, map[string]any{"oauthClientId": "cid"}, nil},
+		{"scopes without a client id", abi.OAuth{Scopes: []string{"read"}}, map[string]any{}, []string{"scopes"}},
+		{"scopes and a port without a client id", abi.OAuth{CallbackPort: 1, Scopes: []string{"read"}}, map[string]any{}, []string{"scopes", "callbackPort"}},
+		{"metadata URL only", abi.OAuth{AuthServerMetadataURL: metadata}, map[string]any{}, []string{"authServerMetadataUrl"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.oauth
+			plan := mustRender(t, abi.Request{Servers: []abi.Server{{ID: "h", Transport: "http", URL: "https://h/mcp", Enabled: true, OAuth: &o}}})
+			formattest.CheckPlan(t, manifest, plan)
+			_, servers := decodeServers(t, plan)
+			got := map[string]any{}
+			for k, v := range servers["h"] {
+				if strings.HasPrefix(strings.ToLower(k), "oauth") {
+					got[k] = v
+				}
+			}
+			assert.Equal(t, tc.want, got, "render(%s): the entry's OAuth keys", tc.name)
+			if tc.wantLeft == nil {
+				assert.Empty(t, plan.Warnings, "render(%s): nothing is left out", tc.name)
+				return
+			}
+			require.Len(t, plan.Warnings, 1, "render(%s): one warning", tc.name)
+			w := plan.Warnings[0]
+			assert.Equal(t, abi.Warning{Code: abi.WarnOAuthUnsupported, Server: "h", Message: w.Message}, w, "render(%s): warning", tc.name)
+			for _, m := range []string{"clientId", "callbackPort", "scopes", "authServerMetadataUrl"} {
+				named := strings.Contains(w.Message, "oauth "+m) || strings.Contains(w.Message, ", "+m) || m == "scopes" && strings.Contains(w.Message, "scopes left out")
+				assert.Equal(t, slices.Contains(tc.wantLeft, m), named, "render(%s): the warning names %s: %q", tc.name, m, w.Message)
+			}
+		})
+	}
+	// OAuth on a stdio server has no meaning (the parser ignores it): nothing is written.
+	plan := mustRender(t, abi.Request{Servers: []abi.Server{{ID: "s", Transport: "stdio", Command: "x", Enabled: true, OAuth: &abi.OAuth{ClientID: "cid"}}}})
+	_, servers := decodeServers(t, plan)
+	assert.NotContains(t, servers["s"], "oauthClientId", "stdio: no OAuth key")
 }
