@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -49,6 +50,9 @@ type harness struct {
 	typed      bool // the config has a type key per server
 	// httpNeedsType: an http server must carry its type key.
 	httpNeedsType bool
+	// timeoutUnit is the unit of the keys meaning timeout ("s" or "ms"); "" when the profile
+	// does not say, and a rendered timeout is then only checked to be positive.
+	timeoutUnit string
 	// toolsInArgs: tool restrictions travel as tool rules in the args, not in the config;
 	// exposureTools: as exposure hidden plus the exposed tools; requireAllowList: a restricted
 	// server must carry its allowTools key.
@@ -110,6 +114,7 @@ type rendered struct {
 	hasDeniedTools         bool
 	exposure               *string
 	toolExposure           []abi.Pair
+	timeouts               []float64 // every key meaning timeout, as numbers
 	strs                   []located
 	// oauth holds the keys meaning oauth, oauthScopes, lifecycle and idleTimeout (oauth.go).
 	oauth renderedOAuth
@@ -290,9 +295,12 @@ func (c *checker) readJSONServer(name, loc, id string, v *Value) rendered {
 				r.enabled = &b
 			}
 		case "timeout":
-			if x.Kind != Number || strings.HasPrefix(x.Number, "-") || x.Number == "0" {
+			n, err := strconv.ParseFloat(x.Number, 64)
+			if x.Kind != Number || err != nil || !(n > 0) {
 				c.add(name, loc+"."+key, RuleServerMismatch, "%s must be a positive number", key)
+				break
 			}
+			r.timeouts = append(r.timeouts, n)
 		case "oauth":
 			c.readJSONOAuth(name, loc, &r, key, x)
 		case "oauthScopes":
@@ -502,11 +510,15 @@ func (c *checker) readTOMLServer(name, loc, id string, v any) rendered {
 			case int64:
 				if n <= 0 {
 					c.add(name, loc+"."+key, RuleServerMismatch, "%s must be positive", key)
+					break
 				}
+				r.timeouts = append(r.timeouts, float64(n))
 			case float64:
 				if !(n > 0) {
 					c.add(name, loc+"."+key, RuleServerMismatch, "%s must be positive", key)
+					break
 				}
+				r.timeouts = append(r.timeouts, n)
 			default:
 				bad(key, "a number", x)
 			}
@@ -737,7 +749,27 @@ func (c *checker) compareServer(name string, r *rendered, v abi.Server) {
 			mismatch("description", "description differs from the vetted one")
 		}
 	}
+	c.compareTimeout(name, *r, v)
 	c.compareTools(name, *r, v)
+}
+
+// compareTimeout checks a rendered timeout against the vetted one, in the profile's unit
+// (milliseconds rounded to the nearest one, at least 1): a renderer may adjust it to what the
+// harness honours, or leave it out, only with a warning naming the server.
+func (c *checker) compareTimeout(name string, r rendered, v abi.Server) {
+	if c.h.timeoutUnit == "" || c.warned[v.ID] {
+		return
+	}
+	want := v.Timeout
+	if c.h.timeoutUnit == "ms" {
+		want = max(math.Round(want*1000), 1)
+	}
+	switch {
+	case v.Timeout <= 0 && len(r.timeouts) > 0:
+		c.add(name, r.loc, RuleServerMismatch, "a timeout is rendered; the vetted server sets none")
+	case v.Timeout > 0 && (len(r.timeouts) != 1 || r.timeouts[0] != want):
+		c.add(name, r.loc, RuleServerMismatch, "the timeout is %v, the vetted one is %v %s, and no warning names the server", r.timeouts, want, c.h.timeoutUnit)
+	}
 }
 
 // compareTools checks the tool restriction a config expresses (an allow list, or exposure

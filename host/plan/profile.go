@@ -247,6 +247,7 @@ func (p *Profile) compile() (*harness, error) {
 			if !slices.Contains(mapValues(cf.ServerKeys), "timeout") {
 				return nil, fmt.Errorf("config.timeoutUnit %s: no server key means timeout", cf.TimeoutUnit)
 			}
+			h.timeoutUnit = cf.TimeoutUnit
 		default:
 			return nil, fmt.Errorf("config.timeoutUnit %q is none of s, ms", cf.TimeoutUnit)
 		}

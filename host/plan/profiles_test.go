@@ -223,3 +223,56 @@ func TestDescriptionReadBack(t *testing.T) {
 		})
 	}
 }
+
+// TestTimeoutReadBack: with a timeoutUnit, the plan check compares a rendered timeout with the
+// vetted one in that unit; adjusting or leaving it out needs a warning naming the server.
+func TestTimeoutReadBack(t *testing.T) {
+	base, err := os.ReadFile("testdata/profiles/acme/profile.yaml")
+	require.NoError(t, err)
+	src := replaceOnce(string(base), "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    timeout: timeout\n  timeoutUnit: ms")
+	prof, err := plan.ParseProfile([]byte(src))
+	require.NoError(t, err, "acme with a timeout key in milliseconds")
+	warned := []abi.Warning{{Code: "timeout_adjusted", Server: "beta", Message: "rendered as the harness's largest"}}
+	tests := []struct {
+		name    string
+		vetted  float64 // seconds; 0 = none
+		timeout string  // "" leaves the key out
+		warns   []abi.Warning
+		ok      bool
+	}{
+		{"in the profile's unit", 2.5, "2500", nil, true},
+		{"none on either side", 0, "", nil, true},
+		{"in seconds where milliseconds are read", 2.5, "2.5", nil, false},
+		{"lengthened", 2.5, "86400000", nil, false},
+		{"left out", 2.5, "", nil, false},
+		{"invented", 0, "1000", nil, false},
+		{"adjusted, with a warning", 2.5, "1000", warned, true},
+		{"not positive", 2.5, "0", warned, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := acmePlan()
+			if tc.timeout != "" {
+				p.Files[0].Content = replaceOnce(p.Files[0].Content, `"allowedTools":["search"]`, `"allowedTools":["search"],"timeout":`+tc.timeout)
+			}
+			p.Warnings = tc.warns
+			in := input("acme")
+			in.Profile = prof
+			for i := range in.Request.Servers {
+				if in.Request.Servers[i].ID == "beta" {
+					in.Request.Servers[i].Timeout = tc.vetted
+				}
+			}
+			err := plan.Check(p, in)
+			if tc.ok {
+				assert.NoError(t, err, "timeout %q for a vetted %vs", tc.timeout, tc.vetted)
+				return
+			}
+			var rules []string
+			for _, v := range plan.Violations(err) {
+				rules = append(rules, v.Rule)
+			}
+			assert.Contains(t, rules, plan.RuleServerMismatch, "timeout %q for a vetted %vs", tc.timeout, tc.vetted)
+		})
+	}
+}
