@@ -52,8 +52,6 @@ func formatOf(p *plan.Profile) (harnessFormat, error) {
 	return hf, nil
 }
 
-func (hf harnessFormat) lit(s string) string { return hf.prof.Literal(s) }
-
 // litBack is what the harness makes of a literal it holds (a command, an arg, a cwd, a
 // description). A string the harness would expand comes back marked, so that the comparison
 // fails on it whatever it holds.
@@ -276,10 +274,10 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 	}
 	switch hf.tools {
 	case "config":
+		// A restricted server carries its allow list, even empty, as the plan check requires
+		// for every profile whose config has one.
 		switch {
-		case s.ToolsRestricted && !e.hasAllowTools && !hf.prof.Tools.RequireAllowList && warned:
-			// The profile lets its CLI go without the allow list; the warning says so.
-		case s.ToolsRestricted && !slices.Equal(e.allowTools, orEmpty(s.AllowedTools)):
+		case s.ToolsRestricted && (!e.hasAllowTools || !slices.Equal(e.allowTools, orEmpty(s.AllowedTools))):
 			bad("allowed tools %q, want %q", e.allowTools, orEmpty(s.AllowedTools))
 		case !s.ToolsRestricted && e.hasAllowTools:
 			bad("allowed tools %q on an unrestricted server", e.allowTools)
