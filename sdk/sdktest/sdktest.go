@@ -12,11 +12,29 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"testing"
 
 	"github.com/loadout-dev/loadout/sdk"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
+
+// LoadRequest reads a test request (an abi.Request as JSON) from path, decoding it strictly:
+// a member abi.Request does not have fails the test, so a typo in a fixture never goes unseen.
+func LoadRequest(t testing.TB, path string) abi.Request {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("sdktest.LoadRequest: %v", err)
+	}
+	var req abi.Request
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		t.Fatalf("sdktest.LoadRequest(%s): %v", path, err)
+	}
+	return req
+}
 
 // Render renders req with r, described by m, and returns the decoded plan. It fails the test
 // when m is refused, when the output is not deterministic or not a strictly valid plan, or

@@ -3,7 +3,6 @@ package render
 import (
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,13 +23,7 @@ var shape = formattest.ServerShape{Style: format.SpawnClaude, HeadersKey: "heade
 
 func loadRequest(t *testing.T, name string) abi.Request {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "requests", name+".json"))
-	require.NoError(t, err, "read request %s", name)
-	var req abi.Request
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	require.NoError(t, dec.Decode(&req), "decode request %s", name)
-	return req
+	return sdktest.LoadRequest(t, filepath.Join("..", "testdata", "requests", name+".json"))
 }
 
 func mustRender(t *testing.T, req abi.Request) abi.Plan {
