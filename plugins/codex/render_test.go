@@ -217,7 +217,7 @@ func FuzzRender(f *testing.F) {
 			},
 			Skills: []abi.Skill{{Name: skill, Description: desc, Instructions: arg, Resources: []abi.Resource{{Path: "f.md", Content: arg}}}},
 		}
-		if strings.Contains(arg+skill+desc, formattest.SecretPrefix) {
+		if formattest.AnyHoldsSecret(arg, skill, desc) {
 			e := sdktest.RenderError(t, manifest, render, req)
 			assert.Equal(t, abi.CodeInvalidInput, e.Code, "error code of a request whose skills hold a secret placeholder")
 			return

@@ -252,7 +252,7 @@ func FuzzRender(f *testing.F) {
 			},
 			Skills: []abi.Skill{{Name: skill, Description: desc, Instructions: arg, Resources: []abi.Resource{{Path: "f.md", Content: val}}}},
 		}
-		if strings.Contains(arg+val+skill+desc, formattest.SecretPrefix) {
+		if formattest.AnyHoldsSecret(arg, val, skill, desc) {
 			e := sdktest.RenderError(t, Manifest, Render, req)
 			assert.Equal(t, abi.CodeInvalidInput, e.Code, "error code")
 			return

@@ -29,6 +29,17 @@ import (
 // SecretPrefix starts every secret placeholder.
 const SecretPrefix = "{{loadout.secret."
 
+// AnyHoldsSecret reports whether one of strs holds a secret placeholder's prefix, each string
+// on its own: a prefix split across two strings is none (a fuzzer finds such pairs).
+func AnyHoldsSecret(strs ...string) bool {
+	for _, s := range strs {
+		if strings.Contains(s, SecretPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
 // Archive serializes p as a txtar archive, deterministically: sections "args", "env", "prompt",
 // "gitexclude" and "warnings" (list entries one per line, Go-quoted so that any byte survives),
 // then one section per file in plan order, named "file <root>/<path>" with its mode, format and
