@@ -31,7 +31,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -195,9 +194,7 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte, limits engine.Limits)
 	if err := wasmbin.Check(wasm); err != nil {
 		return nil, err
 	}
-	// A module not in the compile cache is compiled on every CPU: a cold render's largest cost
-	// (docs/PERFORMANCE.md). The output does not depend on the number of workers.
-	cm, err := e.rt.CompileModule(experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0)), wasm)
+	cm, err := e.rt.CompileModule(ctx, wasm)
 	if err != nil {
 		return nil, fmt.Errorf("compile: %w: %w", engine.ErrABI, err)
 	}
