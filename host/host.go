@@ -49,6 +49,9 @@ type Config struct {
 	Policies fs.FS
 	// PolicyBundle, when set, is the policy instead of Policies (an OPA bundle).
 	PolicyBundle *policy.Bundle
+	// Policy, when set, is the compiled policy instead of Policies and PolicyBundle: a loader
+	// that compiled it (policy.New) while its plugins loaded. The Host owns it from then on.
+	Policy *policy.Engine
 	// Plugins are the renderers, one per harness (a second plugin for a harness is an error).
 	Plugins []LoadedPlugin
 	// InlineContent sends skill instructions and resource contents to plugins inline instead of
@@ -81,9 +84,12 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	pe, err := policy.New(ctx, policy.Config{FS: cfg.Policies, Bundle: cfg.PolicyBundle, Logger: logger})
-	if err != nil {
-		return nil, fmt.Errorf("load policies: %w", err)
+	pe := cfg.Policy
+	if pe == nil {
+		var err error
+		if pe, err = policy.New(ctx, policy.Config{FS: cfg.Policies, Bundle: cfg.PolicyBundle, Logger: logger}); err != nil {
+			return nil, fmt.Errorf("load policies: %w", err)
+		}
 	}
 	h := &Host{policy: pe, plugins: map[string]LoadedPlugin{}, cfg: cfg, logger: logger}
 	for _, lp := range cfg.Plugins {

@@ -289,27 +289,33 @@ func (a *app) openHost(ctx context.Context, o hostOptions, harnesses ...string) 
 	if err != nil {
 		return nil, err
 	}
-	// Compiling a module is CPU-bound and one module's work does not depend on another's, so
-	// the plugins load concurrently, one per CPU (docs/PERFORMANCE.md: what it saves for a
-	// render of several harnesses). The error reported is the first artifact's, in order.
+	// Compiling a module is CPU-bound and one module's work depends neither on another's nor
+	// on the policy's, so the plugins load concurrently, one per CPU, while this goroutine
+	// compiles the policy (docs/PERFORMANCE.md: what each saves). The error reported is the
+	// policy's, then the first artifact's, in order.
 	errs := make([]error, len(arts))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i, art := range arts {
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
-			defer func() { <-sem; wg.Done() }()
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
 			loaded[i], errs[i] = loadArtifact(ctx, eng, art)
 		}()
 	}
+	pe, perr := policy.New(ctx, policy.Config{FS: pfs, Bundle: bundle, Logger: a.logger})
 	wg.Wait()
+	if perr != nil {
+		return nil, fmt.Errorf("load policies: %w", perr)
+	}
 	for _, e := range errs {
 		if e != nil {
 			return nil, e
 		}
 	}
-	cfg := host.Config{Policies: pfs, PolicyBundle: bundle, Logger: a.logger, OnClose: closeAll}
+	cfg := host.Config{Policy: pe, Logger: a.logger, OnClose: closeAll}
 	for i, art := range arts {
 		p := loaded[i]
 		m := p.Manifest()

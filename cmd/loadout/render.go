@@ -64,6 +64,9 @@ See docs/SPAWN-ENV.md for how each harness is made to honour it.`,
 			if err := checkFormat(format); err != nil {
 				return err
 			}
+			if collectNearLimit != nil {
+				collectNearLimit()
+			}
 			if showContent && !dryRun {
 				return usagef("--show-content shows the planned files of a dry run: add --dry-run (a real render's files are on disk)")
 			}
