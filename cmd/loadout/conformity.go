@@ -116,7 +116,7 @@ Exit codes: 0 every case passed, 2 usage error, 4 some case failed, 1 internal e
 				}
 			}
 			start := time.Now()
-			profiles, err := builtinProfiles()
+			profiles, err := builtinProfiles(nil)
 			if err != nil {
 				return err
 			}

@@ -285,7 +285,13 @@ func (a *app) openHost(ctx context.Context, o hostOptions, harnesses ...string) 
 			_ = closeAll(ctx)
 		}
 	}()
-	profiles, err := o.loadProfiles()
+	// Without --plugin files the harnesses rendered are known now, and so are the only
+	// profiles needed; a --plugin file's harness is known only once it is loaded.
+	var wantProfiles []string
+	if len(o.plugins) == 0 {
+		wantProfiles = harnesses
+	}
+	profiles, err := o.loadProfiles(wantProfiles)
 	if err != nil {
 		return nil, err
 	}
@@ -346,9 +352,10 @@ func loadArtifact(ctx context.Context, eng engine.Engine, art artifact) (*regist
 }
 
 // loadProfiles returns the reviewed profiles by harness: the built-in renderers' (embedded,
-// builtinProfiles), replaced by each --profile file, whose bytes must match its pin.
-func (o *hostOptions) loadProfiles() (plan.Profiles, error) {
-	profiles, err := builtinProfiles()
+// builtinProfiles; with want set, only those harnesses'), replaced by each --profile file,
+// whose bytes must match its pin.
+func (o *hostOptions) loadProfiles(want []string) (plan.Profiles, error) {
+	profiles, err := builtinProfiles(want)
 	if err != nil {
 		return nil, err
 	}
@@ -380,22 +387,29 @@ func (o *hostOptions) loadProfiles() (plan.Profiles, error) {
 	return profiles, nil
 }
 
-// builtinProfiles returns the built-in renderers' profiles (plugins.Profiles) by harness. The
-// profile of every embedded module is checked against the pin ./build.sh wrote beside the
-// module (builtin.Artifact.Profile): a profile changed after its module was built and pinned is
-// refused, not read. A harness whose module is not embedded keeps its compiled-in profile, for
-// a --plugin of that harness.
-func builtinProfiles() (plan.Profiles, error) {
+// builtinProfiles returns the built-in renderers' profiles by harness: those of the harnesses
+// in want when each has an embedded module, else all of them. The profile of every embedded
+// module is checked against the pin ./build.sh wrote beside the module
+// (builtin.Artifact.Profile): a profile changed after its module was built and pinned is
+// refused, not read. A harness whose module is not embedded keeps its compiled-in profile
+// (plugins.Profiles), for a --plugin of that harness.
+func builtinProfiles(want []string) (plan.Profiles, error) {
+	arts, err := builtin.Artifacts()
+	if err != nil && !errors.Is(err, builtin.ErrNotBuilt) {
+		return nil, err
+	}
+	var wanted []builtin.Artifact
+	for _, a := range arts {
+		if slices.Contains(want, a.Manifest.Harness) {
+			wanted = append(wanted, a)
+		}
+	}
+	if len(want) > 0 && len(wanted) == len(want) {
+		return builtin.Profiles(wanted)
+	}
 	profiles, err := plan.LoadProfiles(plugins.Profiles)
 	if err != nil {
 		return nil, fmt.Errorf("built-in profiles: %w", err)
-	}
-	arts, err := builtin.Artifacts()
-	if errors.Is(err, builtin.ErrNotBuilt) {
-		return profiles, nil
-	}
-	if err != nil {
-		return nil, err
 	}
 	pinned, err := builtin.Profiles(arts)
 	if err != nil {

@@ -38,8 +38,10 @@ type Engine interface {
 	// Name is "wazero" or "wasmtime".
 	Name() string
 	// Compile checks the module's size and exports against the ABI and compiles it. The caller
-	// has already checked the module's sha256 pin.
-	Compile(ctx context.Context, wasm []byte, limits Limits) (Module, error)
+	// has already checked the module's sha256 pin; digest is that pin ("sha256:<hex>", as
+	// registry.Verify accepted it), which keys the engine's compile cache so the module is not
+	// hashed again. With digest "" the engine hashes the bytes itself.
+	Compile(ctx context.Context, wasm []byte, digest string, limits Limits) (Module, error)
 	// Close releases the engine and every module it compiled.
 	Close(ctx context.Context) error
 }

@@ -101,7 +101,7 @@ func Load(ctx context.Context, eng engine.Engine, a Artifact) (_ *Plugin, err er
 	if err := Verify(a); err != nil {
 		return nil, err
 	}
-	mod, err := eng.Compile(ctx, a.Wasm, a.Limits)
+	mod, err := eng.Compile(ctx, a.Wasm, a.SHA256, a.Limits)
 	if err != nil {
 		return nil, fmt.Errorf("artifact %s: %w", a.Name, err)
 	}

@@ -96,7 +96,7 @@ type fakeEngine struct {
 
 func (f *fakeEngine) Name() string                { return "fake" }
 func (f *fakeEngine) Close(context.Context) error { return nil }
-func (f *fakeEngine) Compile(context.Context, []byte, engine.Limits) (engine.Module, error) {
+func (f *fakeEngine) Compile(context.Context, []byte, string, engine.Limits) (engine.Module, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.compiled++
@@ -211,8 +211,8 @@ type countingModule struct {
 	e *countingEngine
 }
 
-func (c *countingEngine) Compile(ctx context.Context, wasm []byte, l engine.Limits) (engine.Module, error) {
-	m, err := c.fakeEngine.Compile(ctx, wasm, l)
+func (c *countingEngine) Compile(ctx context.Context, wasm []byte, digest string, l engine.Limits) (engine.Module, error) {
+	m, err := c.fakeEngine.Compile(ctx, wasm, digest, l)
 	if err != nil {
 		return nil, err
 	}

@@ -57,7 +57,7 @@ func BenchmarkRender(b *testing.B) {
 			e, err := eng.new(ctx)
 			require.NoError(b, err)
 			defer e.Close(ctx)
-			m, err := e.Compile(ctx, wasm, engine.Limits{})
+			m, err := e.Compile(ctx, wasm, "", engine.Limits{})
 			require.NoError(b, err)
 			defer m.Close(ctx)
 			got, err := m.Call(ctx, abi.ExportRender, req)

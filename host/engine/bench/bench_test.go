@@ -56,7 +56,7 @@ func BenchmarkCall(b *testing.B) {
 			defer e.Close(ctx)
 			for _, tc := range cases {
 				b.Run(tc.name, func(b *testing.B) {
-					m, err := e.Compile(ctx, tc.wasm(b), engine.Limits{})
+					m, err := e.Compile(ctx, tc.wasm(b), "", engine.Limits{})
 					require.NoError(b, err, "Compile")
 					defer m.Close(ctx)
 					b.ReportAllocs()
@@ -81,7 +81,7 @@ func BenchmarkCallIdle(b *testing.B) {
 		b.Run(eng.name+"/go/render-15KB", func(b *testing.B) {
 			e := eng.new(b)
 			defer e.Close(ctx)
-			m, err := e.Compile(ctx, enginetest.GoPlugin(b), engine.Limits{})
+			m, err := e.Compile(ctx, enginetest.GoPlugin(b), "", engine.Limits{})
 			require.NoError(b, err, "Compile")
 			defer m.Close(ctx)
 			b.ReportAllocs()

@@ -65,7 +65,7 @@ func Run(t *testing.T, newEngine func(t *testing.T) engine.Engine) {
 // engineClose checks that closing an engine closes the modules it compiled.
 func engineClose(t *testing.T, eng engine.Engine) {
 	ctx := context.Background()
-	m, err := eng.Compile(ctx, WAT(t, "ok"), Limits)
+	m, err := eng.Compile(ctx, WAT(t, "ok"), "", Limits)
 	require.NoError(t, err, "Compile(ok.wat)")
 	_, err = m.Call(ctx, abi.ExportManifest, nil)
 	require.NoError(t, err, "Call(manifest) before Close(engine)")
@@ -87,7 +87,7 @@ func (s *suite) freshState(t *testing.T) string {
 	t.Helper()
 	var digits []string
 	for range 2 {
-		m, err := s.eng.Compile(context.Background(), WAT(t, "ok"), Limits)
+		m, err := s.eng.Compile(context.Background(), WAT(t, "ok"), "", Limits)
 		require.NoError(t, err, "Compile(ok.wat) on %s", s.eng.Name())
 		got, err := m.Call(context.Background(), abi.ExportRender, []byte("first"))
 		require.NoError(t, err, "Call(render) on ok.wat on %s", s.eng.Name())
@@ -103,7 +103,7 @@ func (s *suite) freshState(t *testing.T) string {
 
 func (s *suite) compile(t *testing.T, name string, l engine.Limits) engine.Module {
 	t.Helper()
-	m, err := s.eng.Compile(context.Background(), WAT(t, name), l)
+	m, err := s.eng.Compile(context.Background(), WAT(t, name), "", l)
 	require.NoError(t, err, "Compile(%s.wat) on %s", name, s.eng.Name())
 	t.Cleanup(func() { assert.NoError(t, m.Close(context.Background()), "Close(%s)", name) })
 	return m
@@ -159,7 +159,7 @@ func (s *suite) compileRejects(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := s.eng.Compile(context.Background(), tc.wasm(t), tc.limits)
+			m, err := s.eng.Compile(context.Background(), tc.wasm(t), "", tc.limits)
 			if m != nil {
 				_ = m.Close(context.Background())
 			}
@@ -199,7 +199,7 @@ func (s *suite) callFails(t *testing.T) {
 			if tc.module == "loop_init" {
 				// An engine that pre-initializes modules runs _initialize in Compile: the
 				// same failure then comes from Compile.
-				m, err := s.eng.Compile(context.Background(), WAT(t, tc.module), l)
+				m, err := s.eng.Compile(context.Background(), WAT(t, tc.module), "", l)
 				if err != nil {
 					assert.ErrorIs(t, err, tc.want, "Compile(%s.wat) on %s", tc.module, s.eng.Name())
 					s.stillWorks(t)
@@ -340,7 +340,7 @@ func (s *suite) hammer(t *testing.T) {
 }
 
 func (s *suite) goPlugin(t *testing.T) {
-	m, err := s.eng.Compile(context.Background(), GoPlugin(t), engine.Limits{})
+	m, err := s.eng.Compile(context.Background(), GoPlugin(t), "", engine.Limits{})
 	require.NoError(t, err, "Compile(goplugin.wasm) on %s", s.eng.Name())
 	t.Cleanup(func() { assert.NoError(t, m.Close(context.Background()), "Close(goplugin)") })
 	raw, err := m.Call(context.Background(), abi.ExportManifest, nil)
@@ -366,7 +366,7 @@ func (s *suite) goPlugin(t *testing.T) {
 	// The Go runtime cannot start in 48 pages: its failed memory.grow ends in a fatal error
 	// that must be reported as the memory limit.
 	// An engine that pre-initializes modules runs _initialize in Compile, where it then fails.
-	small, err := s.eng.Compile(context.Background(), GoPlugin(t), engine.Limits{MemoryPages: 48})
+	small, err := s.eng.Compile(context.Background(), GoPlugin(t), "", engine.Limits{MemoryPages: 48})
 	if err == nil {
 		defer small.Close(context.Background())
 		_, err = small.Call(context.Background(), abi.ExportRender, req)
@@ -400,7 +400,7 @@ func (s *suite) cancel(t *testing.T) {
 func (s *suite) moduleClose(t *testing.T) {
 	spin := Limits
 	spin.Deadline = spinDeadline
-	m, err := s.eng.Compile(context.Background(), WAT(t, "loop_render"), spin)
+	m, err := s.eng.Compile(context.Background(), WAT(t, "loop_render"), "", spin)
 	require.NoError(t, err, "Compile(loop_render.wat)")
 	done := make(chan error, 1)
 	go func() {

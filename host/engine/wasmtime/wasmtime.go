@@ -252,7 +252,7 @@ func defineSandbox(l *wasmtime.Linker) error {
 
 // Compile checks the module's size, compiles it (or loads it from the cache), then checks its
 // imports, exports and memory before anything is instantiated.
-func (e *Engine) Compile(ctx context.Context, wasm []byte, limits engine.Limits) (_ engine.Module, err error) {
+func (e *Engine) Compile(ctx context.Context, wasm []byte, digest string, limits engine.Limits) (_ engine.Module, err error) {
 	limits = sandbox.Limits(limits)
 	if len(wasm) > limits.ModuleBytes {
 		return nil, fmt.Errorf("module of %d bytes over the cap of %d: %w", len(wasm), limits.ModuleBytes, engine.ErrModuleSize)
@@ -261,7 +261,7 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte, limits engine.Limits)
 	if err := wasmbin.Check(wasm); err != nil {
 		return nil, err
 	}
-	mod, err := e.load(wasm)
+	mod, err := e.load(wasm, digest)
 	if err != nil {
 		return nil, err
 	}
@@ -321,12 +321,16 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte, limits engine.Limits)
 	return m, nil
 }
 
-// load compiles wasm, or deserializes it from the cache directory.
-func (e *Engine) load(wasm []byte) (*wasmtime.Module, error) {
+// load compiles wasm, or deserializes it from the cache directory, where it is keyed on
+// digest (the verified pin; "" hashes wasm here).
+func (e *Engine) load(wasm []byte, digest string) (*wasmtime.Module, error) {
 	var path string
 	if e.cfg.CacheDir != "" {
-		sum := sha256.Sum256(wasm)
-		key := sha256.Sum256([]byte(cacheVersion + "\x00" + hex.EncodeToString(sum[:])))
+		if digest == "" {
+			sum := sha256.Sum256(wasm)
+			digest = "sha256:" + hex.EncodeToString(sum[:])
+		}
+		key := sha256.Sum256([]byte(cacheVersion + "\x00" + digest))
 		path = filepath.Join(e.cfg.CacheDir, hex.EncodeToString(key[:])+".cwasm")
 		if mod, err := wasmtime.NewModuleDeserializeFile(e.wt, path); err == nil {
 			return mod, nil

@@ -17,6 +17,7 @@ import (
 	"github.com/loadout-dev/loadout/host/engine"
 	"github.com/loadout-dev/loadout/host/engine/enginetest"
 	"github.com/loadout-dev/loadout/host/engine/wasmtime"
+	"github.com/loadout-dev/loadout/host/registry"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
@@ -44,7 +45,7 @@ func TestModuleCacheOnDisk(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		e, err := wasmtime.New(ctx, wasmtime.Config{CacheDir: dir})
 		require.NoError(t, err, "wasmtime.New(CacheDir) #%d", i)
-		m, err := e.Compile(ctx, enginetest.WAT(t, "ok"), enginetest.Limits)
+		m, err := e.Compile(ctx, enginetest.WAT(t, "ok"), "", enginetest.Limits)
 		require.NoError(t, err, "Compile(ok.wat) #%d", i)
 		out, err := m.Call(ctx, abi.ExportRender, []byte("x"))
 		require.NoError(t, err, "Call(render) #%d", i)
@@ -55,13 +56,23 @@ func TestModuleCacheOnDisk(t *testing.T) {
 		require.NoError(t, err, "Glob(cache)")
 		require.Len(t, files, 1, "serialized modules in the cache after compiling ok.wat (#%d)", i)
 	}
-	// A corrupt cache entry is recompiled, not trusted.
-	files, _ := filepath.Glob(filepath.Join(dir, "*.cwasm"))
-	require.NoError(t, os.WriteFile(files[0], []byte("not a module"), 0o600), "corrupt the cache entry")
+	// The verified pin a loader passes keys the same entry as the engine's own hash.
 	e, err := wasmtime.New(ctx, wasmtime.Config{CacheDir: dir})
+	require.NoError(t, err, "wasmtime.New(CacheDir) with a digest")
+	ok := enginetest.WAT(t, "ok")
+	m, err := e.Compile(ctx, ok, registry.Digest(ok), enginetest.Limits)
+	require.NoError(t, err, "Compile(ok.wat, its digest)")
+	require.NoError(t, m.Close(ctx), "Close(module) with a digest")
+	require.NoError(t, e.Close(ctx), "Close(engine) with a digest")
+	files, err := filepath.Glob(filepath.Join(dir, "*.cwasm"))
+	require.NoError(t, err, "Glob(cache)")
+	require.Len(t, files, 1, "serialized modules in the cache after compiling ok.wat with its digest")
+	// A corrupt cache entry is recompiled, not trusted.
+	require.NoError(t, os.WriteFile(files[0], []byte("not a module"), 0o600), "corrupt the cache entry")
+	e, err = wasmtime.New(ctx, wasmtime.Config{CacheDir: dir})
 	require.NoError(t, err, "wasmtime.New(CacheDir) after corruption")
 	defer e.Close(ctx)
-	m, err := e.Compile(ctx, enginetest.WAT(t, "ok"), enginetest.Limits)
+	m, err = e.Compile(ctx, ok, "", enginetest.Limits)
 	require.NoError(t, err, "Compile(ok.wat) over a corrupt cache entry")
 	defer m.Close(ctx)
 	out, err := m.Call(ctx, abi.ExportManifest, nil)
@@ -106,7 +117,7 @@ func TestSlots(t *testing.T) {
 			e, err := wasmtime.New(ctx, wasmtime.Config{Slots: tc.slots})
 			require.NoError(t, err, "wasmtime.New(Slots: %d)", tc.slots)
 			defer e.Close(ctx)
-			m, err := e.Compile(ctx, tc.wasm, engine.Limits{MemoryPages: 1024})
+			m, err := e.Compile(ctx, tc.wasm, "", engine.Limits{MemoryPages: 1024})
 			require.NoError(t, err, "Compile with a 64 MiB memory cap")
 			defer m.Close(ctx)
 			var wg sync.WaitGroup
@@ -139,10 +150,10 @@ func TestWaitForSlotHonoursContext(t *testing.T) {
 	e, err := wasmtime.New(ctx, wasmtime.Config{Slots: 1})
 	require.NoError(t, err, "wasmtime.New(Slots: 1)")
 	defer e.Close(ctx)
-	busy, err := e.Compile(ctx, enginetest.WAT(t, "loop_render"), engine.Limits{Deadline: 2 * time.Second})
+	busy, err := e.Compile(ctx, enginetest.WAT(t, "loop_render"), "", engine.Limits{Deadline: 2 * time.Second})
 	require.NoError(t, err, "Compile(loop_render.wat)")
 	defer busy.Close(ctx)
-	ok, err := e.Compile(ctx, enginetest.WAT(t, "ok"), enginetest.Limits)
+	ok, err := e.Compile(ctx, enginetest.WAT(t, "ok"), "", enginetest.Limits)
 	require.NoError(t, err, "Compile(ok.wat)")
 	defer ok.Close(ctx)
 	done := make(chan error, 1)

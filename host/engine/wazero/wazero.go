@@ -185,7 +185,7 @@ func instantiateSandbox(ctx context.Context, rt wazero.Runtime) error {
 
 // Compile checks the module's size, imports, exports and memory, then compiles it. Every
 // check runs on the compiled module before anything is instantiated.
-func (e *Engine) Compile(ctx context.Context, wasm []byte, limits engine.Limits) (_ engine.Module, err error) {
+func (e *Engine) Compile(ctx context.Context, wasm []byte, _ string, limits engine.Limits) (_ engine.Module, err error) {
 	limits = sandbox.Limits(limits)
 	if len(wasm) > limits.ModuleBytes {
 		return nil, fmt.Errorf("module of %d bytes over the cap of %d: %w", len(wasm), limits.ModuleBytes, engine.ErrModuleSize)

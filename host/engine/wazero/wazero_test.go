@@ -43,7 +43,7 @@ func TestCompilationCacheOnDisk(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		e, err := wazero.New(ctx, wazero.Config{CacheDir: dir})
 		require.NoError(t, err, "wazero.New(CacheDir) #%d", i)
-		m, err := e.Compile(ctx, enginetest.WAT(t, "ok"), enginetest.Limits)
+		m, err := e.Compile(ctx, enginetest.WAT(t, "ok"), "", enginetest.Limits)
 		require.NoError(t, err, "Compile(ok.wat) #%d", i)
 		out, err := m.Call(ctx, abi.ExportRender, []byte("x"))
 		require.NoError(t, err, "Call(render) #%d", i)
