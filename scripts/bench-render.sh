@@ -29,7 +29,7 @@ if "$loadout" render --help 2>/dev/null | grep -q 'wazero or wasmtime'; then
 fi
 
 peer() { # peer NAME: the peer's executable, or nothing
-	if [ -x "$peers/node_modules/.bin/$1" ]; then echo "$peers/node_modules/.bin/$1"; elif command -v "$1" >/dev/null; then command -v "$1"; fi
+	if [ -x "$peers/node_modules/.bin/$1" ]; then realpath "$peers/node_modules/.bin/$1"; elif command -v "$1" >/dev/null; then command -v "$1"; fi
 }
 ruler=$(peer ruler)
 rulesync=$(peer rulesync)
