@@ -14,3 +14,7 @@ import (
 func newTestEngine(ctx context.Context) (engine.Engine, error) {
 	return wasmtime.New(ctx, wasmtime.Config{CacheDir: testCacheDir("wasmtime")})
 }
+
+// serveTargetRate is the renders/s `serve` is to sustain on Wasmtime (docs/PERFORMANCE.md);
+// BenchmarkServeLatency measures latency at half of it.
+const serveTargetRate = 1000

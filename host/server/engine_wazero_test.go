@@ -14,3 +14,7 @@ import (
 func newTestEngine(ctx context.Context) (engine.Engine, error) {
 	return wazero.New(ctx, wazero.Config{CacheDir: testCacheDir("wazero"), Pool: 2})
 }
+
+// serveTargetRate is the renders/s `serve` is to sustain on wazero (docs/PERFORMANCE.md);
+// BenchmarkServeLatency measures latency at half of it.
+const serveTargetRate = 300
