@@ -42,7 +42,6 @@ import (
 
 	"github.com/loadout-dev/loadout/host/engine"
 	"github.com/loadout-dev/loadout/host/engine/internal/sandbox"
-	"github.com/loadout-dev/loadout/host/engine/internal/wasmbin"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
@@ -253,12 +252,7 @@ func defineSandbox(l *wasmtime.Linker) error {
 // Compile checks the module's size, compiles it (or loads it from the cache), then checks its
 // imports, exports and memory before anything is instantiated.
 func (e *Engine) Compile(ctx context.Context, wasm []byte, digest string, limits engine.Limits) (_ engine.Module, err error) {
-	limits = sandbox.Limits(limits)
-	if len(wasm) > limits.ModuleBytes {
-		return nil, fmt.Errorf("module of %d bytes over the cap of %d: %w", len(wasm), limits.ModuleBytes, engine.ErrModuleSize)
-	}
-	// Untrusted bytes are read by a bounded reader before the runtime decodes them.
-	if err := wasmbin.Check(wasm); err != nil {
+	if limits, err = sandbox.CheckModule(wasm, limits); err != nil {
 		return nil, err
 	}
 	mod, err := e.load(wasm, digest)

@@ -43,7 +43,6 @@ import (
 	"github.com/loadout-dev/loadout/host/engine"
 	"github.com/loadout-dev/loadout/host/engine/internal/capmem"
 	"github.com/loadout-dev/loadout/host/engine/internal/sandbox"
-	"github.com/loadout-dev/loadout/host/engine/internal/wasmbin"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
@@ -186,12 +185,7 @@ func instantiateSandbox(ctx context.Context, rt wazero.Runtime) error {
 // Compile checks the module's size, imports, exports and memory, then compiles it. Every
 // check runs on the compiled module before anything is instantiated.
 func (e *Engine) Compile(ctx context.Context, wasm []byte, _ string, limits engine.Limits) (_ engine.Module, err error) {
-	limits = sandbox.Limits(limits)
-	if len(wasm) > limits.ModuleBytes {
-		return nil, fmt.Errorf("module of %d bytes over the cap of %d: %w", len(wasm), limits.ModuleBytes, engine.ErrModuleSize)
-	}
-	// Untrusted bytes are read by a bounded reader before the runtime decodes them.
-	if err := wasmbin.Check(wasm); err != nil {
+	if limits, err = sandbox.CheckModule(wasm, limits); err != nil {
 		return nil, err
 	}
 	cm, err := e.rt.CompileModule(ctx, wasm)

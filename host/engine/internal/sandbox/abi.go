@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/loadout-dev/loadout/host/engine"
+	"github.com/loadout-dev/loadout/host/engine/internal/wasmbin"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
@@ -108,6 +109,17 @@ func Limits(l engine.Limits) engine.Limits {
 		l.MaxFiles = d.MaxFiles
 	}
 	return l
+}
+
+// CheckModule is the first thing an engine's Compile does: it fills l (Limits) and refuses a
+// module over its size cap or one the bounded reader refuses (wasmbin.Check), before any
+// runtime decodes the untrusted bytes.
+func CheckModule(wasm []byte, l engine.Limits) (engine.Limits, error) {
+	l = Limits(l)
+	if len(wasm) > l.ModuleBytes {
+		return l, fmt.Errorf("module of %d bytes over the cap of %d: %w", len(wasm), l.ModuleBytes, engine.ErrModuleSize)
+	}
+	return l, wasmbin.Check(wasm)
 }
 
 // Trap builds the error for a guest that trapped, panicked or exited while running export.

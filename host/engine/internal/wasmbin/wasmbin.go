@@ -58,14 +58,6 @@ func (r *Reader) Byte() (byte, error) {
 	return c, nil
 }
 
-// Peek returns the next byte without consuming it.
-func (r *Reader) Peek() (byte, error) {
-	if r.Off >= len(r.B) {
-		return 0, r.Fail("unexpected end")
-	}
-	return r.B[r.Off], nil
-}
-
 // Bytes reads n bytes, returned as a subslice of B.
 func (r *Reader) Bytes(n uint32) ([]byte, error) {
 	if uint64(n) > uint64(r.Rest()) {
@@ -157,36 +149,6 @@ func (r *Reader) Name() ([]byte, error) {
 		return nil, err
 	}
 	return r.Bytes(n)
-}
-
-// AppendULEB appends v in unsigned LEB128.
-func AppendULEB(b []byte, v uint64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
-
-// AppendSLEB appends v in signed LEB128.
-func AppendSLEB(b []byte, v int64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
-
-// AppendName appends s as a length-prefixed name.
-func AppendName(b []byte, s string) []byte {
-	b = AppendULEB(b, uint64(len(s)))
-	return append(b, s...)
 }
 
 // Value types.

@@ -1,6 +1,7 @@
 package wasmbin
 
 import (
+	"encoding/binary"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -57,31 +58,31 @@ func TestLEB(t *testing.T) {
 
 func TestLEBEncodeRoundTrip(t *testing.T) {
 	for _, v := range []int64{0, 1, -1, 63, 64, -64, -65, 1<<31 - 1, -1 << 31, 1<<63 - 1, -1 << 63} {
-		r := &Reader{B: AppendSLEB(nil, v)}
+		r := &Reader{B: appendSLEB(nil, v)}
 		got, err := r.SLEB(64)
-		require.NoError(t, err, "sleb(AppendSLEB(%d))", v)
+		require.NoError(t, err, "sleb(appendSLEB(%d))", v)
 		assert.Equal(t, v, got, "signed LEB128 round trip")
 		if v >= 0 {
-			r := &Reader{B: AppendULEB(nil, uint64(v))}
+			r := &Reader{B: binary.AppendUvarint(nil, uint64(v))}
 			got, err := r.ULEB(64)
-			require.NoError(t, err, "uleb(AppendULEB(%d))", v)
+			require.NoError(t, err, "uleb(AppendUvarint(%d))", v)
 			assert.Equal(t, uint64(v), got, "unsigned LEB128 round trip")
 		}
 	}
 }
 
 func TestCountRefusesVectorsLongerThanTheInput(t *testing.T) {
-	r := &Reader{B: append(AppendULEB(nil, 1000), make([]byte, 10)...)}
+	r := &Reader{B: append(binary.AppendUvarint(nil, 1000), make([]byte, 10)...)}
 	_, err := r.Count(1)
 	assert.ErrorIs(t, err, ErrMalformed, "Count of 1000 one-byte entries in 10 bytes")
-	r = &Reader{B: append(AppendULEB(nil, 10), make([]byte, 10)...)}
+	r = &Reader{B: append(binary.AppendUvarint(nil, 10), make([]byte, 10)...)}
 	n, err := r.Count(1)
 	require.NoError(t, err, "Count of 10 one-byte entries in 10 bytes")
 	assert.Equal(t, uint32(10), n, "Count")
 }
 
 func TestNameAndBytesStayInBounds(t *testing.T) {
-	r := &Reader{B: AppendName(nil, "loadout")}
+	r := &Reader{B: appendName(nil, "loadout")}
 	got, err := r.Name()
 	require.NoError(t, err, "Name of an encoded name")
 	assert.Equal(t, "loadout", string(got), "Name")
@@ -89,8 +90,8 @@ func TestNameAndBytesStayInBounds(t *testing.T) {
 	r = &Reader{B: []byte{5, 'a', 'b'}}
 	_, err = r.Name()
 	assert.ErrorIs(t, err, ErrMalformed, "Name longer than the input")
-	_, err = (&Reader{}).Peek()
-	assert.ErrorIs(t, err, ErrMalformed, "Peek at the end")
+	_, err = (&Reader{}).Byte()
+	assert.ErrorIs(t, err, ErrMalformed, "Byte at the end")
 }
 
 func TestConstInstr(t *testing.T) {
@@ -130,4 +131,22 @@ func TestConstInstr(t *testing.T) {
 			assert.Equal(t, tc.used, r.Off, "ConstInstr(% x) consumed bytes", tc.in)
 		})
 	}
+}
+
+// appendSLEB appends v in signed LEB128 (encoding/binary's unsigned varint is LEB128; its
+// signed one is zigzag-encoded, not LEB128).
+func appendSLEB(b []byte, v int64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
+// appendName appends s as a length-prefixed name.
+func appendName(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
