@@ -66,3 +66,61 @@ func TestClaudeStrictMCPConfig(t *testing.T) {
 	_, err = os.Stat(intruderOut)
 	assert.NoError(t, err, "without --strict-mcp-config the intruder process was started")
 }
+
+// TestCopilotIgnoresCheckoutServers shows with the real Copilot CLI why the copilot profile
+// pins COPILOT_ALLOW_ALL=false (docs/FORMATS.md §5.2): the checkout holds a `.mcp.json` naming
+// a server no policy vetted, and the caller's environment has COPILOT_ALLOW_ALL=true, which
+// makes Copilot trust the working directory. With the rendered env applied over the caller's,
+// Copilot loads exactly the rendered servers and never starts the intruder; with the same env
+// less that one variable, `copilot -p` connects the intruder. The plan checker refuses a plan
+// that drops or flips it (hostile attack env-trust-all).
+func TestCopilotIgnoresCheckoutServers(t *testing.T) {
+	c := findCLIs(t)
+	canary, loadout := canaryBinary(t), loadoutBinary(t)
+	sc := newScenario(t, "copilot", c)
+	r := renderWithLoadout(t, sc, loadout, canary, c)
+	require.Contains(t, r.Env, envVar{Name: "COPILOT_ALLOW_ALL", Value: "false"}, "the copilot render must pin COPILOT_ALLOW_ALL=false")
+
+	intruderOut := filepath.Join(sc.Dir, "intruder-report.json")
+	writeJSON(t, filepath.Join(sc.Checkout, ".mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"intruder": map[string]any{"command": canary, "args": []string{intruderOut}, "tools": []string{"*"}}}})
+
+	load := func(planEnv []envVar) map[string]string {
+		t.Helper()
+		// The caller's environment first, the run's env over it, as a platform launches the CLI.
+		env := harnessEnv(c, sc.Home, planEnv, "COPILOT_ALLOW_ALL=true", "COPILOT_OFFLINE=true",
+			"COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:"+sc.Port, "COPILOT_MODEL=gpt-4o", "COPILOT_AUTO_UPDATE=false")
+		argv := append([]string{c.Copilot}, r.Args...)
+		argv = append(argv, "-p", "Reply with OK.", "--output-format", "json")
+		var loaded copilotEvent
+		_, err := firstLine(context.Background(), copilotTimeout, sc.Checkout, env, func(b []byte) bool {
+			var ev copilotEvent
+			if json.Unmarshal(b, &ev) != nil || ev.Type != "session.mcp_servers_loaded" {
+				return false
+			}
+			loaded = ev
+			return true
+		}, argv...)
+		require.NoError(t, err, "copilot -p: want session.mcp_servers_loaded")
+		status := map[string]string{}
+		for _, s := range loaded.Data.Servers {
+			status[s.Name] = s.Status
+		}
+		return status
+	}
+
+	pinned := load(r.Env)
+	assert.NotContains(t, pinned, "intruder", "with COPILOT_ALLOW_ALL=false Copilot must ignore the checkout's .mcp.json")
+	for _, id := range r.Servers {
+		assert.Contains(t, pinned, id, "with COPILOT_ALLOW_ALL=false Copilot still loads the rendered server %q", id)
+	}
+	_, err := os.Stat(intruderOut)
+	assert.True(t, os.IsNotExist(err), "with COPILOT_ALLOW_ALL=false the intruder must never start (stat: %v)", err)
+
+	loose := slices.DeleteFunc(slices.Clone(r.Env), func(e envVar) bool { return e.Name == "COPILOT_ALLOW_ALL" })
+	require.Len(t, loose, len(r.Env)-1, "exactly one COPILOT_ALLOW_ALL to remove")
+	open := load(loose)
+	assert.Equal(t, "connected", open["intruder"], "with the caller's COPILOT_ALLOW_ALL=true, copilot -p connects the checkout's server: %v", open)
+	_, err = os.Stat(intruderOut)
+	assert.NoError(t, err, "with the caller's COPILOT_ALLOW_ALL=true the intruder process was started")
+}

@@ -133,6 +133,7 @@ var hostileAttacks = map[string]expectation{
 	"tools-widened":              always(plan.RuleToolRestrictions),
 	"tools-ignored":              always(plan.RuleToolRestrictions),
 	"env-config-home":            always(plan.RuleEnv),
+	"env-trust-all":              always(plan.RuleEnv),
 	"env-base-url":               always(plan.RuleEnv),
 	"env-system-prompt":          always(plan.RuleEnv),
 	"env-preload":                always(plan.RuleEnv),

@@ -63,7 +63,7 @@ func TestWriteSpellsSecretsForTheHarness(t *testing.T) {
 			}
 			if tc.harness == "copilot" {
 				p.Args = []string{"--disable-builtin-mcps", "--no-auto-update"}
-				p.Env = append(p.Env, abi.Pair{Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"})
+				p.Env = append(p.Env, abi.Pair{Name: "COPILOT_ALLOW_ALL", Value: "false"}, abi.Pair{Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"})
 			}
 			if tc.harness == "claude" {
 				p.Args = []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--strict-mcp-config"}

@@ -62,7 +62,7 @@ func copilotOAuthPlan(oauth string) *abi.Plan {
 			{Root: abi.RootConfig, Path: "skills/demo/SKILL.md", Mode: "0644", Format: abi.FormatMarkdown, Content: skillMD},
 		},
 		Args: []string{"--disable-builtin-mcps", "--no-auto-update"},
-		Env:  []abi.Pair{{Name: "COPILOT_HOME", Value: "{{loadout.root.config}}"}, {Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"}},
+		Env:  []abi.Pair{{Name: "COPILOT_HOME", Value: "{{loadout.root.config}}"}, {Name: "COPILOT_ALLOW_ALL", Value: "false"}, {Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"}},
 	}
 }
 

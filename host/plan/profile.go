@@ -178,6 +178,11 @@ var (
 	profileTool      = regexp.MustCompile(`^[A-Za-z0-9_.()*:-]{1,64}$`)
 )
 
+// profileEnvSwitches are the literal values a profile's env entry may pin, besides a root
+// placeholder: enough to turn a CLI's own setting off (Copilot's COPILOT_ALLOW_ALL=false, so a
+// caller's environment cannot make it trust the checkout), never a path, flag or command.
+var profileEnvSwitches = []string{"false", "true", "0", "1"}
+
 // ParseProfile decodes and validates a profile strictly: an unknown key, a value outside its
 // closed list, a path outside the roots' rules or an env value that is not a root placeholder
 // is an error naming the field.
@@ -390,8 +395,9 @@ func (p *Profile) compile() (*harness, error) {
 		if !profileEnvName.MatchString(e.Name) {
 			return nil, fmt.Errorf("env[%d].name %q is not a variable name", i, e.Name)
 		}
-		if !slices.Contains(placeholders, e.Value) && !(e.Value == "$" && e.Name == dollarVar && dollarVar != "") {
-			return nil, fmt.Errorf("env[%d] %s: the value must be a root placeholder (%v), or $ for the spawn style's dollar variable", i, e.Name, placeholders)
+		if !slices.Contains(placeholders, e.Value) && !slices.Contains(profileEnvSwitches, e.Value) &&
+			!(e.Value == "$" && e.Name == dollarVar && dollarVar != "") {
+			return nil, fmt.Errorf("env[%d] %s: the value must be a root placeholder (%v), a switch (%s), or $ for the spawn style's dollar variable", i, e.Name, placeholders, strings.Join(profileEnvSwitches, ", "))
 		}
 		r := envRule{name: e.Name, value: e.Value}
 		switch e.When {

@@ -64,6 +64,7 @@ func TestParseProfileRefuses(t *testing.T) {
 		{"path escaping its root", `{root: config, path: mcp.json}`, `{root: config, path: ../mcp.json}`, "paths[0]"},
 		{"config under no path", "path: mcp.json\n  format", "path: other.json\n  format", "not under any of paths"},
 		{"env not pinned to a root", "skills: {dir: skills}", "skills: {dir: skills}\nenv:\n  - {name: HOME, value: /tmp/x, when: always}", "root placeholder"},
+		{"env pinned to a flag", "skills: {dir: skills}", "skills: {dir: skills}\nenv:\n  - {name: NODE_OPTIONS, value: --inspect, when: always}", "a switch (false, true, 0, 1)"},
 		{"bad flag", "skills: {dir: skills}", "skills: {dir: skills}\nargs:\n  - {flag: \"-y; rm\"}", "flag"},
 		{"tools in args without a tools flag", "in: config", "in: args", "tools.in args"},
 		{"timeout unit without a timeout key", "  format: json", "  format: json\n  timeoutUnit: s", "no server key means timeout"},
@@ -80,6 +81,8 @@ func TestParseProfileRefuses(t *testing.T) {
 	}
 	_, err = plan.ParseProfile(base)
 	assert.NoError(t, err, "the base profile parses")
+	_, err = plan.ParseProfile([]byte(replaceOnce(string(base), "skills: {dir: skills}", "skills: {dir: skills}\nenv:\n  - {name: ACME_TRUST_ALL, value: \"false\", when: always}")))
+	assert.NoError(t, err, "an env switch pinned to false parses")
 }
 
 func manifestOf(h string) abi.Manifest {

@@ -116,7 +116,7 @@ func spawnPlan(harness string) *abi.Plan {
 		return &abi.Plan{
 			Files: []abi.File{{Root: abi.RootConfig, Path: "mcp-config.json", Mode: "0600", Format: abi.FormatJSON, Secret: true}},
 			Args:  []string{"--disable-builtin-mcps", "--no-auto-update"},
-			Env:   []abi.Pair{{Name: "COPILOT_HOME", Value: "{{loadout.root.config}}"}, {Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"}},
+			Env:   []abi.Pair{{Name: "COPILOT_HOME", Value: "{{loadout.root.config}}"}, {Name: "COPILOT_ALLOW_ALL", Value: "false"}, {Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"}},
 		}
 	}
 	return &abi.Plan{

@@ -15,7 +15,9 @@
 //     entry whose scopes come without one); Copilot has no key for a callback port or a metadata
 //     URL (warning oauth_unsupported). Lifecycle settings are left out with one warning
 //     (lifecycle_unsupported).
-//   - env COPILOT_HOME={{loadout.root.config}} and LOADOUT_SPAWN_DOLLAR=$.
+//   - env COPILOT_HOME={{loadout.root.config}}, COPILOT_ALLOW_ALL=false (a caller's
+//     COPILOT_ALLOW_ALL=true would make Copilot trust the checkout and load its .mcp.json) and
+//     LOADOUT_SPAWN_DOLLAR=$.
 //   - the args --disable-builtin-mcps (with a GitHub login Copilot would add its own GitHub MCP
 //     server, which no policy vetted) and --no-auto-update (Copilot would otherwise fetch and
 //     run a newer release than the one this renderer and its profile were measured on).
@@ -115,6 +117,7 @@ func render(req abi.Request) (abi.Plan, error) {
 	})
 	plan.Env = append(plan.Env,
 		abi.Pair{Name: "COPILOT_HOME", Value: "{{loadout.root.config}}"},
+		abi.Pair{Name: "COPILOT_ALLOW_ALL", Value: "false"},
 		abi.Pair{Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"})
 
 	var prompt strings.Builder

@@ -138,7 +138,7 @@ func TestServerEntries(t *testing.T) {
 				codes = append(codes, w.Code)
 			}
 			assert.Equal(t, tc.wantWarn, codes, "render(%s): warnings", tc.name)
-			assert.Equal(t, []abi.Pair{{Name: "COPILOT_HOME", Value: "{{loadout.root.config}}"}, {Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"}}, plan.Env, "render(%s): env", tc.name)
+			assert.Equal(t, []abi.Pair{{Name: "COPILOT_HOME", Value: "{{loadout.root.config}}"}, {Name: "COPILOT_ALLOW_ALL", Value: "false"}, {Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"}}, plan.Env, "render(%s): env", tc.name)
 			assert.Equal(t, []string{"--disable-builtin-mcps", "--no-auto-update"}, plan.Args, "render(%s): args", tc.name)
 		})
 	}
