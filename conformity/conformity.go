@@ -26,6 +26,7 @@ package conformity
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -154,15 +155,31 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if len(cases) == 0 {
 		return nil, fmt.Errorf("conformity: no case in %v", cfg.CaseDirs)
 	}
-	hosts, err := newHosts(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
+	// One set of hosts per distinct policy data of the cases (most have none).
+	hostsByData := map[string][]*host.Host{}
 	defer func() {
-		for _, h := range hosts {
-			_ = h.Close(ctx)
+		for _, hosts := range hostsByData {
+			for _, h := range hosts {
+				_ = h.Close(ctx)
+			}
 		}
 	}()
+	dataKeys := make([]string, len(cases))
+	for i, dc := range cases {
+		key, err := json.Marshal(dc.c.Context.Data)
+		if err != nil {
+			return nil, fmt.Errorf("conformity: %s: context.data: %w", dc.c.File, err)
+		}
+		dataKeys[i] = string(key)
+		if _, ok := hostsByData[dataKeys[i]]; ok {
+			continue
+		}
+		hosts, err := newHosts(ctx, cfg, dc.c.Context.Data)
+		if err != nil {
+			return nil, err
+		}
+		hostsByData[dataKeys[i]] = hosts
+	}
 	tmp := cfg.TempDir
 	if tmp == "" {
 		tmp = os.TempDir()
@@ -184,7 +201,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				defer wg.Done()
 				defer func() { <-sem }()
 				m := tg.Plugin.Manifest()
-				r := &runner{ctx: ctx, h: hosts[j], manifest: m, c: dc.c, tmp: tmp}
+				r := &runner{ctx: ctx, h: hostsByData[dataKeys[i]][j], manifest: m, c: dc.c, tmp: tmp}
 				res := Result{Dir: dc.dir, Case: dc.c.Name, File: dc.c.File, Harness: m.Harness, Engine: tg.Engine, Plugin: m.Name}
 				res.Failures, res.Digest = r.run()
 				res.Failures = orEmpty(res.Failures)
@@ -202,7 +219,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // newHosts builds one Host per target, sharing a Host between targets of different harnesses on
 // the same engine (a Host renders one plugin per harness), so policies compile as few times as
 // possible. The i-th host serves the i-th target.
-func newHosts(ctx context.Context, cfg Config) ([]*host.Host, error) {
+func newHosts(ctx context.Context, cfg Config, data map[string]any) ([]*host.Host, error) {
 	type group struct {
 		engine    string
 		harnesses map[string]bool
@@ -244,7 +261,7 @@ func newHosts(ctx context.Context, cfg Config) ([]*host.Host, error) {
 	hosts := make([]*host.Host, len(cfg.Targets))
 	var made []*host.Host
 	for _, g := range groups {
-		h, err := host.New(ctx, host.Config{Policies: cfg.Policies, Plugins: g.plugins})
+		h, err := host.New(ctx, host.Config{Policies: cfg.Policies, PolicyData: data, Plugins: g.plugins})
 		if err != nil {
 			for _, o := range made {
 				_ = o.Close(ctx)

@@ -49,6 +49,8 @@ type Config struct {
 	Policies fs.FS
 	// PolicyBundle, when set, is the policy instead of Policies (an OPA bundle).
 	PolicyBundle *policy.Bundle
+	// PolicyData, when set, is laid over the policy tree's data (policy.Config.Data).
+	PolicyData map[string]any
 	// Policy, when set, is the compiled policy instead of Policies and PolicyBundle: a loader
 	// that compiled it (policy.New) while its plugins loaded. The Host owns it from then on.
 	Policy *policy.Engine
@@ -87,7 +89,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	pe := cfg.Policy
 	if pe == nil {
 		var err error
-		if pe, err = policy.New(ctx, policy.Config{FS: cfg.Policies, Bundle: cfg.PolicyBundle, Logger: logger}); err != nil {
+		if pe, err = policy.New(ctx, policy.Config{FS: cfg.Policies, Bundle: cfg.PolicyBundle, Data: cfg.PolicyData, Logger: logger}); err != nil {
 			return nil, fmt.Errorf("load policies: %w", err)
 		}
 	}

@@ -43,6 +43,9 @@ type Context struct {
 	HostEnv map[string]string `json:"hostEnv"`
 	// Tokens maps a server id to its stored token.
 	Tokens map[string]string `json:"tokens"`
+	// Data is policy data laid over the policy's own for this case (policy.Config.Data), e.g.
+	// {"tunables": {"userservers": {"userServers": "remote"}}}; nil: the policy as it is.
+	Data map[string]any `json:"data,omitempty"`
 }
 
 // Expect is the outcome a case expects. Servers, Skills, Resources and Redact are always given;

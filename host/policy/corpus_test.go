@@ -42,6 +42,12 @@ func TestCorpus(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.File, func(t *testing.T) {
 			t.Parallel()
+			e := e
+			if c.Context.Data != nil {
+				var err error
+				e, err = New(ctx, Config{Data: c.Context.Data})
+				require.NoError(t, err, "New with the case's context.data")
+			}
 			req, _, err := spec.Parse(c.Body())
 			hostEnv := sortedPairs(c.Context.HostEnv)
 			var v *Vetted

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,6 +19,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/storage"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
 	"github.com/open-policy-agent/opa/v1/topdown"
+	"github.com/open-policy-agent/opa/v1/util"
 
 	"github.com/loadout-dev/loadout/host/spec"
 	"github.com/loadout-dev/loadout/policies"
@@ -46,6 +48,12 @@ type Config struct {
 	FS fs.FS
 	// Bundle, when set, is the policy tree instead of FS: an OPA bundle (LoadBundle).
 	Bundle *Bundle
+	// Data, when set, is laid over the tree's data documents before the policy compiles:
+	// objects merge key by key, any other value replaces the tree's
+	// ({"tunables": {"userservers": {"userServers": "remote"}}} changes that one setting). A
+	// conformity case sets it to pin a rule's interaction with the policy's data. Not with
+	// Bundle: a bundle is the whole, signed policy.
+	Data map[string]any
 	// Logger receives startup and decision logs; nil discards them. Values are never logged.
 	Logger *slog.Logger
 }
@@ -138,14 +146,17 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		revision string
 		err      error
 	)
-	if cfg.Bundle != nil {
+	switch {
+	case cfg.Bundle != nil && cfg.Data != nil:
+		return nil, errors.New("load policies: data cannot be laid over a bundle")
+	case cfg.Bundle != nil:
 		modules, store, revision, err = cfg.Bundle.load()
-	} else {
+	default:
 		fsys := cfg.FS
 		if fsys == nil {
 			fsys = policies.FS
 		}
-		modules, store, err = load(fsys, false)
+		modules, store, err = load(fsys, false, cfg.Data)
 	}
 	if err != nil {
 		return nil, err
@@ -212,8 +223,8 @@ func sampleRequest() *spec.Request {
 }
 
 // load reads a policy tree: Rego modules (with tests and fixtures when withTests) and the
-// store of its data documents.
-func load(fsys fs.FS, withTests bool) (map[string]*ast.Module, storage.Store, error) {
+// store of its data documents, with overlay laid over them (Config.Data).
+func load(fsys fs.FS, withTests bool, overlay map[string]any) (map[string]*ast.Module, storage.Store, error) {
 	res, err := loader.NewFileLoader().
 		WithFS(fsys).
 		WithProcessAnnotation(true).
@@ -235,8 +246,38 @@ func load(fsys fs.FS, withTests bool) (map[string]*ast.Module, storage.Store, er
 	if len(modules) == 0 {
 		return nil, nil, errors.New("load policies: no Rego module found")
 	}
-	store := inmem.NewFromObjectWithOpts(res.Documents, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true))
+	docs := res.Documents
+	if overlay != nil {
+		// The overlay goes through JSON so that its numbers and lists are the loader's kinds.
+		b, err := json.Marshal(overlay)
+		if err != nil {
+			return nil, nil, fmt.Errorf("load policies: data overlay: %w", err)
+		}
+		var over map[string]any
+		if err := util.UnmarshalJSON(b, &over); err != nil {
+			return nil, nil, fmt.Errorf("load policies: data overlay: %w", err)
+		}
+		docs = mergeData(docs, over)
+	}
+	store := inmem.NewFromObjectWithOpts(docs, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true))
 	return modules, store, nil
+}
+
+// mergeData returns base with over laid on it: where both hold an object the two merge key by
+// key, anywhere else over's value wins. Neither argument is changed.
+func mergeData(base, over map[string]any) map[string]any {
+	out := make(map[string]any, len(base)+len(over))
+	maps.Copy(out, base)
+	for k, v := range over {
+		bo, bok := out[k].(map[string]any)
+		oo, ook := v.(map[string]any)
+		if bok && ook {
+			out[k] = mergeData(bo, oo)
+			continue
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // CompileError is a policy that does not parse or compile. Errors keeps OPA's errors, each

@@ -62,7 +62,7 @@ func RunTests(ctx context.Context, fsys fs.FS, opts TestOptions) (Report, error)
 	if fsys == nil {
 		fsys = policies.FS
 	}
-	modules, store, err := load(fsys, true)
+	modules, store, err := load(fsys, true, nil)
 	if err != nil {
 		return Report{}, err
 	}
