@@ -218,7 +218,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 // newHosts builds one Host per target, sharing a Host between targets of different harnesses on
 // the same engine (a Host renders one plugin per harness), so policies compile as few times as
-// possible. The i-th host serves the i-th target.
+// possible, each deciding with data laid over the policy's (a case's context.data; nil: none).
+// The i-th host serves the i-th target.
 func newHosts(ctx context.Context, cfg Config, data map[string]any) ([]*host.Host, error) {
 	type group struct {
 		engine    string
