@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -99,6 +100,8 @@ func (o *hostOptions) newEngine(ctx context.Context, name string) (engine.Engine
 			cacheDir = filepath.Join(base, "loadout", "compiled", name)
 			if err := os.MkdirAll(cacheDir, 0o700); err != nil {
 				cacheDir = ""
+			} else {
+				trimCompileCache(cacheDir, time.Now())
 			}
 		}
 	}
