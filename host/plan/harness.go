@@ -285,15 +285,13 @@ func (c *checker) readJSONServer(name, loc, id string, v *Value) rendered {
 			r.headers = pairs(meaning, x)
 		case "toolExposure":
 			r.toolExposure = pairs(meaning, x)
-		case "enabled", "flag":
+		case "enabled":
 			if x.Kind != Bool {
 				bad(key, "a boolean", x.Kind)
 				continue
 			}
-			if meaning == "enabled" {
-				b := x.Bool
-				r.enabled = &b
-			}
+			b := x.Bool
+			r.enabled = &b
 		case "timeout":
 			n, err := strconv.ParseFloat(x.Number, 64)
 			if x.Kind != Number || err != nil || !(n > 0) {
@@ -496,15 +494,13 @@ func (c *checker) readTOMLServer(name, loc, id string, v any) rendered {
 		case "headers":
 			r.hasHeaders = true
 			r.headers = pairs("headers", x)
-		case "enabled", "flag":
+		case "enabled":
 			b, ok := x.(bool)
 			if !ok {
 				bad(key, "a boolean", x)
 				continue
 			}
-			if meaning == "enabled" {
-				r.enabled = &b
-			}
+			r.enabled = &b
 		case "timeout":
 			switch n := x.(type) {
 			case int64:

@@ -125,7 +125,7 @@ type ProfileSkills struct {
 // each with the vetted server.
 var ServerKeyMeanings = []string{
 	"type", "command", "args", "env", "cwd", "url", "headers", "description", "exposure",
-	"toolExposure", "enabled", "flag", "timeout", "allowTools", "denyTools", "envPassthrough",
+	"toolExposure", "enabled", "timeout", "allowTools", "denyTools", "envPassthrough",
 	"oauth", "oauthScopes", "oauthClientId", "lifecycle", "idleTimeout",
 }
 
