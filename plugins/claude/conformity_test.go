@@ -9,30 +9,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/conformity"
+	"github.com/loadout-dev/loadout/conformity/conformitytest"
 	"github.com/loadout-dev/loadout/plugins/claude/render"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
 // TestConformity runs the whole conformity corpus on this renderer natively, through the sdk's
 // wire path, with the same checks the suite applies to the WebAssembly build.
-func TestConformity(t *testing.T) {
-	const dir = "../../conformity/testdata/cases"
-	ex, err := conformity.LoadExceptions("../../conformity/testdata/exceptions.txt")
-	require.NoError(t, err, "conformity.LoadExceptions")
-	tg, err := conformity.Native(render.Manifest, render.Render)
-	require.NoError(t, err, "conformity.Native(%s)", render.Manifest.Name)
-	rep, err := conformity.Run(context.Background(), conformity.Config{CaseDirs: []string{dir}, Targets: []conformity.Target{tg}, Exceptions: ex, TempDir: t.TempDir()})
-	require.NoError(t, err, "conformity.Run(%s)", dir)
-	require.NotEmpty(t, rep.Results, "conformity.Run(%s): no result", dir)
-	for _, res := range rep.Results {
-		assert.True(t, res.OK, "case %s on %s natively: %s", res.File, res.Harness, strings.Join(res.Failures, "\n"))
-	}
-}
+func TestConformity(t *testing.T) { conformitytest.RunNative(t, render.Manifest, render.Render) }
 
 // TestConformityCatchesSkillFaults runs the corpus on faulty variants of this renderer whose
 // plans the host's plan check accepts, and checks that the suite's read-back catches them.
 func TestConformityCatchesSkillFaults(t *testing.T) {
-	const dir = "../../conformity/testdata/cases"
+	dir := "../../" + conformitytest.CasesDir
 	tests := []struct {
 		name   string
 		mutate func(p *abi.Plan)

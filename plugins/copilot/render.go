@@ -111,10 +111,7 @@ func render(req abi.Request) (abi.Plan, error) {
 	if err != nil {
 		return abi.Plan{}, fmt.Errorf("encode %s: %w", configPath, err)
 	}
-	plan.Files = append(plan.Files, abi.File{
-		Root: abi.RootConfig, Path: configPath, Mode: "0600", Format: abi.FormatJSON,
-		Content: string(content), Secret: secret || strings.Contains(string(content), abi.PlaceholderPrefix+"secret."),
-	})
+	plan.Files = append(plan.Files, format.ConfigFile(abi.RootConfig, configPath, abi.FormatJSON, content, secret))
 	plan.Env = append(plan.Env,
 		abi.Pair{Name: "COPILOT_HOME", Value: "{{loadout.root.config}}"},
 		abi.Pair{Name: "COPILOT_ALLOW_ALL", Value: "false"},

@@ -2,6 +2,7 @@ package format
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
@@ -62,4 +63,12 @@ func ServersPrompt(servers []abi.Server, name func(server, tool string) string) 
 		})+"\n"...)
 	}
 	return string(b)
+}
+
+// ConfigFile is the file of a harness config that holds servers: mode 0600, since it may hold
+// credentials, and Secret when the renderer put a secret in it or content holds a secret
+// placeholder.
+func ConfigFile(root, path, format string, content []byte, secret bool) abi.File {
+	return abi.File{Root: root, Path: path, Mode: "0600", Format: format, Content: string(content),
+		Secret: secret || strings.Contains(string(content), abi.PlaceholderPrefix+"secret.")}
 }

@@ -113,10 +113,7 @@ func Render(req abi.Request) (abi.Plan, error) {
 	if err != nil {
 		return abi.Plan{}, fmt.Errorf("encode %s: %w", mcpConfigPath, err)
 	}
-	plan.Files = append(plan.Files, abi.File{
-		Root: abi.RootRun, Path: mcpConfigPath, Mode: "0600", Format: abi.FormatJSON,
-		Content: string(content), Secret: secret || strings.Contains(string(content), abi.PlaceholderPrefix+"secret."),
-	})
+	plan.Files = append(plan.Files, format.ConfigFile(abi.RootRun, mcpConfigPath, abi.FormatJSON, content, secret))
 
 	if strings.Contains(string(content), format.ClaudeDollar) {
 		// Claude rewrites ClaudeDollar to "$" only while this variable is unset or "$".
