@@ -9,6 +9,7 @@ import (
 
 	"github.com/loadout-dev/loadout/host/exposure"
 	"github.com/loadout-dev/loadout/host/plan"
+	"github.com/loadout-dev/loadout/host/redact"
 	"github.com/loadout-dev/loadout/host/spec"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
@@ -234,14 +235,9 @@ func (vt *vetter) maskMessages() {
 	if len(vt.out.redactions) == 0 {
 		return
 	}
-	spellings := slices.Clone(vt.out.redactions)
-	slices.SortStableFunc(spellings, func(a, b string) int { return len(b) - len(a) })
-	mask := func(s string) string {
-		for _, sp := range spellings {
-			s = strings.ReplaceAll(s, sp, MaskedMessageValue)
-		}
-		return s
-	}
+	// One redactor for every message: its cost grows with the messages' length, not with
+	// messages × secrets, so a request of N servers is masked in time linear in N.
+	mask := redact.New(vt.out.redactions).String
 	for i := range vt.out.dropped {
 		vt.out.dropped[i].Message = mask(vt.out.dropped[i].Message)
 	}
@@ -278,8 +274,8 @@ func (vt *vetter) maskMessages() {
 	vt.out.decision = &d
 }
 
-// MaskedMessageValue replaces a secret a rule's message quotes.
-const MaskedMessageValue = "[REDACTED]"
+// MaskedMessageValue replaces a secret a rule's message quotes: redact's one mask.
+const MaskedMessageValue = redact.Mask
 
 // manyEntries is where a lookup by scan gives way to a map.
 const manyEntries = 16

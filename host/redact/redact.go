@@ -22,38 +22,65 @@ const Mask = "[REDACTED]"
 
 // Redactor masks a fixed set of secrets.
 type Redactor struct {
-	secrets [][]byte   // non-empty, unique, longest first
-	byFirst [256][]int // indices into secrets by first byte, longest first
-	maxLen  int        // length of the longest secret
+	trie   []node // every secret spelled from the root, trie[0]
+	maxLen int    // length of the longest secret; 0 when there is none
+}
+
+// node is one byte position of the trie: edges to the next bytes in byte order, and whether
+// a secret ends here. Finding the longest secret at a position walks at most maxLen nodes,
+// however many secrets there are, so masking costs grow with the text, not text × secrets.
+type node struct {
+	edges []edge
+	end   bool
+}
+
+type edge struct {
+	b     byte
+	child int32
+}
+
+// next returns the child of n along b, or 0 (the root is never a child).
+func (n *node) next(b byte) int32 {
+	i, ok := slices.BinarySearchFunc(n.edges, b, func(e edge, b byte) int { return cmp.Compare(e.b, b) })
+	if !ok {
+		return 0
+	}
+	return n.edges[i].child
 }
 
 // New returns a Redactor for secrets. Empty strings are ignored, duplicates collapse.
 func New(secrets []string) *Redactor {
-	r := &Redactor{}
-	seen := map[string]bool{}
+	r := &Redactor{trie: []node{{}}}
 	for _, s := range secrets {
-		if s == "" || seen[s] {
+		if s == "" {
 			continue
 		}
-		seen[s] = true
-		r.secrets = append(r.secrets, []byte(s))
-	}
-	slices.SortFunc(r.secrets, func(a, b []byte) int {
-		if c := cmp.Compare(len(b), len(a)); c != 0 {
-			return c
-		}
-		return bytes.Compare(a, b)
-	})
-	for i, s := range r.secrets {
-		r.byFirst[s[0]] = append(r.byFirst[s[0]], i)
+		r.insert([]byte(s))
 		r.maxLen = max(r.maxLen, len(s))
 	}
 	return r
 }
 
+// insert adds s to the trie.
+func (r *Redactor) insert(s []byte) {
+	at := int32(0)
+	for _, b := range s {
+		child := r.trie[at].next(b)
+		if child == 0 {
+			child = int32(len(r.trie))
+			r.trie = append(r.trie, node{})
+			edges := r.trie[at].edges
+			i, _ := slices.BinarySearchFunc(edges, b, func(e edge, b byte) int { return cmp.Compare(e.b, b) })
+			r.trie[at].edges = slices.Insert(edges, i, edge{b: b, child: child})
+		}
+		at = child
+	}
+	r.trie[at].end = true
+}
+
 // String returns s with every secret masked.
 func (r *Redactor) String(s string) string {
-	if r == nil || len(r.secrets) == 0 {
+	if r == nil || r.maxLen == 0 {
 		return s
 	}
 	var out bytes.Buffer
@@ -63,12 +90,16 @@ func (r *Redactor) String(s string) string {
 
 // matchAt returns the length of the longest secret at the start of b, or 0.
 func (r *Redactor) matchAt(b []byte) int {
-	for _, i := range r.byFirst[b[0]] {
-		if bytes.HasPrefix(b, r.secrets[i]) {
-			return len(r.secrets[i])
+	longest, at := 0, int32(0)
+	for i, c := range b {
+		if at = r.trie[at].next(c); at == 0 {
+			break
+		}
+		if r.trie[at].end {
+			longest = i + 1
 		}
 	}
-	return 0
+	return longest
 }
 
 // scan writes the masked form of the positions of b it can decide and returns how many bytes
@@ -148,7 +179,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 	if w.closed {
 		return 0, ErrClosed
 	}
-	if w.r == nil || len(w.r.secrets) == 0 {
+	if w.r == nil || w.r.maxLen == 0 {
 		n, err := w.dst.Write(p)
 		w.written += int64(n)
 		return n, err
@@ -168,7 +199,7 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	w.closed = true
-	if w.r == nil || len(w.r.secrets) == 0 {
+	if w.r == nil || w.r.maxLen == 0 {
 		return nil
 	}
 	w.r.scan(&w.out, w.pending, true)

@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -30,6 +31,8 @@ func TestString(t *testing.T) {
 		{name: "duplicates collapse", secrets: []string{"x", "x"}, in: "axb", want: "a[REDACTED]b"},
 		{name: "no match", secrets: []string{"secret"}, in: "secre", want: "secre"},
 		{name: "multibyte", secrets: []string{"é€"}, in: "aé€b", want: "a[REDACTED]b"},
+		{name: "shared prefix, longest that matches", secrets: []string{"tok-1", "tok-12", "tok-123"}, in: "tok-124 tok-1x", want: "[REDACTED]4 [REDACTED]x"},
+		{name: "a prefix of a longer secret that does not match", secrets: []string{"abcdef", "cd"}, in: "abcdxx", want: "ab[REDACTED]xx"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -43,6 +46,19 @@ func TestString(t *testing.T) {
 			assert.Equal(t, int64(len(tc.want)), n, "Copy: bytes written")
 		})
 	}
+}
+
+// TestManySecretsSharingAPrefix masks with a thousand secrets that differ only at the end, as
+// the tokens and headers of a large request do: each is found, and nothing else is masked.
+func TestManySecretsSharingAPrefix(t *testing.T) {
+	t.Parallel()
+	var secrets []string
+	for i := range 1000 {
+		secrets = append(secrets, fmt.Sprintf("Bearer tok-%04d", i))
+	}
+	r := New(secrets)
+	assert.Equal(t, "a [REDACTED] b [REDACTED] c Bearer tok-1000", r.String("a Bearer tok-0999 b Bearer tok-0000 c Bearer tok-1000"))
+	assert.Equal(t, "Bearer tok-", r.String("Bearer tok-"), "a shared prefix alone is no secret")
 }
 
 func TestNilRedactorPassesThrough(t *testing.T) {
