@@ -17,9 +17,12 @@ type Limits struct {
 	ModuleBytes int           // largest module accepted before compiling
 	MemoryPages uint32        // 64 KiB pages, enforced at compile and at run time
 	Deadline    time.Duration // for instantiation and for each call
-	OutputBytes int           // largest output a call may return
-	StderrBytes int           // guest stdout+stderr kept (the rest is dropped)
-	MaxFiles    int           // files one plan may hold (checked by the host on the plan)
+	// DeadlinePerKiB is added to a call's Deadline for each KiB of its input, so the time a
+	// render may take grows with the request it renders (CallDeadline).
+	DeadlinePerKiB time.Duration
+	OutputBytes    int // largest output a call may return
+	StderrBytes    int // guest stdout+stderr kept (the rest is dropped)
+	MaxFiles       int // files one plan may hold (checked by the host on the plan)
 }
 
 // DefaultLimits are the limits used when a caller sets none; an engine fills each zero field of
@@ -28,9 +31,18 @@ var DefaultLimits = Limits{
 	ModuleBytes: 32 << 20,
 	MemoryPages: 1024, // 64 MiB
 	Deadline:    2 * time.Second,
-	OutputBytes: 8 << 20,
-	StderrBytes: 16 << 10,
-	MaxFiles:    2048,
+	// 20 ms a KiB: a 1,000-server request (about 250 KiB) may take 7 s; a plugin that loops
+	// on a small request is still stopped after about 2 s.
+	DeadlinePerKiB: 20 * time.Millisecond,
+	OutputBytes:    8 << 20,
+	StderrBytes:    16 << 10,
+	MaxFiles:       2048,
+}
+
+// CallDeadline is the deadline of a call with inputBytes of input: Deadline, plus
+// DeadlinePerKiB for each whole KiB.
+func (l Limits) CallDeadline(inputBytes int) time.Duration {
+	return l.Deadline + time.Duration(inputBytes/1024)*l.DeadlinePerKiB
 }
 
 // Engine compiles plugin modules. An Engine is safe for concurrent use.

@@ -34,7 +34,10 @@ type Blob struct {
 	Value       string
 }
 
-// Limits bound a plan. A zero field takes the default documented next to it.
+// Limits bound a plan. A zero field takes the default documented next to it. The counts a
+// request can grow (files, args, prompt, warnings, git excludes) grow further with the vetted
+// request a plan renders (forRequest), so a vetted request of any size can be rendered while a
+// plan can never hold more than its request accounts for.
 type Limits struct {
 	MaxFiles        int // files per plan; default 1024
 	MaxFileBytes    int // content bytes per file, before substitution; default 4 MiB
@@ -79,6 +82,46 @@ func (l Limits) withDefaults() Limits {
 	set(&l.MaxGitExclude, d.MaxGitExclude)
 	set(&l.MaxWarnings, d.MaxWarnings)
 	set(&l.MaxWarningBytes, d.MaxWarningBytes)
+	return l
+}
+
+// Per vetted entry, what a plan may add on top of Limits: a harness writes a server's name and
+// each of its tools as their own args (tool rules), a line or two of prompt per server and tool,
+// a warning or two per server and skill, and a file per skill resource.
+const (
+	argsPerServer        = 4
+	argsPerTool          = 2
+	promptPerServer      = 2 << 10
+	promptPerTool        = 256
+	promptPerSkill       = 1 << 10
+	warningsPerServer    = 8
+	warningsPerSkill     = 4
+	filesPerSkill        = 2
+	gitExcludesPerSkill  = 1
+	totalBytesPerRequest = 4 // × the request's content bytes: each may be written once per file that quotes it
+)
+
+// forRequest returns l grown by what req accounts for (see the per-entry constants).
+func (l Limits) forRequest(req abi.Request) Limits {
+	tools, contentBytes := 0, 0
+	for _, s := range req.Servers {
+		tools += len(s.AllowedTools) + len(s.DeniedTools) + len(s.ToolExposure)
+	}
+	files := 0
+	for _, sk := range req.Skills {
+		files += filesPerSkill + len(sk.Resources)
+		contentBytes += len(sk.Instructions) + len(sk.Description)
+		for _, r := range sk.Resources {
+			contentBytes += len(r.Content)
+		}
+	}
+	servers, skills := len(req.Servers), len(req.Skills)
+	l.MaxArgs += argsPerServer*servers + argsPerTool*tools
+	l.MaxPromptBytes += promptPerServer*servers + promptPerTool*tools + promptPerSkill*skills
+	l.MaxWarnings += warningsPerServer*servers + warningsPerSkill*skills
+	l.MaxFiles += files
+	l.MaxGitExclude += gitExcludesPerSkill * skills
+	l.MaxTotalBytes += totalBytesPerRequest * contentBytes
 	return l
 }
 
@@ -214,7 +257,7 @@ func Check(p *abi.Plan, in Input) error {
 	if p == nil {
 		return &Violation{Rule: RuleContent, Msg: "no plan"}
 	}
-	c := &checker{in: in, lim: in.Limits.withDefaults(), secrets: map[string][]Secret{}, blobs: map[string]bool{}}
+	c := &checker{in: in, lim: in.Limits.withDefaults().forRequest(in.Request), secrets: map[string][]Secret{}, blobs: map[string]bool{}}
 	if in.Profile == nil || in.Profile.h == nil || in.Profile.Harness != in.Manifest.Harness {
 		return &Violation{Rule: RuleProfile, Msg: fmt.Sprintf("harness %q has no reviewed profile: its plan cannot be checked, so it is refused", in.Manifest.Harness)}
 	}

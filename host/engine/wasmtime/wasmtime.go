@@ -393,10 +393,9 @@ func (m *Module) enter() error {
 	return nil
 }
 
-// ticks returns the epoch deadline for a phase: the module's deadline, or the caller's when it
-// comes first.
-func (m *Module) ticks(ctx context.Context) uint64 {
-	d := m.limits.Deadline
+// ticks returns the epoch deadline for a phase of deadline d, or the caller's deadline when
+// it comes first.
+func (m *Module) ticks(ctx context.Context, d time.Duration) uint64 {
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
 		d = max(time.Until(dl), 0)
 	}
@@ -430,7 +429,7 @@ func (m *Module) Call(ctx context.Context, export string, input []byte) ([]byte,
 	memCap := int64(m.limits.MemoryPages) * 65536
 	store.Limiter(memCap, -1, -1, -1, 1)
 
-	store.SetEpochDeadline(m.ticks(ctx))
+	store.SetEpochDeadline(m.ticks(ctx, m.limits.Deadline))
 	inst, err := m.e.linker.Instantiate(store, m.mod)
 	if err != nil {
 		return nil, m.fail(ctx, store, nil, abi.ExportInitialize, err, c)
@@ -449,7 +448,8 @@ func (m *Module) Call(ctx context.Context, export string, input []byte) ([]byte,
 		return nil, fmt.Errorf("call %s: %w", export, err)
 	}
 
-	store.SetEpochDeadline(m.ticks(ctx))
+	// The call gets its own deadline, grown with its input.
+	store.SetEpochDeadline(m.ticks(ctx, m.limits.CallDeadline(len(input))))
 	if !m.abiChecked.Load() {
 		v, err := inst.GetFunc(store, abi.ExportABIVersion).Call(store)
 		if err != nil {

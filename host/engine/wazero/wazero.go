@@ -405,8 +405,8 @@ func (m *Module) Call(ctx context.Context, export string, input []byte) ([]byte,
 	}()
 	ctx = context.WithValue(ctx, stateKey{}, c)
 
-	// The call gets its own deadline.
-	phase, done := context.WithTimeout(ctx, m.limits.Deadline)
+	// The call gets its own deadline, grown with its input.
+	phase, done := context.WithTimeout(ctx, m.limits.CallDeadline(len(input)))
 	defer done()
 	if !m.abiChecked.Load() {
 		res, err := mod.ExportedFunction(abi.ExportABIVersion).Call(phase)

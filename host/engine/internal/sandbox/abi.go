@@ -99,6 +99,9 @@ func Limits(l engine.Limits) engine.Limits {
 	if l.Deadline <= 0 {
 		l.Deadline = d.Deadline
 	}
+	if l.DeadlinePerKiB <= 0 {
+		l.DeadlinePerKiB = d.DeadlinePerKiB
+	}
 	if l.OutputBytes <= 0 {
 		l.OutputBytes = d.OutputBytes
 	}
