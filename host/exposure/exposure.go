@@ -14,9 +14,9 @@ package exposure
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 
+	"github.com/loadout-dev/loadout/internal/namepattern"
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
 )
@@ -43,7 +43,7 @@ const (
 
 // toolName is what a name the host puts in a harness's tool lists must match (the default
 // allowedTools rule, R3): every harness reads it as one exact name, and no harness splits it.
-var toolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+var toolName = namepattern.MustCompile(`^[A-Za-z0-9_.-]+$`, 64)
 
 // MaxPatternWork bounds the pattern matches Apply makes for one server (patterns × allowed
 // tools): a server over it is refused rather than resolved slowly.

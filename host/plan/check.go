@@ -3,11 +3,11 @@ package plan
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/loadout-dev/loadout/internal/namepattern"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
@@ -34,10 +34,11 @@ type Blob struct {
 	Value       string
 }
 
-// Limits bound a plan. A zero field takes the default documented next to it. The counts a
-// request can grow (files, args, prompt, warnings, git excludes) grow further with the vetted
-// request a plan renders (forRequest), so a vetted request of any size can be rendered while a
-// plan can never hold more than its request accounts for.
+// Limits bound a plan. A zero field takes the default documented next to it; for the counts a
+// request can grow (files, args, prompt, warnings, git excludes, total bytes) that default
+// grows with the vetted request the plan renders (forRequest), so a vetted request of any size
+// can be rendered while a plan never holds more than its request accounts for. A field the
+// caller sets is a fixed cap.
 type Limits struct {
 	MaxFiles        int // files per plan; default 1024
 	MaxFileBytes    int // content bytes per file, before substitution; default 4 MiB
@@ -101,13 +102,13 @@ const (
 	totalBytesPerRequest = 4 // × the request's content bytes: each may be written once per file that quotes it
 )
 
-// forRequest returns l grown by what req accounts for (see the per-entry constants).
+// forRequest returns the limits of a plan for req: each field set in l as it is, each zero
+// field its default grown by what req accounts for (see the per-entry constants).
 func (l Limits) forRequest(req abi.Request) Limits {
-	tools, contentBytes := 0, 0
+	tools, contentBytes, files := 0, 0, 0
 	for _, s := range req.Servers {
 		tools += len(s.AllowedTools) + len(s.DeniedTools) + len(s.ToolExposure)
 	}
-	files := 0
 	for _, sk := range req.Skills {
 		files += filesPerSkill + len(sk.Resources)
 		contentBytes += len(sk.Instructions) + len(sk.Description)
@@ -116,13 +117,19 @@ func (l Limits) forRequest(req abi.Request) Limits {
 		}
 	}
 	servers, skills := len(req.Servers), len(req.Skills)
-	l.MaxArgs += argsPerServer*servers + argsPerTool*tools
-	l.MaxPromptBytes += promptPerServer*servers + promptPerTool*tools + promptPerSkill*skills
-	l.MaxWarnings += warningsPerServer*servers + warningsPerSkill*skills
-	l.MaxFiles += files
-	l.MaxGitExclude += gitExcludesPerSkill * skills
-	l.MaxTotalBytes += totalBytesPerRequest * contentBytes
-	return l
+	d := DefaultLimits
+	grow := func(v *int, def, by int) {
+		if *v <= 0 {
+			*v = def + by
+		}
+	}
+	grow(&l.MaxArgs, d.MaxArgs, argsPerServer*servers+argsPerTool*tools)
+	grow(&l.MaxPromptBytes, d.MaxPromptBytes, promptPerServer*servers+promptPerTool*tools+promptPerSkill*skills)
+	grow(&l.MaxWarnings, d.MaxWarnings, warningsPerServer*servers+warningsPerSkill*skills)
+	grow(&l.MaxFiles, d.MaxFiles, files)
+	grow(&l.MaxGitExclude, d.MaxGitExclude, gitExcludesPerSkill*skills)
+	grow(&l.MaxTotalBytes, d.MaxTotalBytes, totalBytesPerRequest*contentBytes)
+	return l.withDefaults()
 }
 
 // Input is everything Check compares a plan with. It is read, never modified.
@@ -257,7 +264,7 @@ func Check(p *abi.Plan, in Input) error {
 	if p == nil {
 		return &Violation{Rule: RuleContent, Msg: "no plan"}
 	}
-	c := &checker{in: in, lim: in.Limits.withDefaults().forRequest(in.Request), secrets: map[string][]Secret{}, blobs: map[string]bool{}}
+	c := &checker{in: in, lim: in.Limits.forRequest(in.Request), secrets: map[string][]Secret{}, blobs: map[string]bool{}}
 	if in.Profile == nil || in.Profile.h == nil || in.Profile.Harness != in.Manifest.Harness {
 		return &Violation{Rule: RuleProfile, Msg: fmt.Sprintf("harness %q has no reviewed profile: its plan cannot be checked, so it is refused", in.Manifest.Harness)}
 	}
@@ -487,7 +494,7 @@ func (c *checker) literalPlaceholders(name, src string, strs []string) {
 	}
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+var envName = namepattern.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`, 128)
 
 func (c *checker) checkEnv(env []abi.Pair) {
 	if len(env) > c.lim.MaxEnv {

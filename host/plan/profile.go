@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/loadout-dev/loadout/internal/namepattern"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
@@ -170,12 +171,12 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 var (
-	profileHarness   = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-	profileEnvName   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+	profileHarness   = namepattern.MustCompile(`^[a-z0-9][a-z0-9_-]*$`, 64)
+	profileEnvName   = namepattern.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`, 128)
 	profileFlag      = regexp.MustCompile(`^--?[A-Za-z0-9][A-Za-z0-9-]*$`)
-	profileKey       = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
-	profileHiddenDir = regexp.MustCompile(`^\.[a-z0-9][a-z0-9_-]{0,63}$`)
-	profileTool      = regexp.MustCompile(`^[A-Za-z0-9_.()*:-]{1,64}$`)
+	profileKey       = namepattern.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`, 64)
+	profileHiddenDir = namepattern.MustCompile(`^\.[a-z0-9][a-z0-9_-]*$`, 65)
+	profileTool      = namepattern.MustCompile(`^[A-Za-z0-9_.()*:-]+$`, 64)
 )
 
 // profileEnvSwitches are the literal values a profile's env entry may pin, besides a root

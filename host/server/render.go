@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime/debug"
 	"strconv"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/loadout-dev/loadout/host/engine"
 	"github.com/loadout-dev/loadout/host/spec"
 	"github.com/loadout-dev/loadout/host/tokens"
+	"github.com/loadout-dev/loadout/internal/namepattern"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
@@ -76,7 +76,7 @@ type PluginsBody struct {
 }
 
 // harnessPattern is the shape of a harness id (the server id rule of docs/SECURITY.md §1).
-var harnessPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+var harnessPattern = namepattern.MustCompile(`^[a-z0-9][a-z0-9_-]*$`, 64)
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
