@@ -88,7 +88,7 @@ func nothingLeft(req *Request, diags []Diagnostic) error {
 		return nil
 	}
 	for _, d := range diags {
-		if d.Code == CodeAccessFieldInvalid || d.Code == CodeEnabledAndDisabled {
+		if d.Code == CodeAccessFieldInvalid || d.Code == CodeEnabledAndDisabled || d.Code == CodeUnknownField {
 			return reject(d.Field, d.Code, d.Message+"; nothing else is left to render, so the request is refused")
 		}
 	}
@@ -192,9 +192,11 @@ func isField(name string, fields []string) bool {
 // parser collects diagnostics while one request is sanitized. It is used by one goroutine.
 type parser struct {
 	diags []Diagnostic
-	// refusal is the first whole-request refusal found while sanitizing (a bad token member);
-	// Parse returns it instead of the request.
+	// refusal is the first whole-request refusal found while sanitizing (a bad token member,
+	// an unknown member of the request or run); Parse returns it instead of the request.
 	refusal *RejectError
+	// unknowns counts the unknown members of skills, resources and servers.
+	unknowns int
 }
 
 // refuse records a whole-request refusal; the first one wins.
@@ -212,8 +214,79 @@ func (p *parser) wrongType(kind, name, field, want string, v *value) {
 	p.add(kind, name, field, CodeWrongType, "is "+kindName(v.kind)+", want "+want+"; ignored")
 }
 
-func (p *parser) unknown(kind, name, field string) {
-	p.add(kind, name, field, CodeUnknownField, "unknown field ignored")
+// MaxUnknownFieldDiagnostics is how many unknown_field diagnostics one request reports; the
+// rest are counted in one last diagnostic, so a body of many unknown members cannot make a
+// diagnostic list as large as itself.
+const MaxUnknownFieldDiagnostics = 20
+
+// unknownMembers reports every member of obj that is not one of fields and whether there was
+// one: the entry (a skill, resource or server) is then dropped, since a misspelt field that
+// narrows access must never leave the entry with wider access than asked for.
+func (p *parser) unknownMembers(obj *value, fields []string, kind, name, prefix, what string) bool {
+	found := false
+	for i := range obj.members {
+		n := obj.members[i].name
+		if isField(n, fields) {
+			continue
+		}
+		found = true
+		p.unknowns++
+		if p.unknowns > MaxUnknownFieldDiagnostics {
+			continue
+		}
+		p.add(kind, name, memberPath(prefix, n), CodeUnknownField,
+			"unknown field "+strconv.Quote(n)+suggest(n, fields)+"; "+what+" dropped")
+	}
+	return found
+}
+
+// unknownRefused refuses the request for a member of the request or of run that is not one of
+// fields: a misspelt request-level field (mcpServer, run.user) is never read as absent.
+func (p *parser) unknownRefused(prefix, name string, fields []string) {
+	p.refuse(memberPath(prefix, name), CodeUnknownField,
+		"unknown field "+strconv.Quote(name)+suggest(name, fields)+"; the request is refused")
+}
+
+// suggest names the field of fields nearest to name: " (did you mean allowedTools?)" when a
+// few edits turn one into the other, else the list of fields.
+func suggest(name string, fields []string) string {
+	// A name much longer than every field is no misspelling of one; not comparing it keeps
+	// the cost of a long member name linear.
+	const maxLen = 64
+	best, bestDist := "", maxLen
+	if len(name) <= maxLen {
+		lower := strings.ToLower(name)
+		for _, f := range fields {
+			if d := editDistance(lower, strings.ToLower(f)); d < bestDist {
+				best, bestDist = f, d
+			}
+		}
+	}
+	if best != "" && bestDist <= max(2, len(best)/4) {
+		return " (did you mean " + best + "?)"
+	}
+	return " (the fields are " + strings.Join(fields, ", ") + ")"
+}
+
+// editDistance is the Levenshtein distance between a and b, counted in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func (p *parser) request(root *value) *Request {
@@ -272,8 +345,12 @@ func (p *parser) request(root *value) *Request {
 				p.wrongType(KindRequest, "", "tokens", "an object", v)
 			}
 		default:
-			p.unknown(KindRequest, "", memberPath("", m.name))
+			p.unknownRefused("", m.name, requestFields)
 		}
+	}
+	if p.unknowns > MaxUnknownFieldDiagnostics {
+		p.add(KindRequest, "", "", CodeUnknownField, strconv.Itoa(p.unknowns-MaxUnknownFieldDiagnostics)+
+			" more unknown fields not listed; each dropped its entry")
 	}
 	// User servers come after the catalog's whatever the member order, so a catalog server
 	// always wins an id both claim.
@@ -336,7 +413,7 @@ func (p *parser) run(v *value, run *Run) {
 				p.wrongType(KindRequest, "", "run.id", "a string", &m.val)
 			}
 		default:
-			p.unknown(KindRequest, "", memberPath("run", m.name))
+			p.unknownRefused("run", m.name, runFields)
 		}
 	}
 }
@@ -402,10 +479,8 @@ func (p *parser) skill(obj *value, index int, prefix string, seen map[string]str
 		raw = nameV.str
 	}
 	name, fallback := sanitizeSkillName(raw)
-	for i := range obj.members {
-		if n := obj.members[i].name; !isField(n, skillFields) {
-			p.unknown(KindSkill, name, memberPath(prefix, n))
-		}
+	if p.unknownMembers(obj, skillFields, KindSkill, name, prefix, "skill") {
+		return Skill{}, false
 	}
 	instr, ok := obj.get("instructions")
 	if !ok || instr.kind != kindString || instr.str == "" {
@@ -475,10 +550,8 @@ func (p *parser) resources(arr *value, prefix string) []Resource {
 		if hasRel && relV.kind == kindString {
 			name = relV.str
 		}
-		for j := range e.members {
-			if n := e.members[j].name; !isField(n, resourceFields) {
-				p.unknown(KindResource, name, memberPath(rp, n))
-			}
+		if p.unknownMembers(e, resourceFields, KindResource, name, rp, "resource") {
+			continue
 		}
 		if !hasRel || relV.kind != kindString {
 			what := "missing"
@@ -603,13 +676,11 @@ func (p *parser) server(obj *value, index int, prefix, source string) (Server, b
 			id = UserIDPrefix + id
 		}
 	}
-	for i := range obj.members {
-		if n := obj.members[i].name; !isField(n, serverFields) {
-			p.unknown(KindServer, id, memberPath(prefix, n))
-		}
-	}
 	if tok, has := obj.get("token"); has && tok.kind != kindNull && source == SourceUser {
 		p.refuse(prefix+".token", CodeUserServerToken, "a user server cannot ask for a run token: loadout mints run tokens for catalog servers only")
+		return Server{}, false
+	}
+	if p.unknownMembers(obj, serverFields, KindServer, id, prefix, "server") {
 		return Server{}, false
 	}
 	if !ok || idV.kind != kindString || !validID(id) {
