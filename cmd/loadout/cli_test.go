@@ -155,7 +155,15 @@ func TestExitCodes(t *testing.T) {
 		{"unknown harness", `{}`, []string{"render", "--harness", "nope", "--dry-run", "-"}, exitUsage},
 		{"trailing data", `{} {}`, []string{"render", "--harness", "claude", "--dry-run", "-"}, exitRejected},
 		{"reserved placeholder", `{"skills":[{"name":"x","instructions":"{{loadout.secret.1}}"}]}`, []string{"policy", "eval", "-"}, exitRejected},
-		{"missing file", "", []string{"render", "--dry-run", "/nonexistent/request.json"}, exitInternal},
+		{"missing file", "", []string{"render", "--dry-run", "/nonexistent/request.json"}, exitUsage},
+		{"request file is a directory", "", []string{"render", "--harness", "claude", "--dry-run", "/"}, exitUsage},
+		{"policy input of a missing file", "", []string{"policy", "input", "/nonexistent/request.json"}, exitUsage},
+		{"policy eval of a missing file", "", []string{"policy", "eval", "/nonexistent/request.json"}, exitUsage},
+		{"redact with a missing file", "log", []string{"redact", "/nonexistent/request.json"}, exitUsage},
+		{"unknown request member", `{"mcpServer":[{"id":"a","command":"npx"}]}`, []string{"render", "--harness", "claude", "--dry-run", "-"}, exitRejected},
+		{"typo drops the only server", `{"mcpServers":[{"id":"a","command":"npx","allowedTool":["x"]}]}`, []string{"render", "--harness", "claude", "--dry-run", "-"}, exitRejected},
+		{"policy deny of a server", `{"mcpServers":[{"id":"a","transport":"http","url":"http://remote.example/mcp"},{"id":"b","command":"npx"}]}`, []string{"render", "--harness", "claude", "--dry-run", "-"}, exitOK},
+		{"policy deny of every server", `{"mcpServers":[{"id":"a","transport":"http","url":"http://remote.example/mcp"}]}`, []string{"render", "--harness", "claude", "--dry-run", "-"}, exitOK},
 		{"too many args", "", []string{"render", "a", "b"}, exitUsage},
 		{"wasmtime absent or present", "{}", []string{"render", "--engine", "nope", "--harness", "claude", "--dry-run", "-"}, exitUsage},
 	}
@@ -165,8 +173,12 @@ func TestExitCodes(t *testing.T) {
 			if args[0] == "render" {
 				args = append(append([]string{}, args...), pluginArgs(t)...)
 			}
-			code, _, stderr := runCLI(t, tc.stdin, args...)
+			code, stdout, stderr := runCLI(t, tc.stdin, args...)
 			assert.Equal(t, tc.want, code, "loadout %v: stderr %s", args, stderr)
+			if tc.want == exitOK {
+				assert.Contains(t, stdout, "dropped", "a denied server is reported")
+				return
+			}
 			assert.NotEmpty(t, stderr, "a failure explains itself")
 		})
 	}
