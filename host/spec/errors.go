@@ -41,6 +41,9 @@ const (
 	// CodeUserServerToken: a user server (userServers) has a token member: loadout mints run
 	// tokens for catalog servers only.
 	CodeUserServerToken = "user_server_token"
+	// CodeInvalidGroups: run.groups is not null nor an array of distinct non-empty strings.
+	// The policy may grant access by group, so a malformed list is never half read.
+	CodeInvalidGroups = "invalid_groups"
 	// CodeRunRevoked: a server asks for a run token for a run whose tokens were revoked.
 	CodeRunRevoked = "run_revoked"
 )

@@ -14,7 +14,7 @@ import (
 // headers, toolExposure and tokens are free-form and never compared.
 var (
 	requestFields  = []string{"harness", "run", "skills", "mcpServers", "userServers", "tokens"}
-	runFields      = []string{"ambientAuth", "user", "enabled", "id", "container"}
+	runFields      = []string{"ambientAuth", "user", "groups", "enabled", "id", "container"}
 	skillFields    = []string{"name", "description", "instructions", "resources"}
 	resourceFields = []string{"relPath", "content"}
 	serverFields   = []string{
@@ -387,6 +387,8 @@ func (p *parser) run(v *value, run *Run) {
 			default:
 				p.wrongType(KindRequest, "", "run.user", "a string", &m.val)
 			}
+		case "groups":
+			p.groups(&m.val, run)
 		case "enabled":
 			switch m.val.kind {
 			case kindObject:
@@ -416,6 +418,38 @@ func (p *parser) run(v *value, run *Run) {
 			p.unknownRefused("run", m.name, runFields)
 		}
 	}
+}
+
+// groups parses run.groups strictly: an array of distinct non-empty strings, or null. The
+// groups a policy may grant access by are never guessed at: any other value refuses the
+// request.
+func (p *parser) groups(v *value, run *Run) {
+	const field = "run.groups"
+	switch v.kind {
+	case kindNull:
+		return
+	case kindArray:
+	default:
+		p.refuse(field, CodeInvalidGroups, "is "+kindName(v.kind)+", want an array of group names")
+		return
+	}
+	groups := make([]string, 0, len(v.elems))
+	for i := range v.elems {
+		e := &v.elems[i]
+		switch {
+		case e.kind != kindString:
+			p.refuse(indexPath(field, i), CodeInvalidGroups, "is "+kindName(e.kind)+", want a group name")
+			return
+		case e.str == "":
+			p.refuse(indexPath(field, i), CodeInvalidGroups, `is "", want a non-empty group name`)
+			return
+		case slicesContains(groups, e.str):
+			p.refuse(indexPath(field, i), CodeInvalidGroups, strconv.Quote(e.str)+" is listed twice")
+			return
+		}
+		groups = append(groups, e.str)
+	}
+	run.Groups = groups
 }
 
 // stringMap keeps the string values of an object in request order.
