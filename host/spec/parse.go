@@ -73,20 +73,21 @@ func Parse(data []byte) (*Request, []Diagnostic, error) {
 	if p.refusal != nil {
 		return nil, nil, p.refusal
 	}
-	if err := nothingLeft(req, p.diags); err != nil {
-		return nil, nil, err
+	if len(req.Servers) == 0 && len(req.Skills) == 0 {
+		if err := RefuseEmpty(p.diags); err != nil {
+			return nil, nil, err
+		}
 	}
 	return req, p.diags, nil
 }
 
-// nothingLeft refuses a request that an invalid access field emptied: when a field that
-// narrows access was invalid (fail closed) and no server or skill is left, the request is
-// refused (exit 3) rather than rendered empty, so a typo in such a field is never an empty
-// success. Drops for any other reason keep the documented empty render.
-func nothingLeft(req *Request, diags []Diagnostic) error {
-	if len(req.Servers) > 0 || len(req.Skills) > 0 {
-		return nil
-	}
+// RefuseEmpty is the refusal of a request left with no server and no skill to render when
+// diags (Parse's) hold a mistake that fails closed: a field that narrows access with an
+// invalid value, or an unknown member. Such a request is refused (exit 3) rather than
+// rendered empty, so a typo is never an empty success; nil when there is no such mistake
+// (drops for any other reason keep the documented empty render). Parse applies it to what it
+// keeps; the host applies it again to what the policy leaves.
+func RefuseEmpty(diags []Diagnostic) error {
 	for _, d := range diags {
 		if d.Code == CodeAccessFieldInvalid || d.Code == CodeEnabledAndDisabled || d.Code == CodeUnknownField {
 			return reject(d.Field, d.Code, d.Message+"; nothing else is left to render, so the request is refused")
