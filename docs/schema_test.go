@@ -153,3 +153,23 @@ func TestRequestSchemaRefusesShapeMistakes(t *testing.T) {
 		assert.Error(t, sch.Validate(instance(t, []byte(body))), "%s: %s must not validate", name, body)
 	}
 }
+
+// TestRequestSchemaRunGroups holds run.groups to the parser: a list it keeps validates, one it
+// refuses does not.
+func TestRequestSchemaRunGroups(t *testing.T) {
+	sch := compile(t, "request.schema.json")
+	for body, ok := range map[string]bool{
+		`{"run":{"groups":["admins","dev"]}}`:    true,
+		`{"run":{"groups":null}}`:                true,
+		`{"run":{"groups":[]}}`:                  true,
+		`{"run":{"groups":["admins","admins"]}}`: false,
+		`{"run":{"groups":[""]}}`:                false,
+		`{"run":{"groups":[1]}}`:                 false,
+		`{"run":{"groups":"admins"}}`:            false,
+	} {
+		_, _, err := spec.Parse([]byte(body))
+		assert.Equal(t, ok, err == nil, "spec.Parse(%s): %v", body, err)
+		verr := sch.Validate(instance(t, []byte(body)))
+		assert.Equal(t, ok, verr == nil, "%s against request.schema.json: %v", body, verr)
+	}
+}

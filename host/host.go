@@ -200,6 +200,13 @@ func (h *Host) vet(ctx context.Context, body []byte, hostEnv []spec.Pair, harnes
 	if err != nil {
 		return nil, err
 	}
+	// A typo that dropped a server is never an empty success, even when the policy is what
+	// dropped the rest.
+	if v.Empty() {
+		if err := spec.RefuseEmpty(diags); err != nil {
+			return nil, err
+		}
+	}
 	return &Prepared{Request: req, Diags: diags, Vetted: v}, nil
 }
 

@@ -30,8 +30,9 @@ func (a *app) rootCommand() *cobra.Command {
 		Long: `loadout turns one request (the skills and MCP servers an AI coding agent may use) into the
 config files, arguments and prompt that Claude Code, Codex or Pi reads, once policy approves it.
 
-Exit codes: 0 ok, 1 internal error, 2 usage error, 3 input rejected (invalid spec or
-policy deny), 4 plugin failure.`,
+Exit codes: 0 ok (a server or skill the policy denies is dropped and listed, not an error),
+1 internal error, 2 usage error (a missing or unreadable request file too), 3 request
+refused as a whole, 4 plugin failure.`,
 		Example:       `  loadout init request.json && loadout render --harness codex --out out/ request.json`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -108,14 +109,25 @@ func (a *app) printError(err error, cmdPath string) {
 // It refuses bodies larger than limit.
 func (a *app) readInput(args []string, limit int64) ([]byte, error) {
 	if len(args) == 1 && args[0] != "-" {
-		f, err := os.Open(args[0])
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		return a.readInputFrom(f, args[0], limit)
+		return a.readRequestFile(args[0], limit)
 	}
 	return a.readInputFrom(a.stdin, "stdin", limit)
+}
+
+// readRequestFile reads the request file named on the command line. A file that is missing or
+// cannot be read (a directory, no permission) is a usage error: the command line names it.
+func (a *app) readRequestFile(name string, limit int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, usagef("request file: %v", err)
+	}
+	defer f.Close()
+	data, err := a.readInputFrom(f, name, limit)
+	var re *rejectedError
+	if err != nil && !errors.As(err, &re) {
+		return nil, usagef("request file: %v", err)
+	}
+	return data, err
 }
 
 // readInputFrom reads at most limit bytes of a request body from r (named name in errors).

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/host"
+	"github.com/loadout-dev/loadout/host/policy"
 	"github.com/loadout-dev/loadout/host/registry"
 	"github.com/loadout-dev/loadout/internal/testplugins"
 	"github.com/loadout-dev/loadout/policies"
@@ -155,7 +156,15 @@ func TestExitCodes(t *testing.T) {
 		{"unknown harness", `{}`, []string{"render", "--harness", "nope", "--dry-run", "-"}, exitUsage},
 		{"trailing data", `{} {}`, []string{"render", "--harness", "claude", "--dry-run", "-"}, exitRejected},
 		{"reserved placeholder", `{"skills":[{"name":"x","instructions":"{{loadout.secret.1}}"}]}`, []string{"policy", "eval", "-"}, exitRejected},
-		{"missing file", "", []string{"render", "--dry-run", "/nonexistent/request.json"}, exitInternal},
+		{"missing file", "", []string{"render", "--dry-run", "/nonexistent/request.json"}, exitUsage},
+		{"request file is a directory", "", []string{"render", "--harness", "claude", "--dry-run", "/"}, exitUsage},
+		{"policy input of a missing file", "", []string{"policy", "input", "/nonexistent/request.json"}, exitUsage},
+		{"policy eval of a missing file", "", []string{"policy", "eval", "/nonexistent/request.json"}, exitUsage},
+		{"redact with a missing file", "log", []string{"redact", "/nonexistent/request.json"}, exitUsage},
+		{"unknown request member", `{"mcpServer":[{"id":"a","command":"npx"}]}`, []string{"render", "--harness", "claude", "--dry-run", "-"}, exitRejected},
+		{"typo drops the only server", `{"mcpServers":[{"id":"a","command":"npx","allowedTool":["x"]}]}`, []string{"render", "--harness", "claude", "--dry-run", "-"}, exitRejected},
+		{"policy deny of a server", `{"mcpServers":[{"id":"a","transport":"http","url":"http://remote.example/mcp"},{"id":"b","command":"npx"}]}`, []string{"render", "--harness", "claude", "--dry-run", "-"}, exitOK},
+		{"policy deny of every server", `{"mcpServers":[{"id":"a","transport":"http","url":"http://remote.example/mcp"}]}`, []string{"render", "--harness", "claude", "--dry-run", "-"}, exitOK},
 		{"too many args", "", []string{"render", "a", "b"}, exitUsage},
 		{"wasmtime absent or present", "{}", []string{"render", "--engine", "nope", "--harness", "claude", "--dry-run", "-"}, exitUsage},
 	}
@@ -165,8 +174,12 @@ func TestExitCodes(t *testing.T) {
 			if args[0] == "render" {
 				args = append(append([]string{}, args...), pluginArgs(t)...)
 			}
-			code, _, stderr := runCLI(t, tc.stdin, args...)
+			code, stdout, stderr := runCLI(t, tc.stdin, args...)
 			assert.Equal(t, tc.want, code, "loadout %v: stderr %s", args, stderr)
+			if tc.want == exitOK {
+				assert.Contains(t, stdout, "dropped", "a denied server is reported")
+				return
+			}
 			assert.NotEmpty(t, stderr, "a failure explains itself")
 		})
 	}
@@ -430,4 +443,35 @@ func TestRenderRefusesMint(t *testing.T) {
 		assert.Contains(t, stderr, "mint_unsupported", "loadout %s", args[0])
 		assert.Contains(t, stderr, "loadout serve", "loadout %s says who mints", args[0])
 	}
+}
+
+// TestPolicyInputMasksSecretDrops pins that `policy input` masks a credential the policy drops
+// as secret (a per-user server's MCP_ACCESS_TOKEN, which no secretKeys entry names), and every
+// env and header value when the policy refuses the request, so a fixture made from its
+// output holds no secret.
+func TestPolicyInputMasksSecretDrops(t *testing.T) {
+	body := `{"run":{"user":"alice"},"mcpServers":[{"id":"mine","command":"npx","credentials":"user","env":{"MCP_ACCESS_TOKEN":"drop-secret-7f3a","mcp_access_token":"drop-secret-lower-19c2","LEVEL":"debug"}}]}`
+	code, stdout, stderr := runCLI(t, body, "policy", "input", "-")
+	require.Equal(t, exitOK, code, "stderr: %s", stderr)
+	assert.NotContains(t, stdout, "drop-secret-7f3a", "a credential dropped as secret is masked")
+	assert.NotContains(t, stdout, "drop-secret-lower-19c2", "a credential dropped as secret is masked")
+	var doc struct {
+		Servers []struct {
+			Env map[string]string `json:"env"`
+		} `json:"servers"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
+	require.Len(t, doc.Servers, 1)
+	assert.Equal(t, map[string]string{"MCP_ACCESS_TOKEN": policy.MaskedValue, "mcp_access_token": policy.MaskedValue, "LEVEL": "debug"},
+		doc.Servers[0].Env, "masked with the input document's one spelling; an ordinary value is shown")
+
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "loadout"), 0o755))
+	bad := "package loadout.bad\n\ndeny contains {\"server\": 99, \"code\": \"out_of_range\"} if input.run.user == \"trigger\"\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "loadout", "bad.rego"), []byte(bad), 0o644))
+	body = `{"run":{"user":"trigger"},"mcpServers":[{"id":"docs","transport":"http","url":"https://docs.example/mcp","headers":{"X-Other":"refused-secret-88d1"},"env":{"PLAIN":"refused-secret-2b7e"}}]}`
+	code, stdout, stderr = runCLI(t, body, "policy", "input", "--policies", dir, "-")
+	require.Equal(t, exitOK, code, "stderr: %s", stderr)
+	assert.NotContains(t, stdout, "refused-secret-88d1", "a refused request's header values are masked")
+	assert.NotContains(t, stdout, "refused-secret-2b7e", "a refused request's env values are masked")
 }

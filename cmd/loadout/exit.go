@@ -9,8 +9,8 @@ import (
 const (
 	exitOK       = 0 // success
 	exitInternal = 1 // internal or I/O error
-	exitUsage    = 2 // usage error
-	exitRejected = 3 // input rejected: invalid spec or policy deny
+	exitUsage    = 2 // usage error, a missing or unreadable request file included
+	exitRejected = 3 // the request is refused as a whole (a dropped server or skill is not)
 	exitPlugin   = 4 // plugin failure: trap, timeout, ABI mismatch, or a plan that failed the check
 )
 

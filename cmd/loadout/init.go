@@ -47,10 +47,12 @@ const starterRequest = `{
 `
 
 // starterNotes explains starterRequest, field by field, and says what to run next.
-const starterNotes = `What %[1]s holds (the request is strict JSON: no comments, no repeated member):
+const starterNotes = `What %[1]s holds (the request is strict JSON: no comments, no repeated member,
+no misspelt field: one refuses the request, or drops its server or skill):
   harness      the agent CLI to render for (claude, codex, pi); render --harness overrides it
   run          ambientAuth: false keeps the agent in its own isolated config home;
-               user: who the run is for (checked against a shared server's users)
+               user: who the run is for (checked against a shared server's users);
+               groups: the groups that user belongs to, for rules that grant by group
   skills       name, description (one line), instructions (the SKILL.md body) and resources
                (files beside SKILL.md, by relative path)
   mcpServers   id, transport stdio (command, args, env) or http (url, headers);

@@ -55,9 +55,10 @@ func (a *app) policyInputCommand() *cobra.Command {
 		Short: "Print the input document the policies see for a request (secrets masked)",
 		Long: `input parses a request as render does and prints the input document every policy rule
 reads (docs/POLICIES.md §1): the request's servers and skills, one object each, with the
-facts Go reads out of their values. The values of secretKeys entries, of stored tokens and of
-every entry the policy declares a secret are printed as "<secret>"; the policy itself receives
-them. Save the output as a test fixture to write a rule against a real request.`,
+facts Go reads out of their values. The values of secretKeys entries, of stored tokens, of
+every entry the policy declares a secret and of every credential it drops as secret are
+printed as "<secret>" (every env and header value, when the policy refuses the request); the
+policy itself receives them. Save the output as a test fixture to write a rule against a real request.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			body, err := a.readInput(args, maxRequestBytes)
@@ -73,13 +74,17 @@ them. Save the output as a test fixture to write a rule against a real request.`
 				return classify(err)
 			}
 			env := envPairs(a.environ)
-			// The policy's own secrets are masked too when it decides; a policy that refuses
-			// the request still gets its input printed, with secretKeys and tokens masked.
-			var declared []policy.SecretRef
+			// The policy's own secrets, and the credentials it drops as secret, are masked
+			// too when it decides. A policy that refuses the request still gets its input
+			// printed, with every env and header value masked: which of them the rules
+			// would call a secret is unknown.
+			var masked []policy.SecretRef
 			if d, err := h.Policy().Decide(cmd.Context(), req, env, f.harness); err == nil {
-				declared = d.Secrets
+				masked = d.MaskedRefs()
+			} else {
+				masked = everyEntry(req)
 			}
-			doc, err := h.Policy().InputDocument(req, env, f.harness, declared)
+			doc, err := h.Policy().InputDocument(req, env, f.harness, masked)
 			if err != nil {
 				return err
 			}
@@ -168,6 +173,20 @@ is refused.`,
 	}
 	f.add(cmd.Flags())
 	return cmd
+}
+
+// everyEntry names every env and header entry of req's servers.
+func everyEntry(req *spec.Request) []policy.SecretRef {
+	var out []policy.SecretRef
+	for i, s := range req.Servers {
+		for _, p := range s.Env {
+			out = append(out, policy.SecretRef{Server: i, Field: "env", Key: p.Name})
+		}
+		for _, p := range s.Headers {
+			out = append(out, policy.SecretRef{Server: i, Field: "headers", Key: p.Name})
+		}
+	}
+	return out
 }
 
 // maskRules is doc with every secret spelling masked in its string values (a rule may copy a

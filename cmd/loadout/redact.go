@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -23,12 +22,7 @@ logs through it:
   claude -p … 2>&1 | loadout redact request.json > run.log`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := os.Open(args[0])
-			if err != nil {
-				return err
-			}
-			body, err := a.readInputFrom(f, args[0], maxRequestBytes)
-			f.Close()
+			body, err := a.readRequestFile(args[0], maxRequestBytes)
 			if err != nil {
 				return err
 			}

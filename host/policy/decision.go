@@ -72,6 +72,20 @@ type SecretRef struct {
 	Key    string `json:"key"`
 }
 
+// MaskedRefs names every entry whose value is shown masked: the entries a rule declares a
+// secret, then those a rule drops and marks secret (a removed credential is still one).
+func (d *Decision) MaskedRefs() []SecretRef {
+	out := append([]SecretRef{}, d.Secrets...)
+	for i, sd := range d.Servers {
+		for _, dr := range sd.Drop {
+			if dr.Secret {
+				out = append(out, SecretRef{Server: i, Field: dr.Field, Key: dr.Key})
+			}
+		}
+	}
+	return out
+}
+
 // SpawnEnv names the host environment variables that reach a stdio server: exact Keys and
 // every variable starting with one of Prefixes (both case-sensitive). It is the union of
 // every package's spawn_env.

@@ -58,6 +58,7 @@ func buildInput(req *spec.Request, hostEnv []spec.Pair, opt inputOptions) ast.Va
 		item("run", ast.NewObject(
 			item("user", ast.String(req.Run.User)),
 			item("hasUser", ast.Boolean(req.Run.HasUser)),
+			item("groups", strings_(req.Run.Groups)),
 			item("ambientAuth", ast.Boolean(req.Run.AmbientAuth)),
 			item("container", ast.Boolean(req.Run.Container)),
 			item("enabled", enabledValue(req.Run.Enabled)),

@@ -453,12 +453,12 @@ func TestExamplePolicies(t *testing.T) {
 		return err
 	})
 	require.NoError(t, err)
-	require.Len(t, extra, 6, "three examples, each with its test")
+	require.Len(t, extra, 8, "four examples, each with its test")
 	tree := withDefaults(t, extra)
-	rep, err := RunTests(ctx, tree, TestOptions{Run: "corp_hosts_test|command_denylist_test|per_user_github_test"})
+	rep, err := RunTests(ctx, tree, TestOptions{Run: "corp_hosts_test|command_denylist_test|per_user_github_test|shared_admins_test"})
 	require.NoError(t, err)
 	assert.True(t, rep.OK(), "the examples' tests pass: %+v", rep.Results)
-	assert.Len(t, rep.Results, 4)
+	assert.Len(t, rep.Results, 7)
 
 	e, err := New(ctx, Config{FS: tree})
 	require.NoError(t, err)
@@ -496,4 +496,23 @@ warn contains {"server": 0, "code": "leak", "msg": sprintf("token is %s", [input
 	assert.Equal(t, `env "LEVEL" removed: [REDACTED]`, v.Dropped()[0].Message)
 	require.Len(t, v.Warnings(), 1)
 	assert.Equal(t, "token is [REDACTED]", v.Warnings()[0].Message)
+}
+
+// TestRunGroupsReachThePolicy: run.groups, parsed from the request, is input.run.groups, so a
+// rule grants by group (docs/POLICIES.md §4.4, examples/policies/loadout/shared_admins.rego).
+func TestRunGroupsReachThePolicy(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rule, err := os.ReadFile("../../examples/policies/loadout/shared_admins.rego")
+	require.NoError(t, err)
+	e, err := New(ctx, Config{FS: withDefaults(t, map[string]string{"loadout/shared_admins.rego": string(rule)})})
+	require.NoError(t, err)
+	for groups, want := range map[string]bool{`["dev","admins"]`: true, `["dev"]`: false, `[]`: false, `null`: false} {
+		body := `{"run":{"user":"alice","groups":` + groups + `},"mcpServers":[{"id":"ops","transport":"http","url":"https://ops.example/mcp","credentials":"shared","sharedAuthority":"the ops token"}]}`
+		req, _, err := spec.Parse([]byte(body))
+		require.NoError(t, err, "spec.Parse(%s)", body)
+		d, err := e.Decide(ctx, req, nil, "")
+		require.NoError(t, err, "Decide(%s)", body)
+		assert.Equal(t, want, d.Servers[0].Allow, "groups %s: the shared server is kept only for admins (%+v)", groups, d.Servers[0].Reasons)
+	}
 }

@@ -103,6 +103,9 @@ func (v *Vetted) Dropped() []spec.Diagnostic { return slices.Clone(v.dropped) }
 // messages masked (MaskedMessageValue), as the result carries it.
 func (v *Vetted) Decision() *Decision { return v.decision }
 
+// Empty reports whether nothing is left to render: no server and no skill.
+func (v *Vetted) Empty() bool { return len(v.req.Servers) == 0 && len(v.req.Skills) == 0 }
+
 // Warnings are the policy's warnings.
 func (v *Vetted) Warnings() []Warning { return slices.Clone(v.warnings) }
 

@@ -111,10 +111,10 @@ func TestParseAcceptsStrictJSON(t *testing.T) {
 		{"free-form token and toolExposure keys", `{"tokens":{"Harness":"t"},"mcpServers":[{"id":"a","command":"x","toolExposure":{"ID":"direct"}}]}`},
 		{"same name in different objects", `{"mcpServers":[{"id":"a","command":"x"},{"id":"a","command":"x"}]}`},
 		{"escaped surrogate pair", `{"harness":"\ud83d\ude00"}`},
-		{"numbers", `{"x":[0,-0,1.5,-2e10,3E+2,4e-3]}`},
+		{"numbers", `{"mcpServers":[{"id":"a","command":"x","args":[0,-0,1.5,-2e10,3E+2,4e-3]}]}`},
 		{"placeholder-like but not reserved", `{"harness":"{{loadout}} {{ loadout.secret.1}}"}`},
-		{"big object without duplicates", `{"env":{` + manyMembers(100) + `}}`},
-		{"deep but within the limit", `{"x":` + strings.Repeat("[", spec.MaxDepth-1) + strings.Repeat("]", spec.MaxDepth-1) + `}`},
+		{"big object without duplicates", `{"tokens":{` + manyMembers(100) + `}}`},
+		{"deep but within the limit", `{"mcpServers":[{"id":"a","command":"x","args":` + strings.Repeat("[", spec.MaxDepth-3) + strings.Repeat("]", spec.MaxDepth-3) + `}]}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

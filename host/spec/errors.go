@@ -41,13 +41,19 @@ const (
 	// CodeUserServerToken: a user server (userServers) has a token member: loadout mints run
 	// tokens for catalog servers only.
 	CodeUserServerToken = "user_server_token"
+	// CodeInvalidGroups: run.groups is not null nor an array of distinct non-empty strings.
+	// The policy may grant access by group, so a malformed list is never half read.
+	CodeInvalidGroups = "invalid_groups"
 	// CodeRunRevoked: a server asks for a run token for a run whose tokens were revoked.
 	CodeRunRevoked = "run_revoked"
 )
 
 // Codes of a Diagnostic: one dropped or changed entry. They are stable snake_case strings.
 const (
-	// CodeUnknownField: a member that is not a field (and does not fold to one) was ignored.
+	// CodeUnknownField: a skill, resource or server has a member that is not a field (and
+	// does not fold to one): the entry is dropped, since a misspelt field that narrows access
+	// must not be read as absent. As a RejectError code: a member of the request or of run is
+	// not a field, or such a drop left nothing to render.
 	CodeUnknownField = "unknown_field"
 	// CodeWrongType: a field had the wrong JSON type; it was ignored or counts as empty.
 	CodeWrongType = "wrong_type"

@@ -14,7 +14,7 @@ import (
 // headers, toolExposure and tokens are free-form and never compared.
 var (
 	requestFields  = []string{"harness", "run", "skills", "mcpServers", "userServers", "tokens"}
-	runFields      = []string{"ambientAuth", "user", "enabled", "id", "container"}
+	runFields      = []string{"ambientAuth", "user", "groups", "enabled", "id", "container"}
 	skillFields    = []string{"name", "description", "instructions", "resources"}
 	resourceFields = []string{"relPath", "content"}
 	serverFields   = []string{
@@ -73,22 +73,23 @@ func Parse(data []byte) (*Request, []Diagnostic, error) {
 	if p.refusal != nil {
 		return nil, nil, p.refusal
 	}
-	if err := nothingLeft(req, p.diags); err != nil {
-		return nil, nil, err
+	if len(req.Servers) == 0 && len(req.Skills) == 0 {
+		if err := RefuseEmpty(p.diags); err != nil {
+			return nil, nil, err
+		}
 	}
 	return req, p.diags, nil
 }
 
-// nothingLeft refuses a request that an invalid access field emptied: when a field that
-// narrows access was invalid (fail closed) and no server or skill is left, the request is
-// refused (exit 3) rather than rendered empty, so a typo in such a field is never an empty
-// success. Drops for any other reason keep the documented empty render.
-func nothingLeft(req *Request, diags []Diagnostic) error {
-	if len(req.Servers) > 0 || len(req.Skills) > 0 {
-		return nil
-	}
+// RefuseEmpty is the refusal of a request left with no server and no skill to render when
+// diags (Parse's) hold a mistake that fails closed: a field that narrows access with an
+// invalid value, or an unknown member. Such a request is refused (exit 3) rather than
+// rendered empty, so a typo is never an empty success; nil when there is no such mistake
+// (drops for any other reason keep the documented empty render). Parse applies it to what it
+// keeps; the host applies it again to what the policy leaves.
+func RefuseEmpty(diags []Diagnostic) error {
 	for _, d := range diags {
-		if d.Code == CodeAccessFieldInvalid || d.Code == CodeEnabledAndDisabled {
+		if d.Code == CodeAccessFieldInvalid || d.Code == CodeEnabledAndDisabled || d.Code == CodeUnknownField {
 			return reject(d.Field, d.Code, d.Message+"; nothing else is left to render, so the request is refused")
 		}
 	}
@@ -192,9 +193,11 @@ func isField(name string, fields []string) bool {
 // parser collects diagnostics while one request is sanitized. It is used by one goroutine.
 type parser struct {
 	diags []Diagnostic
-	// refusal is the first whole-request refusal found while sanitizing (a bad token member);
-	// Parse returns it instead of the request.
+	// refusal is the first whole-request refusal found while sanitizing (a bad token member,
+	// an unknown member of the request or run); Parse returns it instead of the request.
 	refusal *RejectError
+	// unknowns counts the unknown members of skills, resources and servers.
+	unknowns int
 }
 
 // refuse records a whole-request refusal; the first one wins.
@@ -212,8 +215,79 @@ func (p *parser) wrongType(kind, name, field, want string, v *value) {
 	p.add(kind, name, field, CodeWrongType, "is "+kindName(v.kind)+", want "+want+"; ignored")
 }
 
-func (p *parser) unknown(kind, name, field string) {
-	p.add(kind, name, field, CodeUnknownField, "unknown field ignored")
+// MaxUnknownFieldDiagnostics is how many unknown_field diagnostics one request reports; the
+// rest are counted in one last diagnostic, so a body of many unknown members cannot make a
+// diagnostic list as large as itself.
+const MaxUnknownFieldDiagnostics = 20
+
+// unknownMembers reports every member of obj that is not one of fields and whether there was
+// one: the entry (a skill, resource or server) is then dropped, since a misspelt field that
+// narrows access must never leave the entry with wider access than asked for.
+func (p *parser) unknownMembers(obj *value, fields []string, kind, name, prefix, what string) bool {
+	found := false
+	for i := range obj.members {
+		n := obj.members[i].name
+		if isField(n, fields) {
+			continue
+		}
+		found = true
+		p.unknowns++
+		if p.unknowns > MaxUnknownFieldDiagnostics {
+			continue
+		}
+		p.add(kind, name, memberPath(prefix, n), CodeUnknownField,
+			"unknown field "+strconv.Quote(n)+suggest(n, fields)+"; "+what+" dropped")
+	}
+	return found
+}
+
+// unknownRefused refuses the request for a member of the request or of run that is not one of
+// fields: a misspelt request-level field (mcpServer, run.user) is never read as absent.
+func (p *parser) unknownRefused(prefix, name string, fields []string) {
+	p.refuse(memberPath(prefix, name), CodeUnknownField,
+		"unknown field "+strconv.Quote(name)+suggest(name, fields)+"; the request is refused")
+}
+
+// suggest names the field of fields nearest to name: " (did you mean allowedTools?)" when a
+// few edits turn one into the other, else the list of fields.
+func suggest(name string, fields []string) string {
+	// A name much longer than every field is no misspelling of one; not comparing it keeps
+	// the cost of a long member name linear.
+	const maxLen = 64
+	best, bestDist := "", maxLen
+	if len(name) <= maxLen {
+		lower := strings.ToLower(name)
+		for _, f := range fields {
+			if d := editDistance(lower, strings.ToLower(f)); d < bestDist {
+				best, bestDist = f, d
+			}
+		}
+	}
+	if best != "" && bestDist <= max(2, len(best)/4) {
+		return " (did you mean " + best + "?)"
+	}
+	return " (the fields are " + strings.Join(fields, ", ") + ")"
+}
+
+// editDistance is the Levenshtein distance between a and b, counted in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func (p *parser) request(root *value) *Request {
@@ -272,8 +346,12 @@ func (p *parser) request(root *value) *Request {
 				p.wrongType(KindRequest, "", "tokens", "an object", v)
 			}
 		default:
-			p.unknown(KindRequest, "", memberPath("", m.name))
+			p.unknownRefused("", m.name, requestFields)
 		}
+	}
+	if p.unknowns > MaxUnknownFieldDiagnostics {
+		p.add(KindRequest, "", "", CodeUnknownField, strconv.Itoa(p.unknowns-MaxUnknownFieldDiagnostics)+
+			" more unknown fields not listed; each dropped its entry")
 	}
 	// User servers come after the catalog's whatever the member order, so a catalog server
 	// always wins an id both claim.
@@ -310,6 +388,8 @@ func (p *parser) run(v *value, run *Run) {
 			default:
 				p.wrongType(KindRequest, "", "run.user", "a string", &m.val)
 			}
+		case "groups":
+			p.groups(&m.val, run)
 		case "enabled":
 			switch m.val.kind {
 			case kindObject:
@@ -336,9 +416,41 @@ func (p *parser) run(v *value, run *Run) {
 				p.wrongType(KindRequest, "", "run.id", "a string", &m.val)
 			}
 		default:
-			p.unknown(KindRequest, "", memberPath("run", m.name))
+			p.unknownRefused("run", m.name, runFields)
 		}
 	}
+}
+
+// groups parses run.groups strictly: an array of distinct non-empty strings, or null. The
+// groups a policy may grant access by are never guessed at: any other value refuses the
+// request.
+func (p *parser) groups(v *value, run *Run) {
+	const field = "run.groups"
+	switch v.kind {
+	case kindNull:
+		return
+	case kindArray:
+	default:
+		p.refuse(field, CodeInvalidGroups, "is "+kindName(v.kind)+", want an array of group names")
+		return
+	}
+	groups := make([]string, 0, len(v.elems))
+	for i := range v.elems {
+		e := &v.elems[i]
+		switch {
+		case e.kind != kindString:
+			p.refuse(indexPath(field, i), CodeInvalidGroups, "is "+kindName(e.kind)+", want a group name")
+			return
+		case e.str == "":
+			p.refuse(indexPath(field, i), CodeInvalidGroups, `is "", want a non-empty group name`)
+			return
+		case slicesContains(groups, e.str):
+			p.refuse(indexPath(field, i), CodeInvalidGroups, strconv.Quote(e.str)+" is listed twice")
+			return
+		}
+		groups = append(groups, e.str)
+	}
+	run.Groups = groups
 }
 
 // stringMap keeps the string values of an object in request order.
@@ -402,10 +514,8 @@ func (p *parser) skill(obj *value, index int, prefix string, seen map[string]str
 		raw = nameV.str
 	}
 	name, fallback := sanitizeSkillName(raw)
-	for i := range obj.members {
-		if n := obj.members[i].name; !isField(n, skillFields) {
-			p.unknown(KindSkill, name, memberPath(prefix, n))
-		}
+	if p.unknownMembers(obj, skillFields, KindSkill, name, prefix, "skill") {
+		return Skill{}, false
 	}
 	instr, ok := obj.get("instructions")
 	if !ok || instr.kind != kindString || instr.str == "" {
@@ -475,10 +585,8 @@ func (p *parser) resources(arr *value, prefix string) []Resource {
 		if hasRel && relV.kind == kindString {
 			name = relV.str
 		}
-		for j := range e.members {
-			if n := e.members[j].name; !isField(n, resourceFields) {
-				p.unknown(KindResource, name, memberPath(rp, n))
-			}
+		if p.unknownMembers(e, resourceFields, KindResource, name, rp, "resource") {
+			continue
 		}
 		if !hasRel || relV.kind != kindString {
 			what := "missing"
@@ -603,13 +711,11 @@ func (p *parser) server(obj *value, index int, prefix, source string) (Server, b
 			id = UserIDPrefix + id
 		}
 	}
-	for i := range obj.members {
-		if n := obj.members[i].name; !isField(n, serverFields) {
-			p.unknown(KindServer, id, memberPath(prefix, n))
-		}
-	}
 	if tok, has := obj.get("token"); has && tok.kind != kindNull && source == SourceUser {
 		p.refuse(prefix+".token", CodeUserServerToken, "a user server cannot ask for a run token: loadout mints run tokens for catalog servers only")
+		return Server{}, false
+	}
+	if p.unknownMembers(obj, serverFields, KindServer, id, prefix, "server") {
 		return Server{}, false
 	}
 	if !ok || idV.kind != kindString || !validID(id) {

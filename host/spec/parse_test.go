@@ -96,16 +96,6 @@ func TestParseTopLevel(t *testing.T) {
 			},
 			wantDiags: []diag{{"request", "tokens.b", spec.CodeNonStringEntry}},
 		},
-		{
-			name: "unknown fields are reported, never silent",
-			body: `{"version":1,"run":{"team":"x"},"x-y":true}`,
-			want: spec.Request{Skills: []spec.Skill{}, Servers: []spec.Server{}, Tokens: []spec.Pair{}},
-			wantDiags: []diag{
-				{"request", "version", spec.CodeUnknownField},
-				{"request", "run.team", spec.CodeUnknownField},
-				{"request", `["x-y"]`, spec.CodeUnknownField},
-			},
-		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -199,12 +189,12 @@ func TestParseSkills(t *testing.T) {
 			},
 		},
 		{
-			name:   "unknown skill field and resources of the wrong type",
-			skills: `[{"name":"a","instructions":"i","version":2,"resources":{"a":"b"}}]`,
-			want:   []spec.Skill{{Index: 0, Name: "a", Instructions: "i", Resources: []spec.Resource{}}},
+			name:   "an unknown skill field drops the skill; resources of the wrong type are ignored",
+			skills: `[{"name":"a","instructions":"i","version":2},{"name":"b","instructions":"i","resources":{"a":"b"}}]`,
+			want:   []spec.Skill{{Index: 1, Name: "b", Instructions: "i", Resources: []spec.Resource{}}},
 			wantDiags: []diag{
 				{"skill", "skills[0].version", spec.CodeUnknownField},
-				{"skill", "skills[0].resources", spec.CodeWrongType},
+				{"skill", "skills[1].resources", spec.CodeWrongType},
 			},
 		},
 	}
@@ -289,9 +279,9 @@ func TestParseResources(t *testing.T) {
 			},
 		},
 		{
-			name:      "unknown resource field",
-			resources: `[{"relPath":"a.md","content":"x","mode":"0755"}]`,
-			want:      []string{"a.md"},
+			name:      "an unknown resource field drops the resource",
+			resources: `[{"relPath":"a.md","content":"x","mode":"0755"},{"relPath":"b.md","content":"y"}]`,
+			want:      []string{"b.md"},
 			wantDiags: []diag{{"resource", "skills[0].resources[0].mode", spec.CodeUnknownField}},
 		},
 	}
@@ -567,12 +557,12 @@ func TestParseServers(t *testing.T) {
 			},
 		},
 		{
-			name:    "non-object entries and unknown fields",
-			servers: `[null,{"id":"a","command":"npx","type":"stdio"}]`,
+			name:    "non-object entries are ignored, an unknown field drops its server",
+			servers: `[null,{"id":"a","command":"npx","type":"stdio"},{"id":"b","command":"npx"}]`,
 			want: func() []spec.Server {
-				a := base("a")
-				a.Index = 1
-				return []spec.Server{a}
+				b := base("b")
+				b.Index = 2
+				return []spec.Server{b}
 			},
 			wantDiags: []diag{
 				{"server", "mcpServers[0]", spec.CodeNotAnObject},
@@ -593,12 +583,12 @@ func TestParseServers(t *testing.T) {
 
 func TestParseDiagnosticNames(t *testing.T) {
 	t.Parallel()
-	body := `{"skills":[{"name":"a/b","instructions":"i","x":1,"resources":[{"relPath":"./r.md","content":""}]}],"mcpServers":[{"id":"srv","command":"npx","args":[1]}]}`
+	body := `{"skills":[{"name":"a/b","instructions":"i","x":1},{"name":"c/d","instructions":"i","resources":[{"relPath":"./r.md","content":""}]}],"mcpServers":[{"id":"srv","command":"npx","args":[1]}]}`
 	_, diags := mustParse(t, body)
 	want := []spec.Diagnostic{
 		{Kind: "skill", Name: "b", Field: "skills[0].x", Code: spec.CodeUnknownField},
-		{Kind: "skill", Name: "b", Field: "skills[0].name", Code: spec.CodeNameChanged},
-		{Kind: "resource", Name: "r.md", Field: "skills[0].resources[0].relPath", Code: spec.CodePathChanged},
+		{Kind: "skill", Name: "d", Field: "skills[1].name", Code: spec.CodeNameChanged},
+		{Kind: "resource", Name: "r.md", Field: "skills[1].resources[0].relPath", Code: spec.CodePathChanged},
 		{Kind: "server", Name: "srv", Field: "mcpServers[0].args[0]", Code: spec.CodeNonStringEntry},
 	}
 	require.Len(t, diags, len(want), "Parse(%q) diagnostics: %+v", body, diags)

@@ -34,6 +34,9 @@ type Run struct {
 	Container bool   `json:"container"`
 	User      string `json:"user"`
 	HasUser   bool   `json:"hasUser"` // run.user was a non-empty string
+	// Groups are run.groups: the groups the run's user belongs to, as the platform says, in
+	// request order, each listed once; empty when absent. Only the policy reads them.
+	Groups []string `json:"groups"`
 	// Enabled is the run user's choice per opt-in server id (run.enabled); a server absent
 	// from it is not enabled.
 	Enabled map[string]bool `json:"enabled"`

@@ -29,8 +29,7 @@ func TestParseUserServers(t *testing.T) {
 		"catalog docs mcpServers[0]",
 		"user u_notes userServers[0]",
 		"user u_-dash userServers[2]",
-		"user u_x userServers[3]",
-	}, got, "kept servers: catalog first, user ids prefixed, the id rules applied to the prefixed id")
+	}, got, "kept servers: catalog first, user ids prefixed, the id rules applied to the prefixed id, a server with an unknown member dropped")
 	assert.Equal(t, []diag{
 		{"server", "userServers[1].id", spec.CodeInvalidID},
 		{"server", "userServers[3].colour", spec.CodeUnknownField},
@@ -39,6 +38,7 @@ func TestParseUserServers(t *testing.T) {
 	assert.Equal(t, "u_x", diags[1].Name, "a diagnostic names the prefixed id")
 	assert.Contains(t, diags[0].Message, `"u_Bad"`, "an invalid id is reported as the prefixed id")
 	assert.Equal(t, []spec.Pair{{Name: "X-Key", Value: "k"}}, req.Servers[1].Headers, "a user server keeps its fields")
+	assert.Contains(t, diags[1].Message, "server dropped", "an unknown member drops the user server")
 }
 
 func TestParseUserServersIDLength(t *testing.T) {

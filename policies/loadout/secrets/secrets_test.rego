@@ -55,3 +55,64 @@ test_clean_request_keeps_its_credentials if {
 	count(secrets.drop) == 0 with input as data.fixtures.clean
 	count(secrets.secret) == 2 with input as data.fixtures.clean
 }
+
+# looks_secret names an env key or header per server for the env_looks_secret warnings.
+looks_secret(inp) := {sprintf("%s %s", [inp.servers[w.server].id, w.msg]) |
+	some w in secrets.warn with input as inp
+	w.code == "env_looks_secret"
+}
+
+warned_keys(inp) := {sprintf("%s %s", [inp.servers[w.server].id, key]) |
+	some w in secrets.warn with input as inp
+	w.code == "env_looks_secret"
+	some key in regex.find_n(`"[^"]+"`, w.msg, 1)
+}
+
+looks_input := {"servers": [
+	{
+		"id": "env", "secretKeys": ["LISTED_TOKEN"],
+		"env": {
+			"API_KEY": "k", "GH_TOKEN": "t", "DB_PASSWORD": "p", "APP_SECRET": "s", "token": "t",
+			"OPENAIAPIKEY": "k", "MY_PASS": "p", "AWS_CREDENTIALS": "c", "LISTED_TOKEN": "t",
+			"EMPTY_TOKEN": "", "LOG_LEVEL": "debug", "TOKENIZER": "bpe", "MONKEY": "m",
+		},
+		"headers": {},
+	},
+	{
+		"id": "headers", "secretKeys": ["x-listed-token"],
+		"env": {},
+		"headers": {
+			"X-Auth-Token": "t", "X-Api-Key": "k", "X-Service-Key": "k", "Private-Token": "t", "Authorization": "a",
+			"X-Listed-Token": "t", "X-Client": "c", "Token": "t", "X-Tokenizer": "bpe",
+		},
+	},
+]}
+
+# Every key named like a credential and not made a secret is warned about, once, with the
+# way to mark it; a listed, an empty, an always-secret (X-Api-Key) or an ordinary key is not.
+test_env_looks_secret_warns if {
+	warned_keys(looks_input) == {
+		`env "API_KEY"`, `env "GH_TOKEN"`, `env "DB_PASSWORD"`, `env "APP_SECRET"`, `env "token"`,
+		`env "OPENAIAPIKEY"`, `env "MY_PASS"`, `env "AWS_CREDENTIALS"`,
+		`headers "X-Auth-Token"`, `headers "X-Service-Key"`, `headers "Private-Token"`, `headers "Token"`,
+	}
+	every m in looks_secret(looks_input) {
+		contains(m, "add ")
+		contains(m, "secretKeys")
+	}
+}
+
+# The warning names no key a secret rule already covers: always_secret_env_suffixes enforce.
+test_env_looks_secret_skips_enforced_suffixes if {
+	w := warned_keys(looks_input) with data.tunables.secrets.always_secret_env_suffixes as ["_TOKEN"]
+	not `env "GH_TOKEN"` in w
+	`env "API_KEY"` in w
+}
+
+# The suffix lists are the security team's: emptied, nothing is warned about.
+test_env_looks_secret_is_tunable if {
+	count(looks_secret(looks_input)) == 0 with data.tunables.secrets.looks_secret_env_suffixes as []
+		with data.tunables.secrets.looks_secret_header_suffixes as []
+	warned_keys(looks_input) == {`env "LOG_LEVEL"`} with data.tunables.secrets.looks_secret_env_suffixes as ["_LEVEL"]
+		with data.tunables.secrets.looks_secret_header_suffixes as []
+}
