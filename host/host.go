@@ -516,4 +516,7 @@ type Roots struct {
 	Config   string `json:"config"`   // the harness's isolated config home
 	Run      string `json:"run"`      // per-run scratch, outside the checkout
 	Checkout string `json:"checkout"` // the repository
+	// MakeCheckout: Checkout is a directory loadout makes for the run (render --out), created
+	// when missing once every check passed.
+	MakeCheckout bool `json:"-"`
 }
