@@ -511,6 +511,12 @@ type RenderRequest struct {
 	Minter Minter
 }
 
+// Sweep finishes what a render killed while writing into roots left (materialize.Sweep): it
+// is rolled forward or back, and its staging directories removed.
+func Sweep(roots Roots) error {
+	return materialize.Sweep(materialize.Roots(roots))
+}
+
 // Roots are the absolute directories a plan's named roots resolve to.
 type Roots struct {
 	Config   string `json:"config"`   // the harness's isolated config home

@@ -84,6 +84,31 @@ See docs/SPAWN-ENV.md for how each harness is made to honour it.`,
 			if len(harnesses) > 1 && promptOut != "" {
 				return usagef("--prompt-out writes one harness's prompt: give one --harness")
 			}
+			// The roots of every render, resolved up front; what a killed render left in them
+			// is finished before anything else, whatever becomes of this one.
+			var rootsOf []host.Roots
+			if !dryRun {
+				if len(harnesses) <= 1 {
+					r, err := resolveRoots(out, roots)
+					if err != nil {
+						return err
+					}
+					rootsOf = append(rootsOf, r)
+				} else {
+					for _, hn := range harnesses {
+						r, err := resolveRoots(filepath.Join(out, hn), host.Roots{})
+						if err != nil {
+							return err
+						}
+						rootsOf = append(rootsOf, r)
+					}
+				}
+				for _, r := range rootsOf {
+					if err := host.Sweep(r); err != nil {
+						return err
+					}
+				}
+			}
 			text := textOptions{showContent: showContent, promptOut: promptOut}
 			h, err := a.openHost(cmd.Context(), ho, wantedHarnesses(harnesses, body)...)
 			if err != nil {
@@ -93,9 +118,7 @@ See docs/SPAWN-ENV.md for how each harness is made to honour it.`,
 			if len(harnesses) <= 1 {
 				rr := host.RenderRequest{Body: body, Harness: harness, DryRun: dryRun, ShowContent: dryRun, HostEnv: envPairs(a.environ)}
 				if !dryRun {
-					if rr.Roots, err = resolveRoots(out, roots); err != nil {
-						return err
-					}
+					rr.Roots = rootsOf[0]
 				}
 				res, err := h.Render(cmd.Context(), rr)
 				if err != nil {
@@ -114,12 +137,10 @@ See docs/SPAWN-ENV.md for how each harness is made to honour it.`,
 			// Several harnesses: one Host, one render (and one all-or-nothing write) each, in
 			// the order given, under DIR/<harness>; the first failure stops the rest.
 			var results []*host.Result
-			for _, hn := range harnesses {
+			for i, hn := range harnesses {
 				rr := host.RenderRequest{Body: body, Harness: hn, DryRun: dryRun, ShowContent: dryRun, HostEnv: envPairs(a.environ)}
 				if !dryRun {
-					if rr.Roots, err = resolveRoots(filepath.Join(out, hn), host.Roots{}); err != nil {
-						return err
-					}
+					rr.Roots = rootsOf[i]
 				}
 				res, err := h.Render(cmd.Context(), rr)
 				if err != nil {

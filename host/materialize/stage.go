@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/loadout-dev/loadout/internal/flock"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
@@ -89,7 +90,7 @@ func openStage(r *os.Root, kind string) (*stage, error) {
 	var err error
 	fault()
 	if st.lock, err = r.OpenFile(dir+"/"+stageLock, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
-		err = tryLock(st.lock)
+		err = flock.TryLock(st.lock)
 	}
 	if err == nil {
 		fault()
@@ -290,7 +291,7 @@ func staleStages(r *os.Root, kind string) ([]*staleStage, error) {
 		}
 		lock, err := r.OpenFile(name+"/"+stageLock, os.O_RDWR, 0)
 		if err == nil {
-			if tryLock(lock) != nil {
+			if flock.TryLock(lock) != nil {
 				lock.Close()
 				continue // its Write is still running
 			}
