@@ -222,3 +222,48 @@ func TestSweepRefusesPlantedRecords(t *testing.T) {
 		assert.ErrorIs(t, err, fs.ErrNotExist, "a file the manifest lists under .cat-context is the render's to remove")
 	})
 }
+
+// TestWriteReplacesTheEarlierRender: a Write into roots an earlier render wrote leaves exactly
+// what a Write into fresh roots leaves, plus what the harness itself put there: the earlier
+// render's files the new plan does not write are removed (their emptied directories too).
+func TestWriteReplacesTheEarlierRender(t *testing.T) {
+	roots := newRoots(t)
+	p1, in1 := render(1)
+	in1.Roots = roots
+	_, err := materialize.Write(context.Background(), p1, in1)
+	require.NoError(t, err, "the earlier render")
+	harnessFile := filepath.Join(roots.Config, "history.jsonl")
+	require.NoError(t, os.WriteFile(harnessFile, []byte("{}\n"), 0o600), "a file the harness wrote")
+
+	p2, in2 := render(2)
+	in2.Roots = roots
+	_, err = materialize.Write(context.Background(), p2, in2)
+	require.NoError(t, err, "the new render")
+	require.NoError(t, os.Remove(harnessFile))
+
+	fresh := newRoots(t)
+	p2, in2 = render(2)
+	in2.Roots = fresh
+	_, err = materialize.Write(context.Background(), p2, in2)
+	require.NoError(t, err, "the new render into fresh roots")
+	base := filepath.Dir(roots.Run)
+	assert.Equal(t, files(t, filepath.Dir(fresh.Run)), files(t, base), "files after a re-render = files of one render")
+	assert.NoDirExists(t, filepath.Join(roots.Config, "skills", "demo"), "the earlier render's skill directory")
+}
+
+// TestWriteMakesTheCheckoutLast: with MakeCheckout, a missing checkout is created by the Write,
+// and not at all by one that fails its checks.
+func TestWriteMakesTheCheckoutLast(t *testing.T) {
+	base := t.TempDir()
+	roots := rootsUnder(base)
+	roots.MakeCheckout = true
+	bad := claudePlan()
+	bad.Files = append(bad.Files, abi.File{Root: abi.RootConfig, Path: "../escape", Mode: "0644", Format: abi.FormatText})
+	_, err := materialize.Write(context.Background(), bad, materialize.Input{Roots: roots, Plan: checkInput("claude")})
+	require.Error(t, err, "a plan failing its check")
+	assert.Empty(t, tree(t, base)[1:], "nothing is created for a refused plan")
+
+	_, err = materialize.Write(context.Background(), claudePlan(), materialize.Input{Roots: roots, Plan: checkInput("claude")})
+	require.NoError(t, err, "Write with MakeCheckout")
+	assert.FileExists(t, filepath.Join(roots.Checkout, ".cat-context", "notes.md"), "a file in the made checkout")
+}

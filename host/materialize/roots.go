@@ -16,8 +16,9 @@ import (
 // OwnMarker is the file loadout keeps at the top of every config and run root it writes to. A
 // root that already exists may be used only when it is empty or holds this marker: then it is
 // loadout's own, made for a run (an empty directory a platform created for it, or one an
-// earlier render wrote). Its content names loadout; nothing reads it. Plan paths can never name
-// it (hidden segments are refused), so no plugin can write or remove it.
+// earlier render wrote). It is the root's manifest too (manifest.go): the files the last render
+// wrote there, which the next one removes when it does not write them. Plan paths can never
+// name it (hidden segments are refused), so no plugin can write or remove it.
 const OwnMarker = ".loadout"
 
 // RootError is a root loadout refuses to write to: Root is config, run or checkout, Dir the
