@@ -328,15 +328,16 @@ func (t *tx) rollback() {
 }
 
 // Write checks p (plan.Check with in.Plan), substitutes its placeholders and writes its files
-// under in.Roots, all or nothing in each root: every file goes to a stage directory in its root
-// (stage.go), is synced and given its mode; only when every file of every root (and the git
-// exclude update) is staged does Write commit, root by root (config, run, checkout), by writing
-// each root's commit record, and then publish: rename the staged files into place and remove
-// the files the root's previous render wrote (its manifest, manifest.go) that this plan does
-// not. If anything fails before the commit, every staged file and every directory Write created
-// is removed and the roots are as they were. From a root's commit on, the render is published
-// into it whatever happens: by this Write, or, if it is killed or the file system fails under
-// it, by the next Sweep of the root (every Write and `loadout render` start with one).
+// under in.Roots, all or nothing: every file goes to a stage directory in its root (stage.go),
+// is synced and given its mode; only when every file of every root (and the git exclude update)
+// is staged does Write prepare each root (its record of renames and removals) and commit the
+// render (a mark in each root's stage; the first one is the commit point), then publish it:
+// rename the staged files into place and remove the files the root's previous render wrote
+// (its manifest, manifest.go) that this plan does not. If anything fails before the commit
+// point, every staged file and every directory Write created is removed and the roots are as
+// they were. From the commit point on, the render is published into every root whatever
+// happens: by this Write, or, if it is killed or the file system fails under it, by the next
+// Sweep of the roots (every Write and `loadout render` start with one).
 //
 // Writes go through os.Root and never through a symlink: a symlink on the path of a written
 // file (a directory of it, or the file itself) is an error even when it points inside the
@@ -526,12 +527,12 @@ func Write(ctx context.Context, p *abi.Plan, in Input) (res *Result, err error) 
 		}
 		recs[kind] = rec
 	}
-	for i, kind := range rootKinds {
+	for _, kind := range rootKinds {
 		if _, ok := recs[kind]; !ok {
 			continue
 		}
 		if err := t.stages[roots[kind]].commit(); err != nil {
-			if i == 0 || !committed {
+			if !committed {
 				return nil, fmt.Errorf("materialize: commit root %s: %w", kind, err)
 			}
 			break // committed: the publish below or the next sweep completes it
