@@ -111,9 +111,6 @@ func files(t *testing.T, dir string) []string {
 // an earlier render. After the next start's Sweep, the roots hold exactly the earlier render's
 // files or exactly the new render's, never a mix, and no stage or copy of a secret.
 func TestCrashAtEveryStepLeavesOldOrNew(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a process per step of a Write; run without -short")
-	}
 	for _, earlier := range []bool{false, true} {
 		t.Run(map[bool]string{false: "fresh", true: "earlier"}[earlier], func(t *testing.T) {
 			setup := func(base string) {
