@@ -518,9 +518,18 @@ type RenderRequest struct {
 	Minter Minter
 }
 
+// Sweep finishes what a render killed while writing into roots left (materialize.Sweep): it
+// is rolled forward or back, and its staging directories removed.
+func Sweep(roots Roots) error {
+	return materialize.Sweep(materialize.Roots(roots))
+}
+
 // Roots are the absolute directories a plan's named roots resolve to.
 type Roots struct {
 	Config   string `json:"config"`   // the harness's isolated config home
 	Run      string `json:"run"`      // per-run scratch, outside the checkout
 	Checkout string `json:"checkout"` // the repository
+	// MakeCheckout: Checkout is a directory loadout makes for the run (render --out), created
+	// when missing once every check passed.
+	MakeCheckout bool `json:"-"`
 }

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,7 +35,11 @@ func (a *app) renderCommand() *cobra.Command {
 		Short: "Vet a request and render it for one harness",
 		Long: `render reads a capability request (a file, or stdin for "-"), decodes it strictly,
 sanitizes it, has the policies vet it, renders it with the harness's plugin, checks the plan
-and writes the files. Nothing is written unless every step succeeds. The text output lists
+and writes the files. Nothing is written, or created, unless every step succeeds (--prompt-out
+is checked first too); the files are published all at once, and a render into directories an
+earlier render wrote leaves exactly the new render's files there (and what the harness itself
+wrote). A render killed while writing is finished (rolled forward or back) by the next render
+into the same directories, before anything else. The text output lists
 what was written: the servers each config file holds and the skills each directory holds, as
 read back from the files, then the harness's args, env and prompt. --format json prints the
 result document of docs/result.schema.json instead.
@@ -84,6 +90,36 @@ See docs/SPAWN-ENV.md for how each harness is made to honour it.`,
 			if len(harnesses) > 1 && promptOut != "" {
 				return usagef("--prompt-out writes one harness's prompt: give one --harness")
 			}
+			if promptOut != "" {
+				if err := checkPromptTarget(promptOut); err != nil {
+					return err
+				}
+			}
+			// The roots of every render, resolved up front; what a killed render left in them
+			// is finished before anything else, whatever becomes of this one.
+			var rootsOf []host.Roots
+			if !dryRun {
+				if len(harnesses) <= 1 {
+					r, err := resolveRoots(out, roots)
+					if err != nil {
+						return err
+					}
+					rootsOf = append(rootsOf, r)
+				} else {
+					for _, hn := range harnesses {
+						r, err := resolveRoots(filepath.Join(out, hn), host.Roots{})
+						if err != nil {
+							return err
+						}
+						rootsOf = append(rootsOf, r)
+					}
+				}
+				for _, r := range rootsOf {
+					if err := host.Sweep(r); err != nil {
+						return err
+					}
+				}
+			}
 			text := textOptions{showContent: showContent, promptOut: promptOut}
 			h, err := a.openHost(cmd.Context(), ho, wantedHarnesses(harnesses, body)...)
 			if err != nil {
@@ -93,16 +129,14 @@ See docs/SPAWN-ENV.md for how each harness is made to honour it.`,
 			if len(harnesses) <= 1 {
 				rr := host.RenderRequest{Body: body, Harness: harness, DryRun: dryRun, ShowContent: dryRun, HostEnv: envPairs(a.environ)}
 				if !dryRun {
-					if rr.Roots, err = resolveRoots(out, roots); err != nil {
-						return err
-					}
+					rr.Roots = rootsOf[0]
 				}
 				res, err := h.Render(cmd.Context(), rr)
 				if err != nil {
 					return classify(err)
 				}
 				if promptOut != "" {
-					if err := os.WriteFile(promptOut, []byte(res.Prompt), 0o644); err != nil {
+					if err := writePrompt(promptOut, res.Prompt); err != nil {
 						return fmt.Errorf("--prompt-out: %w", err)
 					}
 				}
@@ -114,12 +148,10 @@ See docs/SPAWN-ENV.md for how each harness is made to honour it.`,
 			// Several harnesses: one Host, one render (and one all-or-nothing write) each, in
 			// the order given, under DIR/<harness>; the first failure stops the rest.
 			var results []*host.Result
-			for _, hn := range harnesses {
+			for i, hn := range harnesses {
 				rr := host.RenderRequest{Body: body, Harness: hn, DryRun: dryRun, ShowContent: dryRun, HostEnv: envPairs(a.environ)}
 				if !dryRun {
-					if rr.Roots, err = resolveRoots(filepath.Join(out, hn), host.Roots{}); err != nil {
-						return err
-					}
+					rr.Roots = rootsOf[i]
 				}
 				res, err := h.Render(cmd.Context(), rr)
 				if err != nil {
@@ -171,6 +203,49 @@ func jsonResult(res *host.Result, showContent bool) *host.Result {
 	return &out
 }
 
+// checkPromptTarget refuses a --prompt-out FILE the prompt could not be written to, before
+// anything is written: its directory must exist and be writable, and FILE must not be a
+// directory or other special file.
+func checkPromptTarget(file string) error {
+	dir := filepath.Dir(file)
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return usagef("--prompt-out %s: its directory: %v", file, err)
+	case !fi.IsDir():
+		return usagef("--prompt-out %s: %s is not a directory", file, dir)
+	case !writableDir(dir):
+		return usagef("--prompt-out %s: directory %s is not writable", file, dir)
+	}
+	if fi, err := os.Lstat(file); err == nil && !fi.Mode().IsRegular() {
+		return usagef("--prompt-out %s: is not a regular file (%s)", file, fi.Mode().Type())
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return usagef("--prompt-out %s: %v", file, err)
+	}
+	return nil
+}
+
+// writePrompt writes the prompt to file whole: a temp file in its directory renamed over it.
+func writePrompt(file, prompt string) error {
+	f, err := os.CreateTemp(filepath.Dir(file), ".prompt-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString(prompt); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), file)
+}
+
 // resolveRoots turns --out or the three root flags into absolute directories.
 func resolveRoots(out string, r host.Roots) (host.Roots, error) {
 	explicit := r.Config != "" || r.Run != "" || r.Checkout != ""
@@ -178,10 +253,8 @@ func resolveRoots(out string, r host.Roots) (host.Roots, error) {
 	case out != "" && explicit:
 		return r, usagef("--out and --config-dir/--run-dir/--checkout are exclusive")
 	case out != "":
-		r = host.Roots{Config: filepath.Join(out, "config"), Run: filepath.Join(out, "run"), Checkout: filepath.Join(out, "checkout")}
-		if err := os.MkdirAll(r.Checkout, 0o755); err != nil {
-			return r, err
-		}
+		// The checkout is loadout's too: the write makes it, once every check passed.
+		r = host.Roots{Config: filepath.Join(out, "config"), Run: filepath.Join(out, "run"), Checkout: filepath.Join(out, "checkout"), MakeCheckout: true}
 	case r.Config == "" || r.Run == "" || r.Checkout == "":
 		return r, usagef("render writes files: give --out DIR, or all of --config-dir, --run-dir and --checkout (or use --dry-run)")
 	}

@@ -69,8 +69,9 @@ See docs/TOKENS.md.
 
 At most --max-concurrent renders run at once; a request over the limit waits up to 100ms
 for a slot, then gets 503. With --roots every render is written under
-ROOTS/<request id>/{config,run,checkout} (the id is the X-Request-Id header); without it
-renders are dry runs that return the plan only.
+ROOTS/<request id>/{config,run,checkout} (the id is the X-Request-Id header), and the
+directory of a render a killed server left unfinished is removed at start and every 5
+minutes; without it renders are dry runs that return the plan only.
 
 With --policy-bundle-url the policy is an OPA bundle polled from a bundle server with OPA's
 downloader (ETag, backoff; --verification-key to check its signature): a new revision that

@@ -33,12 +33,15 @@ import (
 const Mask = "********"
 
 // Roots are the absolute directories the plan's named roots resolve to. Config and Run are
-// created (mode 0700) when missing; Checkout must exist. A root no file or placeholder uses
-// may be empty.
+// created (mode 0700) when missing; Checkout must exist unless MakeCheckout. A root no file or
+// placeholder uses may be empty.
 type Roots struct {
 	Config   string
 	Run      string
 	Checkout string
+	// MakeCheckout: Checkout is a directory loadout makes for the run (render --out), created
+	// (mode 0755) by Write when missing, only once every check passed.
+	MakeCheckout bool
 }
 
 func (r Roots) dir(name string) string {
@@ -261,7 +264,7 @@ func DryRun(ctx context.Context, p *abi.Plan, in Input) (*Result, error) {
 	return res, nil
 }
 
-// afterStaged, when set (by tests only), runs once every file is staged, before the renames.
+// afterStaged, when set (by tests only), runs once every file is staged, before the commit.
 var afterStaged func()
 
 // staged is one temp file waiting to be renamed into place.
@@ -270,12 +273,13 @@ type staged struct {
 	tmp, final string
 }
 
-// tx records what Write created, so that a failure before the renames can undo it, and its
-// staging directory in each root (stage.go), so that a killed Write's can be cleaned later.
+// tx records what Write created, so that a failure before the commit can undo it, and its
+// staging directory in each root (stage.go), so that a killed Write's can be finished later.
 type tx struct {
 	staged  []staged
 	dirs    []dirEntry // created directories, in creation order
 	mkRoots []string   // root directories created
+	kinds   map[*os.Root]string
 	stages  map[*os.Root]*stage
 }
 
@@ -284,7 +288,7 @@ func (t *tx) stageOf(r *os.Root) (*stage, error) {
 	if st, ok := t.stages[r]; ok {
 		return st, nil
 	}
-	st, err := openStage(r)
+	st, err := openStage(r, t.kinds[r])
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +299,7 @@ func (t *tx) stageOf(r *os.Root) (*stage, error) {
 	return st, nil
 }
 
-// closeStages removes every staging directory (after the renames, or after a rollback).
+// closeStages removes every staging directory (after the commit, or after a rollback).
 func (t *tx) closeStages() {
 	for _, st := range t.stages {
 		st.remove()
@@ -309,23 +313,31 @@ type dirEntry struct {
 
 func (t *tx) rollback() {
 	for _, s := range t.staged {
+		fault()
 		_ = s.root.Remove(s.tmp)
 	}
 	t.closeStages()
 	for i := len(t.dirs) - 1; i >= 0; i-- {
+		fault()
 		_ = t.dirs[i].root.Remove(t.dirs[i].path)
 	}
 	for i := len(t.mkRoots) - 1; i >= 0; i-- {
+		fault()
 		_ = os.Remove(t.mkRoots[i])
 	}
 }
 
 // Write checks p (plan.Check with in.Plan), substitutes its placeholders and writes its files
-// under in.Roots, all or nothing: every file goes to a temp name in its target directory, is
-// synced and given its mode, and only when every file (and the git exclude update) is staged are
-// they renamed into place. If anything fails before the renames, every temp file and every
-// directory Write created is removed and the roots are as they were. A rename failing midway
-// (the file system failing under us) is reported; the files renamed so far stay.
+// under in.Roots, all or nothing: every file goes to a stage directory in its root (stage.go),
+// is synced and given its mode; only when every file of every root (and the git exclude update)
+// is staged does Write prepare each root (its record of renames and removals) and commit the
+// render (a mark in each root's stage; the first one is the commit point), then publish it:
+// rename the staged files into place and remove the files the root's previous render wrote
+// (its manifest, manifest.go) that this plan does not. If anything fails before the commit
+// point, every staged file and every directory Write created is removed and the roots are as
+// they were. From the commit point on, the render is published into every root whatever
+// happens: by this Write, or, if it is killed or the file system fails under it, by the next
+// Sweep of the roots (every Write and `loadout render` start with one).
 //
 // Writes go through os.Root and never through a symlink: a symlink on the path of a written
 // file (a directory of it, or the file itself) is an error even when it points inside the
@@ -344,14 +356,37 @@ func Write(ctx context.Context, p *abi.Plan, in Input) (res *Result, err error) 
 	if err != nil {
 		return nil, fmt.Errorf("materialize: %w", err)
 	}
-	writes := map[string]bool{}
-	for _, pf := range files {
-		writes[pf.f.Root] = true
+	if len(p.GitExclude) > 0 && in.Roots.Checkout == "" {
+		return nil, fmt.Errorf("materialize: gitExclude needs the checkout root")
 	}
-	if err := checkRoots(in.Roots, writes); err != nil {
+	// The roots this render touches: those it writes to, the checkout it makes, and those
+	// holding the manifest of an earlier render, whose files it replaces.
+	touch := map[string]bool{}
+	newPaths := map[string][]string{}
+	for _, pf := range files {
+		touch[pf.f.Root] = true
+		newPaths[pf.f.Root] = append(newPaths[pf.f.Root], pf.f.Path)
+	}
+	if len(p.GitExclude) > 0 || (in.Roots.MakeCheckout && in.Roots.Checkout != "") {
+		touch[abi.RootCheckout] = true
+	}
+	for _, kind := range rootKinds {
+		if d := in.Roots.dir(kind); d != "" && !touch[kind] && hasManifest(d, kind) {
+			touch[kind] = true
+		}
+	}
+	if err := checkRoots(in.Roots, touch); err != nil {
 		return nil, fmt.Errorf("materialize: %w", err)
 	}
-	t := &tx{}
+	// What a killed render left goes first: it is rolled forward or back.
+	if err := Sweep(in.Roots); err != nil {
+		return nil, fmt.Errorf("materialize: %w", err)
+	}
+	if err := checkOwn(in.Roots, touch); err != nil {
+		return nil, fmt.Errorf("materialize: %w", err)
+	}
+	rid := renderID(files, p.GitExclude)
+	t := &tx{kinds: map[*os.Root]string{}}
 	roots := map[string]*os.Root{}
 	defer func() {
 		for _, r := range roots {
@@ -369,8 +404,13 @@ func Write(ctx context.Context, p *abi.Plan, in Input) (res *Result, err error) 
 			return r, nil
 		}
 		dir := in.Roots.dir(name)
-		if name != abi.RootCheckout {
-			if err := t.mkRoot(dir); err != nil {
+		switch {
+		case name != abi.RootCheckout:
+			if err := t.mkRoot(dir, 0o700); err != nil {
+				return nil, fmt.Errorf("create root %s: %w", name, err)
+			}
+		case in.Roots.MakeCheckout:
+			if err := t.mkRoot(dir, 0o755); err != nil {
 				return nil, fmt.Errorf("create root %s: %w", name, err)
 			}
 		}
@@ -379,14 +419,15 @@ func Write(ctx context.Context, p *abi.Plan, in Input) (res *Result, err error) 
 			return nil, fmt.Errorf("open root %s: %w", name, err)
 		}
 		roots[name] = r
-		if name != abi.RootCheckout {
-			if _, err := r.Lstat(OwnMarker); errors.Is(err, fs.ErrNotExist) {
-				if err := t.stage(r, OwnMarker, []byte("made by loadout for one run's "+name+" files\n"), 0o600, 0o700); err != nil {
-					return nil, fmt.Errorf("mark root %s: %w", name, err)
-				}
+		t.kinds[r] = name
+		return r, nil
+	}
+	for _, kind := range rootKinds {
+		if touch[kind] {
+			if _, err := open(kind); err != nil {
+				return nil, fmt.Errorf("materialize: %w", err)
 			}
 		}
-		return r, nil
 	}
 	for _, pf := range files {
 		if err := ctx.Err(); err != nil {
@@ -410,9 +451,6 @@ func Write(ctx context.Context, p *abi.Plan, in Input) (res *Result, err error) 
 		})
 	}
 	if len(p.GitExclude) > 0 {
-		if in.Roots.Checkout == "" {
-			return nil, fmt.Errorf("materialize: gitExclude needs the checkout root")
-		}
 		r, err := open(abi.RootCheckout)
 		if err != nil {
 			return nil, fmt.Errorf("materialize: %w", err)
@@ -426,41 +464,124 @@ func Write(ctx context.Context, p *abi.Plan, in Input) (res *Result, err error) 
 			res.Warnings = append(res.Warnings, *warn)
 		}
 	}
+	// Each touched root gets its new manifest and the removals of what its previous render
+	// wrote and this one does not.
+	removes := map[string][]string{}
+	for _, kind := range rootKinds {
+		if !touch[kind] {
+			continue
+		}
+		r := roots[kind]
+		old, err := readManifest(r, kind)
+		if err != nil {
+			return nil, fmt.Errorf("materialize: read the manifest of root %s: %w", kind, err)
+		}
+		keep := map[string]bool{}
+		for _, p := range newPaths[kind] {
+			keep[p] = true
+		}
+		for _, p := range old {
+			if !keep[p] {
+				keep[p] = true
+				removes[kind] = append(removes[kind], p)
+			}
+		}
+		mp := manifestPath(kind)
+		switch {
+		case kind != abi.RootCheckout || len(newPaths[kind]) > 0:
+			if err := t.stage(r, mp, manifestContent(kind, rid, newPaths[kind]), 0o600, 0o755); err != nil {
+				return nil, fmt.Errorf("materialize: manifest of root %s: %w", kind, err)
+			}
+		case hasManifest(in.Roots.dir(kind), kind):
+			removes[kind] = append(removes[kind], mp)
+		}
+		if _, err := t.stageOf(r); err != nil {
+			return nil, fmt.Errorf("materialize: stage in root %s: %w", kind, err)
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if afterStaged != nil {
 		afterStaged()
 	}
-	committed = true
-	synced := map[*os.Root]map[string]bool{}
-	for i, s := range t.staged {
-		if err := s.root.Rename(s.tmp, s.final); err != nil {
-			for _, rest := range t.staged[i:] {
-				_ = rest.root.Remove(rest.tmp)
+	// Prepare every root, then commit: the first mark is the render's commit point. A failure
+	// before it still rolls everything back.
+	recs := map[string]commitRecord{}
+	for _, kind := range rootKinds {
+		r, ok := roots[kind]
+		if !ok || t.stages[r] == nil {
+			continue
+		}
+		rec := commitRecord{Tx: rid, Renames: [][2]string{}, Removes: removes[kind]}
+		if rec.Removes == nil {
+			rec.Removes = []string{}
+		}
+		for _, s := range t.staged {
+			if s.root == r {
+				rec.Renames = append(rec.Renames, [2]string{s.tmp, s.final})
 			}
-			t.closeStages()
-			return nil, fmt.Errorf("materialize: rename %s (after %d of %d files): %w", s.final, i, len(t.staged), err)
 		}
-		if synced[s.root] == nil {
-			synced[s.root] = map[string]bool{}
+		if err := t.stages[r].prepare(rec); err != nil {
+			return nil, fmt.Errorf("materialize: prepare root %s: %w", kind, err)
 		}
-		synced[s.root][path.Dir(s.final)] = true
+		recs[kind] = rec
+	}
+	for _, kind := range rootKinds {
+		if _, ok := recs[kind]; !ok {
+			continue
+		}
+		if err := t.stages[roots[kind]].commit(); err != nil {
+			if !committed {
+				return nil, fmt.Errorf("materialize: commit root %s: %w", kind, err)
+			}
+			break // committed: the publish below or the next sweep completes it
+		}
+		committed = true
+	}
+	for _, kind := range rootKinds {
+		rec, ok := recs[kind]
+		if !ok {
+			continue
+		}
+		r := roots[kind]
+		if err := apply(r, kind, t.stages[r].dir, rec); err != nil {
+			for _, st := range t.stages {
+				st.release()
+			}
+			return nil, fmt.Errorf("materialize: publish root %s (the next render or sweep of the roots completes it): %w", kind, err)
+		}
 	}
 	t.closeStages()
-	for r, dirs := range synced {
-		for d := range dirs {
-			if f, err := r.Open(d); err == nil {
-				_ = f.Sync()
-				f.Close()
-			}
-		}
-	}
 	return res, nil
 }
 
-// mkRoot creates dir and its missing parents (mode 0700), recording each one it creates.
-func (t *tx) mkRoot(dir string) error {
+// renderID identifies a render by what it writes: a digest of every file (root, path, mode,
+// content) and git-exclude entry, so that the same render always gets the same id and the
+// manifests stay deterministic.
+func renderID(files []prepared, exclude []string) string {
+	h := sha256.New()
+	for _, pf := range files {
+		fmt.Fprintf(h, "%s\x00%s\x00%o\x00%d\x00", pf.f.Root, pf.f.Path, pf.mode, len(pf.content))
+		h.Write([]byte(pf.content))
+	}
+	for _, e := range exclude {
+		fmt.Fprintf(h, "exclude\x00%s\x00", e)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// rootKinds are the roots in the order Write commits and publishes them.
+var rootKinds = []string{abi.RootConfig, abi.RootRun, abi.RootCheckout}
+
+// hasManifest reports whether root directory dir of kind holds a manifest (a regular file).
+func hasManifest(dir, kind string) bool {
+	fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(manifestPath(kind))))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// mkRoot creates dir and its missing parents (mode perm), recording each one it creates.
+func (t *tx) mkRoot(dir string, perm os.FileMode) error {
 	var missing []string
 	for d := dir; ; d = filepath.Dir(d) {
 		if _, err := os.Lstat(d); err == nil {
@@ -474,7 +595,8 @@ func (t *tx) mkRoot(dir string) error {
 		}
 	}
 	for i := len(missing) - 1; i >= 0; i-- {
-		if err := os.Mkdir(missing[i], 0o700); err != nil {
+		fault()
+		if err := os.Mkdir(missing[i], perm); err != nil {
 			return err
 		}
 		t.mkRoots = append(t.mkRoots, missing[i])
@@ -511,6 +633,7 @@ func (t *tx) mkdirs(r *os.Root, dir string, mode os.FileMode) error {
 		if err := st.created(p); err != nil {
 			return err
 		}
+		fault()
 		if err := r.Mkdir(p, mode); err != nil {
 			return err
 		}
@@ -539,6 +662,7 @@ func (t *tx) stage(r *os.Root, p string, data []byte, mode, dirMode os.FileMode)
 		return err
 	}
 	tmp := st.tempName()
+	fault()
 	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
@@ -555,6 +679,7 @@ func (t *tx) stage(r *os.Root, p string, data []byte, mode, dirMode os.FileMode)
 	if err := f.Close(); err != nil {
 		return err
 	}
+	fault()
 	return r.Chmod(tmp, mode)
 }
 

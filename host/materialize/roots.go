@@ -16,8 +16,9 @@ import (
 // OwnMarker is the file loadout keeps at the top of every config and run root it writes to. A
 // root that already exists may be used only when it is empty or holds this marker: then it is
 // loadout's own, made for a run (an empty directory a platform created for it, or one an
-// earlier render wrote). Its content names loadout; nothing reads it. Plan paths can never name
-// it (hidden segments are refused), so no plugin can write or remove it.
+// earlier render wrote). It is the root's manifest too (manifest.go): the files the last render
+// wrote there, which the next one removes when it does not write them. Plan paths can never
+// name it (hidden segments are refused), so no plugin can write or remove it.
 const OwnMarker = ".loadout"
 
 // RootError is a root loadout refuses to write to: Root is config, run or checkout, Dir the
@@ -43,9 +44,8 @@ const (
 // written: the config and run roots are disjoint from the checkout and from each other (after
 // resolving symlinks), so a secret config never lands in the repository; and each config or
 // run root the plan writes to, when it exists, is a directory owned by the caller, not group-
-// or other-writable (no other user can swap a file between write and use), and empty or
-// loadout's own (OwnMarker), so that loadout never writes into a directory it did not make
-// for a run.
+// or other-writable (no other user can swap a file between write and use). checkOwn completes
+// it after the sweep.
 func checkRoots(r Roots, writes map[string]bool) error {
 	resolved := map[string]string{}
 	for _, name := range []string{abi.RootConfig, abi.RootRun, abi.RootCheckout} {
@@ -74,26 +74,30 @@ func checkRoots(r Roots, writes map[string]bool) error {
 		if err != nil {
 			return err
 		}
-		if !fi.IsDir() {
-			return &RootError{Root: name, Dir: d, Rule: RootRuleNotDir, Msg: "is not a directory (a symlink is not followed)"}
+		if err := privacyProblem(name, d, fi); err != nil {
+			return err
 		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
-			return &RootError{Root: name, Dir: d, Rule: RootRuleOwner, Msg: fmt.Sprintf("is owned by uid %d, not by this process's uid %d", st.Uid, os.Getuid())}
-		}
-		if fi.Mode().Perm()&0o022 != 0 {
-			return &RootError{Root: name, Dir: d, Rule: RootRuleMode, Msg: fmt.Sprintf("has mode %04o: another user could replace what loadout writes", fi.Mode().Perm())}
-		}
-		// What a killed render left (stage.go) goes first: its stage and the directories it
-		// created are loadout's own.
-		if r, err := os.OpenRoot(d); err == nil {
-			cleanStale(r)
-			r.Close()
+	}
+	return nil
+}
+
+// checkOwn enforces, after Sweep, that each existing config or run root the render writes to is
+// empty or loadout's own (OwnMarker), so that loadout never writes into a directory it did not
+// make for a run.
+func checkOwn(r Roots, writes map[string]bool) error {
+	for _, name := range []string{abi.RootConfig, abi.RootRun} {
+		d := r.dir(name)
+		if d == "" || !writes[name] {
+			continue
 		}
 		entries, err := os.ReadDir(d)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
 		if err != nil {
 			return err
 		}
-		// A stage a killed render left (stage.go) is loadout's own too: Write cleans it.
+		// A stage another running Write holds is loadout's own too.
 		entries = slices.DeleteFunc(entries, func(e fs.DirEntry) bool { return strings.HasPrefix(e.Name(), stagePrefix) })
 		if len(entries) > 0 {
 			if m, err := os.Lstat(filepath.Join(d, OwnMarker)); err != nil || !m.Mode().IsRegular() {
@@ -122,4 +126,19 @@ func resolve(dir string) string {
 // within reports whether a is b or lies inside it.
 func within(a, b string) bool {
 	return a == b || strings.HasPrefix(a, strings.TrimSuffix(b, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// privacyProblem returns why the existing config or run root d (fi its Lstat) is not safe to
+// write a secret into: not a directory, not the caller's, or group- or other-writable.
+func privacyProblem(name, d string, fi fs.FileInfo) *RootError {
+	if !fi.IsDir() {
+		return &RootError{Root: name, Dir: d, Rule: RootRuleNotDir, Msg: "is not a directory (a symlink is not followed)"}
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return &RootError{Root: name, Dir: d, Rule: RootRuleOwner, Msg: fmt.Sprintf("is owned by uid %d, not by this process's uid %d", st.Uid, os.Getuid())}
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return &RootError{Root: name, Dir: d, Rule: RootRuleMode, Msg: fmt.Sprintf("has mode %04o: another user could replace what loadout writes", fi.Mode().Perm())}
+	}
+	return nil
 }

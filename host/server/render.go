@@ -265,9 +265,10 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, id string) (a an
 	mint := s.tokens.Begin()
 	rr := host.RenderRequest{Body: body, Harness: query, HostEnv: s.cfg.HostEnv, DryRun: s.cfg.Roots == "", Minter: mint}
 	var dir string
+	var pending *os.File // locked until the render answers (sweep.go)
 	if s.cfg.Roots != "" {
 		var err error
-		dir, rr.Roots, err = makeRoots(s.cfg.Roots, id)
+		dir, rr.Roots, pending, err = makeRoots(s.cfg.Roots, id)
 		if err != nil {
 			a = failureHarness(http.StatusInternalServerError, OutcomeInternal, "internal error (request "+id+")", a.harness)
 			a.err = err
@@ -307,8 +308,14 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, id string) (a an
 			if rmErr := os.RemoveAll(dir); rmErr != nil {
 				s.log.Error("remove roots of a failed render", "id", id, "err", rmErr)
 			}
+			pending.Close()
 		}
 		return s.classify(ctx, r.Context(), body, mint.Values(), res, err, a.harness)
+	}
+	if dir != "" {
+		if err := finishRoots(dir, pending); err != nil {
+			s.log.Error("mark the roots of a render finished", "id", id, "err", err)
+		}
 	}
 	s.metrics.minted.Add(float64(len(stored)))
 	a.status, a.outcome, a.result, a.tokens = http.StatusOK, OutcomeOK, res, stored
@@ -417,8 +424,9 @@ type panicError struct {
 
 func (e *panicError) Error() string { return "renderer panicked: " + e.value }
 
-// makeRoots creates base/<id>/{config,run,checkout} and returns the request's directory.
-func makeRoots(base, id string) (string, host.Roots, error) {
+// makeRoots creates base/<id>/{config,run,checkout} and returns the request's directory, with
+// its pending file locked (sweep.go).
+func makeRoots(base, id string) (string, host.Roots, *os.File, error) {
 	dir := filepath.Join(base, id)
 	roots := host.Roots{
 		Config:   filepath.Join(dir, "config"),
@@ -426,15 +434,21 @@ func makeRoots(base, id string) (string, host.Roots, error) {
 		Checkout: filepath.Join(dir, "checkout"),
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil {
-		return "", host.Roots{}, fmt.Errorf("create roots of request %s: %w", id, err)
+		return "", host.Roots{}, nil, fmt.Errorf("create roots of request %s: %w", id, err)
+	}
+	pending, err := claimRoots(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", host.Roots{}, nil, fmt.Errorf("create roots of request %s: %w", id, err)
 	}
 	for _, d := range []string{roots.Config, roots.Run, roots.Checkout} {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			os.RemoveAll(dir)
-			return "", host.Roots{}, fmt.Errorf("create roots of request %s: %w", id, err)
+			pending.Close()
+			return "", host.Roots{}, nil, fmt.Errorf("create roots of request %s: %w", id, err)
 		}
 	}
-	return dir, roots, nil
+	return dir, roots, pending, nil
 }
 
 // classify turns a render error into an answer: status, outcome, plugin failure kind and a

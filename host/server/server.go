@@ -110,8 +110,9 @@ type Config struct {
 	// cancelled before it cancels them; default DefaultShutdownGrace.
 	ShutdownGrace time.Duration
 	// Roots, when set, makes every render materialize under Roots/<request id>/{config,run,
-	// checkout} (created with mode 0700; removed again when the render fails). When empty, renders
-	// are dry runs that return the plan only.
+	// checkout} (created with mode 0700; removed again when the render fails; one a killed
+	// process left is removed by Serve's sweep, sweep.go). When empty, renders are dry runs that
+	// return the plan only.
 	Roots string
 	// HostEnv is the host environment the policy filters into each stdio server's spawn
 	// environment (host.RenderRequest.HostEnv).
@@ -420,6 +421,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		go func() {
 			defer wg.Done()
 			w.run(watchCtx)
+		}()
+	}
+
+	if s.cfg.Roots != "" {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.sweepLoop(watchCtx)
 		}()
 	}
 
