@@ -195,6 +195,8 @@ type parser struct {
 	// refusal is the first whole-request refusal found while sanitizing (a bad token member);
 	// Parse returns it instead of the request.
 	refusal *RejectError
+	// droppedSecrets are the declared secrets of the servers dropped (Request.DroppedSecrets).
+	droppedSecrets []string
 }
 
 // refuse records a whole-request refusal; the first one wins.
@@ -278,6 +280,7 @@ func (p *parser) request(root *value) *Request {
 	// User servers come after the catalog's whatever the member order, so a catalog server
 	// always wins an id both claim.
 	req.Servers = append(req.Servers, user...)
+	req.DroppedSecrets = p.droppedSecrets
 	return req
 }
 
@@ -586,6 +589,38 @@ func (p *parser) servers(arr *value, source string) []Server {
 		}
 		if s, ok := p.server(e, i, prefix, source); ok {
 			out = append(out, s)
+		} else {
+			p.droppedSecrets = append(p.droppedSecrets, declaredSecrets(e)...)
+		}
+	}
+	return out
+}
+
+// declaredSecrets returns the values a server object's own secretKeys name: env[key] and the
+// header named key (in any case, as the policy matches headers), each a non-empty string.
+func declaredSecrets(obj *value) []string {
+	keys, ok := obj.get("secretKeys")
+	if !ok || keys.kind != kindArray {
+		return nil
+	}
+	var out []string
+	for _, field := range []string{"env", "headers"} {
+		m, ok := obj.get(field)
+		if !ok || m.kind != kindObject {
+			continue
+		}
+		for i := range m.members {
+			e := &m.members[i]
+			if e.val.kind != kindString || e.val.str == "" {
+				continue
+			}
+			for j := range keys.elems {
+				k := &keys.elems[j]
+				if k.kind == kindString && (k.str == e.name || field == "headers" && strings.ToLower(k.str) == strings.ToLower(e.name)) {
+					out = append(out, e.val.str)
+					break
+				}
+			}
 		}
 	}
 	return out
