@@ -1,13 +1,14 @@
 // Package codecache keeps compiled plugin code on disk between processes, and hands an engine
 // back only bytes it can prove it wrote itself.
 //
-// Compiled code runs as the user with no sandbox around it, so a cache entry is trusted only
-// once authenticated: every entry carries an HMAC-SHA256 tag over its name and contents, made
-// with a key that lives outside the cache directory (the caller names the key file, created
-// 0600 on first use). A directory copied from elsewhere (a CI cache restored from another
-// branch) or edited by someone without the key holds no entry that verifies; one moved to
-// another entry's name fails too, since the name is tagged. An entry that fails is a miss: the
-// engine compiles the module again and the entry is replaced.
+// The sandbox holds only while compiled code is what the compiler made (altered machine code runs
+// with loadout's own rights), so a cache entry is trusted only once authenticated: every entry
+// carries an HMAC-SHA256 tag over its name and contents, made with a key that lives outside the
+// cache directory (the caller names the key file, created 0600 on first use). A directory copied
+// from elsewhere (a CI cache restored from another branch) or edited by someone without the key
+// holds no entry that verifies; one moved to another entry's name fails too, since the name is
+// tagged. An entry that fails is a miss: the engine compiles the module again and the entry is
+// replaced.
 //
 // The directory itself must be the user's and writable by no one else (Open refuses it
 // otherwise), and an entry is read whole into memory, then verified, then handed over, so what
