@@ -60,7 +60,7 @@ var (
 	_ engine.Module = (*Module)(nil)
 )
 
-// Config configures an Engine. The zero value is valid: compiled code is cached in memory only.
+// Config configures an Engine. The zero value is valid: nothing compiled is kept on disk.
 type Config struct {
 	// Cache, when set, keeps compiled machine code on disk across processes, so a cold CLI
 	// start does not recompile a plugin it compiled before. wazero's own file cache checks
