@@ -3,12 +3,12 @@
 //
 // The sandbox holds only while compiled code is what the compiler made (altered machine code runs
 // with loadout's own rights), so a cache entry is trusted only once authenticated: every entry
-// carries an HMAC-SHA256 tag over its name and contents, made with a key that lives outside the
-// cache directory (the caller names the key file, created 0600 on first use). A directory copied
-// from elsewhere (a CI cache restored from another branch) or edited by someone without the key
-// holds no entry that verifies; one moved to another entry's name fails too, since the name is
-// tagged. An entry that fails is a miss: the engine compiles the module again and the entry is
-// replaced.
+// carries a GMAC tag (AES-256-GCM over no plaintext, NIST SP 800-38D) over its name and contents,
+// under a fresh random nonce, made with a key that lives outside the cache directory (the caller
+// names the key file, created 0600 on first use). A directory copied from elsewhere (a CI cache
+// restored from another branch) or edited by someone without the key holds no entry that
+// verifies; one moved to another entry's name fails too, since the name is tagged. An entry that
+// fails is a miss: the engine compiles the module again and the entry is replaced.
 //
 // The directory itself must be the user's and writable by no one else (Open refuses it
 // otherwise), and an entry is read whole into memory, then verified, then handed over, so what
@@ -16,7 +16,8 @@
 package codecache
 
 import (
-	"crypto/hmac"
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -33,11 +34,12 @@ import (
 const (
 	// Ext ends the name of every entry; files without it are not entries and are never read.
 	Ext = ".code"
-	// KeySize is the HMAC key's length in bytes.
+	// KeySize is the key's length in bytes (AES-256).
 	KeySize = 32
 	// MaxEntryBytes bounds what one entry may hold; a larger file is not read.
 	MaxEntryBytes = 256 << 20
-	// domain separates this package's tags from any other use of the key.
+	// domain starts what an entry's tag covers, before its name: it separates this package's
+	// tags from any other use of the key, and this format from a later one.
 	domain = "loadout compiled code v1\x00"
 )
 
@@ -52,7 +54,7 @@ var (
 // by one process or several.
 type Cache struct {
 	dir string
-	key []byte
+	mac cipher.AEAD // AES-256-GCM: sealing no plaintext tags the additional data (GMAC)
 	log *slog.Logger
 }
 
@@ -93,7 +95,15 @@ func Open(dir, keyFile string, log *slog.Logger) (*Cache, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Cache{dir: dir, key: key, log: log}, nil
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	mac, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	return &Cache{dir: dir, mac: mac, log: log}, nil
 }
 
 // private checks that fi belongs to the user running loadout and has none of the mode bits in
@@ -183,15 +193,17 @@ func Name(parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil)) + Ext
 }
 
-// tag is the HMAC of an entry's name and contents.
-func (c *Cache) tag(name string, data []byte) []byte {
-	m := hmac.New(sha256.New, c.key)
-	m.Write([]byte(domain))
-	m.Write([]byte(name))
-	m.Write([]byte{0})
-	m.Write(data)
-	return m.Sum(nil)
-}
+// An entry file is a nonce, the tag, then what the tag covers: domain, the entry's name, a NUL
+// and the contents. The name inside is compared with the name asked for, so an entry moved to
+// another name fails; a GMAC needs a nonce never used twice under the key, and a random 96-bit
+// one per entry is that for far more entries than a cache ever holds.
+const (
+	nonceSize = 12
+	tagSize   = 16
+)
+
+// header is what the tag covers before an entry's contents.
+func header(name string) string { return domain + name + "\x00" }
 
 // Get returns the contents of entry name once its tag verifies. A missing entry is an error
 // for which errors.Is(err, fs.ErrNotExist) holds; one that does not verify is ErrNotAuthentic
@@ -224,18 +236,20 @@ func (c *Cache) read(name string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file: %w", name, ErrNotAuthentic)
 	}
-	if fi.Size() < sha256.Size || fi.Size() > MaxEntryBytes {
-		return nil, fmt.Errorf("%s holds %d bytes, want %d to %d: %w", name, fi.Size(), sha256.Size, MaxEntryBytes, ErrNotAuthentic)
+	h := header(name)
+	least := int64(nonceSize + tagSize + len(h))
+	if fi.Size() < least || fi.Size() > MaxEntryBytes {
+		return nil, fmt.Errorf("%s holds %d bytes, want %d to %d: %w", name, fi.Size(), least, MaxEntryBytes, ErrNotAuthentic)
 	}
 	b := make([]byte, fi.Size())
 	if _, err := io.ReadFull(f, b); err != nil {
 		return nil, err
 	}
-	tag, data := b[:sha256.Size], b[sha256.Size:]
-	if !hmac.Equal(tag, c.tag(name, data)) {
+	nonce, tag, covered := b[:nonceSize], b[nonceSize:nonceSize+tagSize], b[nonceSize+tagSize:]
+	if _, err := c.mac.Open(nil, nonce, tag, covered); err != nil || string(covered[:len(h)]) != h {
 		return nil, fmt.Errorf("%s: %w", name, ErrNotAuthentic)
 	}
-	return data, nil
+	return covered[len(h):], nil
 }
 
 // Put stores data as entry name with its tag, replacing any entry of that name atomically.
@@ -244,14 +258,17 @@ func (c *Cache) Put(name string, data []byte) error {
 	if name != filepath.Base(name) || !strings.HasSuffix(name, Ext) {
 		return fmt.Errorf("compile cache entry %q: not an entry name", name)
 	}
+	b := make([]byte, nonceSize+tagSize, nonceSize+tagSize+len(header(name))+len(data))
+	if _, err := rand.Read(b[:nonceSize]); err != nil {
+		return err
+	}
+	b = append(append(b, header(name)...), data...)
+	c.mac.Seal(b[nonceSize:nonceSize], b[:nonceSize], nil, b[nonceSize+tagSize:])
 	tmp, err := os.CreateTemp(c.dir, ".entry-*")
 	if err != nil {
 		return err
 	}
-	_, werr := tmp.Write(c.tag(name, data))
-	if werr == nil {
-		_, werr = tmp.Write(data)
-	}
+	_, werr := tmp.Write(b)
 	cerr := tmp.Close()
 	if err := errors.Join(werr, cerr); err != nil {
 		_ = os.Remove(tmp.Name())

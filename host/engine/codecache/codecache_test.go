@@ -36,11 +36,16 @@ func TestOpenCreatesPrivateDirectoryAndKey(t *testing.T) {
 	b, err := os.ReadFile(key)
 	require.NoError(t, err)
 	assert.Len(t, b, KeySize, "key length")
-	assert.Equal(t, b, c.key, "the key read is the key written")
 	names, err := filepath.Glob(filepath.Join(filepath.Dir(key), ".key-*"))
 	require.NoError(t, err)
 	assert.Empty(t, names, "no temporary key file is left behind")
-	assert.Equal(t, b, open(t, dir, key).key, "a second Open reads the same key")
+	require.NoError(t, c.Put(Name("x"), []byte("code")))
+	got, err := open(t, dir, key).Get(Name("x"))
+	assert.NoError(t, err, "a second Open reads the same key: an entry the first wrote verifies")
+	assert.Equal(t, "code", string(got))
+	after, err := os.ReadFile(key)
+	require.NoError(t, err)
+	assert.Equal(t, b, after, "the key is not rewritten")
 }
 
 // TestOpenRefusesWhatOthersCouldChange: a directory group or others may write, a key someone
