@@ -122,19 +122,20 @@ func warnNoCache(log *slog.Logger, err error) {
 // cache directory, and trims it. Its entries are authenticated with the key in
 // loadout/compile-cache.key under the user config directory, created on first use, so a cache
 // directory restored or edited without that key holds nothing loadout runs (codecache). It
-// returns nil with --no-compile-cache, and nil with the reason when there is no user cache or
-// config directory or when the directory or the key is not private to the user.
+// returns nil with --no-compile-cache or without a user cache or config directory (no HOME),
+// and nil with the reason when the directory or the key cannot be used (not private to the
+// user, say).
 func (o *hostOptions) compileCache(name string, log *slog.Logger) (*codecache.Cache, error) {
 	if o.noCache {
 		return nil, nil
 	}
 	base, err := os.UserCacheDir()
 	if err != nil {
-		return nil, err
+		return nil, nil
 	}
 	config, err := os.UserConfigDir()
 	if err != nil {
-		return nil, err
+		return nil, nil
 	}
 	c, err := codecache.Open(filepath.Join(base, "loadout", "compiled", name), filepath.Join(config, "loadout", "compile-cache.key"), log)
 	if err != nil {
