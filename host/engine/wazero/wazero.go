@@ -267,11 +267,11 @@ func (e *Engine) compile(ctx context.Context, wasm []byte, digest string) (_ waz
 	rc := e.rc
 	var st *stage
 	if e.cache != nil {
-		if st, err = e.stage(wasm, digest); err != nil {
-			return nil, nil, nil, err
+		// The cache only saves time: without a staging directory the module is compiled.
+		if st, _ = e.stage(wasm, digest); st != nil {
+			defer os.RemoveAll(st.dir)
+			rc = rc.WithCompilationCache(st.cache)
 		}
-		defer os.RemoveAll(st.dir)
-		rc = rc.WithCompilationCache(st.cache)
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
 	defer func() {
