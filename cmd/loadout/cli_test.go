@@ -475,3 +475,20 @@ func TestPolicyInputMasksSecretDrops(t *testing.T) {
 	assert.NotContains(t, stdout, "refused-secret-88d1", "a refused request's header values are masked")
 	assert.NotContains(t, stdout, "refused-secret-2b7e", "a refused request's env values are masked")
 }
+
+// TestRedactMasksSecretsOfDroppedEntries: `loadout redact` masks every value marked secret,
+// rendered or not: a declared secret of a server the policy refuses (plain http to a remote
+// host), of an env key it refuses, of a header with a line break, and of a server the parser
+// drops (a bad transport). A value nobody marked stays.
+func TestRedactMasksSecretsOfDroppedEntries(t *testing.T) {
+	req := filepath.Join(t.TempDir(), "request.json")
+	require.NoError(t, os.WriteFile(req, []byte(`{"mcpServers": [
+	  {"id": "plain", "transport": "http", "url": "http://evil.example/mcp", "headers": {"X-Key": "refused-server-secret"}, "secretKeys": ["X-Key"]},
+	  {"id": "tools", "command": "npx", "env": {"LD_PRELOAD": "refused-env-secret", "LOG": "not-a-secret"}, "secretKeys": ["LD_PRELOAD"]},
+	  {"id": "web", "transport": "http", "url": "https://mcp.example.com/", "headers": {"X-Api": "bad\r\nheader-secret"}, "secretKeys": ["X-Api"]},
+	  {"id": "ftp", "transport": "ftp", "url": "ftp://x.example/", "env": {"K": "parser-dropped-secret"}, "secretKeys": ["K"]}]}`), 0o644))
+	log := "a refused-server-secret b refused-env-secret c \"bad\\r\\nheader-secret\" d parser-dropped-secret e not-a-secret\n"
+	code, stdout, stderr := runCLI(t, log, "redact", req)
+	require.Equal(t, exitOK, code, "stderr: %s", stderr)
+	assert.Equal(t, "a [REDACTED] b [REDACTED] c \"[REDACTED]\" d [REDACTED] e not-a-secret\n", stdout)
+}

@@ -101,7 +101,7 @@ Exit codes: 0 every case passed, 2 usage error, 4 some case failed, 1 internal e
 				}
 			}()
 			for _, name := range engines {
-				eng, err := ho.newEngine(ctx, name)
+				eng, err := ho.newEngine(ctx, name, a.logger)
 				if err != nil {
 					return err
 				}

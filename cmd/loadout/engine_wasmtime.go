@@ -12,6 +12,6 @@ import (
 func init() {
 	engineFactories["wasmtime"] = func(ctx context.Context, cfg engineConfig) (engine.Engine, error) {
 		// Wasmtime instantiates from a copy-on-write memory image, so it needs no pool.
-		return wasmtime.New(ctx, wasmtime.Config{CacheDir: cfg.cacheDir})
+		return wasmtime.New(ctx, wasmtime.Config{Cache: cfg.cache})
 	}
 }

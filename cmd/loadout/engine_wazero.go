@@ -9,6 +9,6 @@ import (
 
 func init() {
 	engineFactories["wazero"] = func(ctx context.Context, cfg engineConfig) (engine.Engine, error) {
-		return wazero.New(ctx, wazero.Config{CacheDir: cfg.cacheDir, Pool: cfg.pool})
+		return wazero.New(ctx, wazero.Config{Cache: cfg.cache, Pool: cfg.pool})
 	}
 }

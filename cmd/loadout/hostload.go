@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -19,6 +20,7 @@ import (
 	"github.com/loadout-dev/loadout/host"
 	"github.com/loadout-dev/loadout/host/builtin"
 	"github.com/loadout-dev/loadout/host/engine"
+	"github.com/loadout-dev/loadout/host/engine/codecache"
 	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/host/policy"
 	"github.com/loadout-dev/loadout/host/registry"
@@ -47,8 +49,8 @@ type hostOptions struct {
 
 // engineConfig is what a factory needs to build an engine.
 type engineConfig struct {
-	cacheDir string // "" = no on-disk cache
-	pool     int
+	cache *codecache.Cache // nil = no on-disk cache
+	pool  int
 }
 
 // addFlags registers the host flags on fs.
@@ -85,8 +87,22 @@ func engineNames() []string {
 	return names
 }
 
-// newEngine builds the named engine with its compile cache under the user cache directory.
-func (o *hostOptions) newEngine(ctx context.Context, name string) (engine.Engine, error) {
+// newEngine builds the named engine with its compile cache (compileCache); a cache that cannot
+// be used is logged as a warning and the engine compiles in memory only.
+func (o *hostOptions) newEngine(ctx context.Context, name string, log *slog.Logger) (engine.Engine, error) {
+	factory, err := engineFactory(name)
+	if err != nil {
+		return nil, err
+	}
+	cache, err := o.compileCache(name, log)
+	if err != nil {
+		warnNoCache(log, err)
+	}
+	return factory(ctx, engineConfig{cache: cache, pool: o.pool})
+}
+
+// engineFactory returns the factory of the named engine.
+func engineFactory(name string) (func(ctx context.Context, cfg engineConfig) (engine.Engine, error), error) {
 	factory, ok := engineFactories[name]
 	if !ok {
 		if name == "wasmtime" {
@@ -94,18 +110,39 @@ func (o *hostOptions) newEngine(ctx context.Context, name string) (engine.Engine
 		}
 		return nil, usagef("--engine: %q is not one of %s", name, strings.Join(engineNames(), ", "))
 	}
-	cacheDir := ""
-	if !o.noCache {
-		if base, err := os.UserCacheDir(); err == nil {
-			cacheDir = filepath.Join(base, "loadout", "compiled", name)
-			if err := os.MkdirAll(cacheDir, 0o700); err != nil {
-				cacheDir = ""
-			} else {
-				trimCompileCache(cacheDir, time.Now())
-			}
-		}
+	return factory, nil
+}
+
+// warnNoCache logs why compiled code is not kept on disk.
+func warnNoCache(log *slog.Logger, err error) {
+	log.Warn("compiled plugin code is not cached on disk: every plugin is compiled again", "error", err)
+}
+
+// compileCache opens the named engine's compile cache, loadout/compiled/<engine> under the user
+// cache directory, and trims it. Its entries are authenticated with the key in
+// loadout/compile-cache.key under the user config directory, created on first use, so a cache
+// directory restored or edited without that key holds nothing loadout runs (codecache). It
+// returns nil with --no-compile-cache or without a user cache or config directory (no HOME),
+// and nil with the reason when the directory or the key cannot be used (not private to the
+// user, say).
+func (o *hostOptions) compileCache(name string, log *slog.Logger) (*codecache.Cache, error) {
+	if o.noCache {
+		return nil, nil
 	}
-	return factory(ctx, engineConfig{cacheDir: cacheDir, pool: o.pool})
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return nil, nil
+	}
+	config, err := os.UserConfigDir()
+	if err != nil {
+		return nil, nil
+	}
+	c, err := codecache.Open(filepath.Join(base, "loadout", "compiled", name), filepath.Join(config, "loadout", "compile-cache.key"), log)
+	if err != nil {
+		return nil, err
+	}
+	trimCompileCache(c.Dir(), time.Now())
+	return c, nil
 }
 
 // artifact is one plugin the options name: a built-in one (harness known from its build-time
@@ -268,7 +305,7 @@ func (a *app) openHost(ctx context.Context, o hostOptions, harnesses ...string) 
 		return nil, err
 	}
 	arts = selectArtifacts(arts, harnesses)
-	eng, err := o.newEngine(ctx, o.engine)
+	eng, err := o.newEngine(ctx, o.engine, a.logger)
 	if err != nil {
 		return nil, err
 	}

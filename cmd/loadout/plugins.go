@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/loadout-dev/loadout/host/engine/codecache"
 	"github.com/loadout-dev/loadout/host/registry"
 )
 
@@ -60,22 +62,46 @@ func (a *app) pluginsVerifyCommand() *cobra.Command {
 	var ho hostOptions
 	cmd := &cobra.Command{
 		Use:   "verify",
-		Short: "Check every plugin against its sha256 pin, then compile it and validate its manifest",
-		Long: `verify checks each plugin (the built-in ones and every --plugin file) against its sha256
-pin before compiling anything, then compiles it on the chosen engine and validates its
-manifest and ABI. It prints one line per plugin and exits 4 if any fails.`,
+		Short: "Check the compiled code cache, and every plugin against its sha256 pin, then compile it and validate its manifest",
+		Long: `verify first checks every entry of the engine's compiled code cache against the cache's
+key, removing each one that fails (it would never be run). Then it checks each plugin (the
+built-in ones and every --plugin file) against its sha256 pin before compiling anything,
+compiles it on the chosen engine and validates its manifest and ABI. It prints one line per
+plugin and per failing cache entry, and exits 4 if any fails.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			arts, err := ho.artifacts()
 			if err != nil {
 				return classify(err)
 			}
-			eng, err := ho.newEngine(cmd.Context(), ho.engine)
+			factory, err := engineFactory(ho.engine)
+			if err != nil {
+				return err
+			}
+			var failed []error
+			cache, err := ho.compileCache(ho.engine, a.logger)
+			switch {
+			case errors.Is(err, codecache.ErrUnsafe):
+				failed = append(failed, err)
+				fmt.Fprintf(a.stdout, "FAIL compiled code cache: %v\n", err)
+			case err != nil:
+				warnNoCache(a.logger, err)
+			case cache != nil:
+				ok, bad, err := cache.Check()
+				if err != nil {
+					return fmt.Errorf("compiled code cache %s: %w", cache.Dir(), err)
+				}
+				for _, b := range bad {
+					failed = append(failed, b.Err)
+					fmt.Fprintf(a.stdout, "FAIL compiled %s: %v (removed)\n", filepath.Join(cache.Dir(), b.Name), b.Err)
+				}
+				fmt.Fprintf(a.stdout, "ok   compiled code: %d entries authenticated in %s\n", ok, cache.Dir())
+			}
+			eng, err := factory(cmd.Context(), engineConfig{cache: cache})
 			if err != nil {
 				return err
 			}
 			defer eng.Close(context.WithoutCancel(cmd.Context()))
-			var failed []error
 			for _, a0 := range arts {
 				art, src := a0.art, a0.source
 				if a0.builtin != nil {

@@ -56,7 +56,7 @@ Pinning says the profile was reviewed: read it first. Certify the pair with
 				return usagef("profile %s: %v", profile, err)
 			}
 			ho := hostOptions{engine: engineName, noCache: noCache}
-			eng, err := ho.newEngine(cmd.Context(), engineName)
+			eng, err := ho.newEngine(cmd.Context(), engineName, a.logger)
 			if err != nil {
 				return err
 			}

@@ -16,7 +16,8 @@ func (a *app) redactCommand() *cobra.Command {
 		Short: "Copy stdin to stdout with every secret of a request masked",
 		Long: `redact reads REQUEST.json, has the policies say which of its values are secrets, then
 copies stdin to stdout with every secret masked as [REDACTED] — raw, JSON-escaped and
-TOML-escaped spellings alike, also when a secret is split across reads. Pipe a harness's
+TOML-escaped spellings alike, also when a secret is split across reads. A value marked secret
+is masked whether or not it is rendered: those of dropped servers and removed entries too. Pipe a harness's
 logs through it:
 
   claude -p … 2>&1 | loadout redact request.json > run.log`,

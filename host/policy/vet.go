@@ -592,8 +592,10 @@ func (vt *vetter) skill(sk *spec.Skill, opts VetOptions) {
 	vt.out.req.Skills = append(vt.out.req.Skills, out)
 }
 
-// redactions spells every secret value the run may log: the rendered ones, a declared secret
-// the run's token replaced, and every stored token, kept server or not.
+// redactions spells every secret value the run may log: the rendered ones, then every value a
+// rule marks secret whatever became of it (a refused server's, an entry the policy removed, a
+// declared credential the run's token replaced), and every stored token, kept server or not.
+// A value someone marked secret stays masked in logs whether or not it was rendered.
 func (vt *vetter) redactions(req *spec.Request, d *Decision) {
 	var seen map[string]bool // once there are many
 	add := func(spelling string) {
@@ -630,13 +632,26 @@ func (vt *vetter) redactions(req *spec.Request, d *Decision) {
 	for _, s := range vt.out.secrets {
 		spell(s.Value)
 	}
-	// A credential a rule removes from a kept server and marks secret (one the run's token
-	// replaces, say) is not rendered but may still show up in a log: it stays masked.
+	for _, ref := range d.Secrets {
+		s := &req.Servers[ref.Server]
+		ps := s.Env
+		if ref.Field == "headers" {
+			ps = s.Headers
+		}
+		for _, p := range ps {
+			if p.Name == ref.Key {
+				spell(p.Value)
+			}
+		}
+	}
+	// The declared secrets of the servers the parser dropped, which no rule saw.
+	for _, v := range req.DroppedSecrets {
+		spell(v)
+	}
+	// A credential a rule removes and marks secret (one the run's token replaces, say) is not
+	// rendered but may still show up in a log.
 	for i := range req.Servers {
 		s, sd := &req.Servers[i], d.Servers[i]
-		if !sd.Allow {
-			continue
-		}
 		for _, dr := range sd.Drop {
 			switch {
 			case !dr.Secret:

@@ -329,7 +329,73 @@ func TestVetRedactsSecretsThatAreNotRendered(t *testing.T) {
 	}, Tokens: []spec.Pair{{Name: "web", Value: "run-token-for-web"}, {Name: "plain", Value: "run-token-for-plain"}}}
 	v := vet(t, req, nil, VetOptions{})
 	require.Len(t, v.Request().Servers, 1, "Vet: the plain-http server is dropped")
-	for _, want := range []string{"Bearer static-admin-credential", "run-token-for-web", "run-token-for-plain"} {
+	for _, want := range []string{"Bearer static-admin-credential", "run-token-for-web", "run-token-for-plain", "dropped-server-secret"} {
 		assert.Contains(t, v.Redactions(), want, "Redactions keeps a secret that is not rendered")
 	}
+}
+
+// TestVetRedactsEveryMarkedSecret: a value a rule marks secret stays in the redaction set
+// whatever became of it: a refused server's declared secret, a refused env key, an env key of
+// the wrong shape, a header value with a line break (declared, or a header that is always a
+// secret), and a server that lost its id to an earlier one. A value nobody marked is no secret,
+// dropped or not.
+func TestVetRedactsEveryMarkedSecret(t *testing.T) {
+	t.Parallel()
+	req := &spec.Request{Harness: "claude", Servers: []spec.Server{
+		{Index: 0, ID: "plain", Transport: "http", URL: "http://evil.example/", Enabled: true,
+			Headers:    []spec.Pair{{Name: "X-Key", Value: "refused-server-header"}, {Name: "X-Trace", Value: "unmarked-refused-value"}},
+			Env:        []spec.Pair{},
+			SecretKeys: []string{"X-Key"}},
+		{Index: 1, ID: "tools", Transport: "stdio", Command: "npx", Enabled: true,
+			Env: []spec.Pair{{Name: "LD_PRELOAD", Value: "refused-env-key-secret"}, {Name: "BAD-KEY", Value: "bad-env-key-secret"},
+				{Name: "NODE_OPTIONS", Value: "unmarked-refused-env"}, {Name: "TOKEN", Value: "kept-env-secret"}},
+			SecretKeys: []string{"LD_PRELOAD", "BAD-KEY", "TOKEN"}},
+		{Index: 2, ID: "web", Transport: "http", URL: "https://mcp.example.com/", Enabled: true,
+			Headers:    []spec.Pair{{Name: "X-Api", Value: "bad-header\r\nsecret"}, {Name: "Authorization", Value: "Bearer bad\nheader"}},
+			SecretKeys: []string{"X-Api"}},
+		{Index: 3, ID: "tools", Transport: "stdio", Command: "other", Enabled: true,
+			Env: []spec.Pair{{Name: "TOKEN", Value: "duplicate-id-secret"}}, SecretKeys: []string{"TOKEN"}},
+	}}
+	v := vet(t, req, nil, VetOptions{})
+	kept := []string{}
+	for _, s := range v.Request().Servers {
+		kept = append(kept, s.ID)
+	}
+	require.Equal(t, []string{"tools", "web"}, kept, "Vet: kept servers")
+	env := map[string]string{}
+	for _, p := range v.Request().Servers[0].Env {
+		env[p.Name] = p.Value
+	}
+	require.NotContains(t, env, "LD_PRELOAD", "the refused env key is dropped")
+	require.NotContains(t, env, "BAD-KEY", "the env key of the wrong shape is dropped")
+	require.Empty(t, v.Request().Servers[1].Headers, "both headers with a line break are dropped")
+	for _, want := range []string{"kept-env-secret", "refused-server-header", "refused-env-key-secret", "bad-env-key-secret",
+		"bad-header\r\nsecret", `bad-header\r\nsecret`, "Bearer bad\nheader", "duplicate-id-secret"} {
+		assert.Contains(t, v.Redactions(), want, "Redactions holds every value marked secret")
+	}
+	for _, no := range []string{"unmarked-refused-value", "unmarked-refused-env"} {
+		assert.NotContains(t, v.Redactions(), no, "a dropped value nobody marked is no secret")
+	}
+}
+
+// TestVetRedactsSecretsOfServersTheParserDrops: a server the parser drops (a bad transport,
+// command or id, a field that narrows access out of its domain) never reaches the policy, yet
+// the values its own secretKeys declare (env[key], the header named key in any case) stay in
+// the redaction set; its other values are no secrets.
+func TestVetRedactsSecretsOfServersTheParserDrops(t *testing.T) {
+	t.Parallel()
+	body := `{"harness": "claude", "mcpServers": [
+	  {"id": "ftp", "transport": "ftp", "url": "ftp://x.example/", "headers": {"authorization": "Bearer ftp-declared-1"}, "secretKeys": ["Authorization"]},
+	  {"id": "bad-cmd", "command": "-rf", "env": {"API_TOKEN": "cmd-declared-2", "LOG": "cmd-unmarked"}, "secretKeys": ["API_TOKEN"]},
+	  {"id": "Bad Id", "command": "npx", "env": {"K": "id-declared-3"}, "secretKeys": ["K", 7]},
+	  {"id": "narrow", "command": "npx", "users": "alice", "env": {"K": "users-declared-4"}, "secretKeys": ["K"]},
+	  {"id": "kept", "command": "npx", "env": {"K": "kept-declared-5"}, "secretKeys": ["K"]}]}`
+	req, diags, err := spec.Parse([]byte(body))
+	require.NoError(t, err, "Parse")
+	require.Len(t, req.Servers, 1, "the parser keeps one server (diagnostics: %v)", diags)
+	v := vet(t, req, nil, VetOptions{})
+	for _, want := range []string{"Bearer ftp-declared-1", "cmd-declared-2", "id-declared-3", "users-declared-4", "kept-declared-5"} {
+		assert.Contains(t, v.Redactions(), want, "Redactions holds a declared secret of a server the parser drops")
+	}
+	assert.NotContains(t, v.Redactions(), "cmd-unmarked", "a value nobody marked is no secret")
 }

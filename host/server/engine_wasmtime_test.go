@@ -12,7 +12,7 @@ import (
 // newTestEngine is the engine the real-host tests run plugins on: wasmtime under the wasmtime
 // build tag.
 func newTestEngine(ctx context.Context) (engine.Engine, error) {
-	return wasmtime.New(ctx, wasmtime.Config{CacheDir: testCacheDir("wasmtime")})
+	return wasmtime.New(ctx, wasmtime.Config{Cache: testCache("wasmtime")})
 }
 
 // serveTargetRate is the renders/s `serve` is to sustain on Wasmtime (docs/PERFORMANCE.md);

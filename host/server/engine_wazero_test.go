@@ -12,7 +12,7 @@ import (
 // newTestEngine is the engine the real-host tests run plugins on: wazero, or wasmtime under
 // the wasmtime build tag.
 func newTestEngine(ctx context.Context) (engine.Engine, error) {
-	return wazero.New(ctx, wazero.Config{CacheDir: testCacheDir("wazero"), Pool: 2})
+	return wazero.New(ctx, wazero.Config{Cache: testCache("wazero"), Pool: 2})
 }
 
 // serveTargetRate is the renders/s `serve` is to sustain on wazero (docs/PERFORMANCE.md);

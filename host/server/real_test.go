@@ -15,24 +15,30 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/host"
+	"github.com/loadout-dev/loadout/host/engine/codecache"
 	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/host/registry"
 	"github.com/loadout-dev/loadout/internal/testplugins"
 	"github.com/loadout-dev/loadout/plugins"
 )
 
-// testCacheDir is where the real-host tests keep compiled plugin code across loads and test
-// runs (the CLI's default is the same kind of directory); "" when there is no user cache.
-func testCacheDir(engineName string) string {
+// testCache is where the real-host tests keep compiled plugin code across loads and test runs
+// (the CLI's default is the same kind of cache, its key beside the CLI's); nil when there is no
+// user cache or config directory.
+func testCache(engineName string) *codecache.Cache {
 	base, err := os.UserCacheDir()
 	if err != nil {
-		return ""
+		return nil
 	}
-	dir := filepath.Join(base, "loadout", "test-compiled", engineName)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return ""
+	config, err := os.UserConfigDir()
+	if err != nil {
+		return nil
 	}
-	return dir
+	c, err := codecache.Open(filepath.Join(base, "loadout", "test-compiled", engineName), filepath.Join(config, "loadout", "test-compile-cache.key"), nil)
+	if err != nil {
+		return nil
+	}
+	return c
 }
 
 // realPlugins are the built-in harness plugins the real-host tests load.

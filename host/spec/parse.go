@@ -198,6 +198,8 @@ type parser struct {
 	refusal *RejectError
 	// unknowns counts the unknown members of skills, resources and servers.
 	unknowns int
+	// droppedSecrets are the declared secrets of the servers dropped (Request.DroppedSecrets).
+	droppedSecrets []string
 }
 
 // refuse records a whole-request refusal; the first one wins.
@@ -356,6 +358,7 @@ func (p *parser) request(root *value) *Request {
 	// User servers come after the catalog's whatever the member order, so a catalog server
 	// always wins an id both claim.
 	req.Servers = append(req.Servers, user...)
+	req.DroppedSecrets = p.droppedSecrets
 	return req
 }
 
@@ -694,6 +697,38 @@ func (p *parser) servers(arr *value, source string) []Server {
 		}
 		if s, ok := p.server(e, i, prefix, source); ok {
 			out = append(out, s)
+		} else {
+			p.droppedSecrets = append(p.droppedSecrets, declaredSecrets(e)...)
+		}
+	}
+	return out
+}
+
+// declaredSecrets returns the values a server object's own secretKeys name: env[key] and the
+// header named key (in any case, as the policy matches headers), each a non-empty string.
+func declaredSecrets(obj *value) []string {
+	keys, ok := obj.get("secretKeys")
+	if !ok || keys.kind != kindArray {
+		return nil
+	}
+	var out []string
+	for _, field := range []string{"env", "headers"} {
+		m, ok := obj.get(field)
+		if !ok || m.kind != kindObject {
+			continue
+		}
+		for i := range m.members {
+			e := &m.members[i]
+			if e.val.kind != kindString || e.val.str == "" {
+				continue
+			}
+			for j := range keys.elems {
+				k := &keys.elems[j]
+				if k.kind == kindString && (k.str == e.name || field == "headers" && strings.ToLower(k.str) == strings.ToLower(e.name)) {
+					out = append(out, e.val.str)
+					break
+				}
+			}
 		}
 	}
 	return out

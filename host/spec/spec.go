@@ -24,6 +24,11 @@ type Request struct {
 	Servers []Server `json:"mcpServers"`
 	// Tokens maps a server id to the run's stored token for it (always a secret).
 	Tokens []Pair `json:"tokens"`
+	// DroppedSecrets are the values the servers the parser dropped declare secret (for each key
+	// of their own secretKeys, env[key] and the header named key in any case; non-empty), in
+	// request order. They are never rendered and the policy never sees them, but someone marked
+	// them secret, so they stay masked in logs (policy.Vetted.Redactions). Not policy input.
+	DroppedSecrets []string `json:"-"`
 }
 
 // Run describes the run.

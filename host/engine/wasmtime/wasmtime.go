@@ -30,8 +30,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -41,6 +39,7 @@ import (
 	"github.com/bytecodealliance/wasmtime-go/v39"
 
 	"github.com/loadout-dev/loadout/host/engine"
+	"github.com/loadout-dev/loadout/host/engine/codecache"
 	"github.com/loadout-dev/loadout/host/engine/internal/sandbox"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
@@ -59,11 +58,11 @@ const cacheVersion = "wasmtime-go/v39.0.1 epoch nan-canonical relaxed-simd-deter
 
 // Config configures an Engine. The zero value is valid: nothing is cached on disk.
 type Config struct {
-	// CacheDir, when set, is a directory where compiled modules are kept serialized, keyed by
-	// the sha256 of the module and the engine's settings, so a cold CLI start deserializes
-	// instead of recompiling. Deserialized code is trusted: the directory must be private to
-	// the user running loadout.
-	CacheDir string
+	// Cache, when set, keeps compiled modules serialized on disk, keyed by the sha256 of the
+	// module and the engine's settings, so a cold CLI start deserializes instead of
+	// recompiling. Only an entry that authenticates is deserialized (codecache); any other is
+	// compiled again and replaced.
+	Cache *codecache.Cache
 	// Slots is how many instances may exist at once (DefaultSlots when zero or less); a call
 	// beyond them waits for one to finish, so that a burst of requests cannot map an unbounded
 	// number of linear memories.
@@ -104,13 +103,6 @@ func New(_ context.Context, cfg Config) (*Engine, error) {
 		linker.Close()
 		wt.Close()
 		return nil, err
-	}
-	if cfg.CacheDir != "" {
-		if err := os.MkdirAll(cfg.CacheDir, 0o700); err != nil {
-			linker.Close()
-			wt.Close()
-			return nil, fmt.Errorf("wasmtime module cache %s: %w", cfg.CacheDir, err)
-		}
 	}
 	e := &Engine{cfg: cfg, wt: wt, linker: linker, slots: make(chan struct{}, slots), stop: make(chan struct{}), modules: map[*Module]struct{}{}}
 	e.ticker.Add(1)
@@ -315,36 +307,31 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte, digest string, limits
 	return m, nil
 }
 
-// load compiles wasm, or deserializes it from the cache directory, where it is keyed on
-// digest (the verified pin; "" hashes wasm here).
+// load compiles wasm, or deserializes it from the cache, where it is keyed on digest (the
+// verified pin; "" hashes wasm here). The bytes deserialized are the bytes the cache
+// authenticated, read into memory first: nothing is mapped from the file afterwards.
 func (e *Engine) load(wasm []byte, digest string) (*wasmtime.Module, error) {
-	var path string
-	if e.cfg.CacheDir != "" {
+	var name string
+	if c := e.cfg.Cache; c != nil {
 		if digest == "" {
 			sum := sha256.Sum256(wasm)
 			digest = "sha256:" + hex.EncodeToString(sum[:])
 		}
-		key := sha256.Sum256([]byte(cacheVersion + "\x00" + digest))
-		path = filepath.Join(e.cfg.CacheDir, hex.EncodeToString(key[:])+".cwasm")
-		if mod, err := wasmtime.NewModuleDeserializeFile(e.wt, path); err == nil {
-			return mod, nil
+		name = codecache.Name(cacheVersion, digest)
+		if code, err := c.Get(name); err == nil {
+			if mod, err := wasmtime.NewModuleDeserialize(e.wt, code); err == nil {
+				return mod, nil
+			}
 		}
 	}
 	mod, err := wasmtime.NewModule(e.wt, wasm)
 	if err != nil {
 		return nil, fmt.Errorf("compile: %w: %w", engine.ErrABI, err)
 	}
-	if path != "" {
+	if name != "" {
 		// The cache only saves time: a module that cannot be stored is still returned.
 		if b, err := mod.Serialize(); err == nil {
-			tmp, err := os.CreateTemp(e.cfg.CacheDir, ".cwasm-*")
-			if err == nil {
-				_, werr := tmp.Write(b)
-				cerr := tmp.Close()
-				if werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
-					_ = os.Remove(tmp.Name())
-				}
-			}
+			_ = e.cfg.Cache.Put(name, b)
 		}
 	}
 	return mod, nil

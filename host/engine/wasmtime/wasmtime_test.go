@@ -5,8 +5,6 @@ package wasmtime_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -15,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/host/engine"
+	"github.com/loadout-dev/loadout/host/engine/codecache"
 	"github.com/loadout-dev/loadout/host/engine/enginetest"
 	"github.com/loadout-dev/loadout/host/engine/wasmtime"
-	"github.com/loadout-dev/loadout/host/registry"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
@@ -27,7 +25,7 @@ func TestEngine(t *testing.T) {
 		cfg  wasmtime.Config
 	}{
 		{"no cache", wasmtime.Config{}},
-		{"module cache on disk", wasmtime.Config{CacheDir: t.TempDir()}},
+		{"module cache on disk", wasmtime.Config{Cache: enginetest.TempCache(t)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			enginetest.Run(t, func(t *testing.T) engine.Engine {
@@ -39,45 +37,15 @@ func TestEngine(t *testing.T) {
 	}
 }
 
-func TestModuleCacheOnDisk(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	for i := 0; i < 2; i++ {
-		e, err := wasmtime.New(ctx, wasmtime.Config{CacheDir: dir})
-		require.NoError(t, err, "wasmtime.New(CacheDir) #%d", i)
-		m, err := e.Compile(ctx, enginetest.WAT(t, "ok"), "", enginetest.Limits)
-		require.NoError(t, err, "Compile(ok.wat) #%d", i)
-		out, err := m.Call(ctx, abi.ExportRender, []byte("x"))
-		require.NoError(t, err, "Call(render) #%d", i)
-		require.Equal(t, "00x", string(out), "Call(render, x) #%d", i)
-		require.NoError(t, m.Close(ctx), "Close(module) #%d", i)
-		require.NoError(t, e.Close(ctx), "Close(engine) #%d", i)
-		files, err := filepath.Glob(filepath.Join(dir, "*.cwasm"))
-		require.NoError(t, err, "Glob(cache)")
-		require.Len(t, files, 1, "serialized modules in the cache after compiling ok.wat (#%d)", i)
-	}
-	// The verified pin a loader passes keys the same entry as the engine's own hash.
-	e, err := wasmtime.New(ctx, wasmtime.Config{CacheDir: dir})
-	require.NoError(t, err, "wasmtime.New(CacheDir) with a digest")
-	ok := enginetest.WAT(t, "ok")
-	m, err := e.Compile(ctx, ok, registry.Digest(ok), enginetest.Limits)
-	require.NoError(t, err, "Compile(ok.wat, its digest)")
-	require.NoError(t, m.Close(ctx), "Close(module) with a digest")
-	require.NoError(t, e.Close(ctx), "Close(engine) with a digest")
-	files, err := filepath.Glob(filepath.Join(dir, "*.cwasm"))
-	require.NoError(t, err, "Glob(cache)")
-	require.Len(t, files, 1, "serialized modules in the cache after compiling ok.wat with its digest")
-	// A corrupt cache entry is recompiled, not trusted.
-	require.NoError(t, os.WriteFile(files[0], []byte("not a module"), 0o600), "corrupt the cache entry")
-	e, err = wasmtime.New(ctx, wasmtime.Config{CacheDir: dir})
-	require.NoError(t, err, "wasmtime.New(CacheDir) after corruption")
-	defer e.Close(ctx)
-	m, err = e.Compile(ctx, ok, "", enginetest.Limits)
-	require.NoError(t, err, "Compile(ok.wat) over a corrupt cache entry")
-	defer m.Close(ctx)
-	out, err := m.Call(ctx, abi.ExportManifest, nil)
-	require.NoError(t, err, "Call(manifest) after recompiling")
-	require.NotEmpty(t, out, "Call(manifest) after recompiling")
+// TestCompileCacheAuthenticated: compiled code from the cache runs only once authenticated
+// (enginetest.Cache). An entry is a serialized module, which names its own code: the planted
+// entry is impostor.wat's, whole.
+func TestCompileCacheAuthenticated(t *testing.T) {
+	enginetest.Cache(t, func(t *testing.T, c *codecache.Cache) engine.Engine {
+		e, err := wasmtime.New(context.Background(), wasmtime.Config{Cache: c})
+		require.NoError(t, err, "wasmtime.New(Cache)")
+		return e
+	}, func(_, b []byte) []byte { return b })
 }
 
 // deepWAT is a plugin whose render reports, as two digits, the bytes it finds at offset 32

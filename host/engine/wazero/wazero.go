@@ -1,9 +1,10 @@
 // Package wazero runs renderer plugins on wazero, the pure-Go WebAssembly runtime. It is the
 // default engine: it needs no cgo, so `CGO_ENABLED=0 go build ./...` builds the whole host.
 //
-// An Engine owns one wazero runtime, its compilation cache and the sandbox's WASI host module;
-// every Module it compiles shares them. Engine and Module are safe for concurrent use. Closing
-// the Engine closes every Module it compiled.
+// Every Module has a wazero runtime of its own, with the sandbox's WASI host module and a
+// compilation cache that holds that module alone, so that what wazero writes to its cache while
+// compiling a module is known to be that module's code (see Config.Cache). Engine and Module
+// are safe for concurrent use. Closing the Engine closes every Module it compiled.
 //
 // Isolation: no instance serves two calls. Every Module.Call runs in an instance that was
 // instantiated and initialized (_initialize) for it alone and is closed afterwards, so nothing a
@@ -28,9 +29,15 @@
 package wazero
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,6 +48,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/loadout-dev/loadout/host/engine"
+	"github.com/loadout-dev/loadout/host/engine/codecache"
 	"github.com/loadout-dev/loadout/host/engine/internal/capmem"
 	"github.com/loadout-dev/loadout/host/engine/internal/sandbox"
 	"github.com/loadout-dev/loadout/sdk/abi"
@@ -52,12 +60,15 @@ var (
 	_ engine.Module = (*Module)(nil)
 )
 
-// Config configures an Engine. The zero value is valid: compiled code is cached in memory only.
+// Config configures an Engine. The zero value is valid: nothing compiled is kept on disk.
 type Config struct {
-	// CacheDir, when set, is a directory where wazero keeps compiled machine code across
-	// processes, so a cold CLI start does not recompile a plugin it compiled before. The
-	// directory must be private to the user running loadout: its contents are trusted.
-	CacheDir string
+	// Cache, when set, keeps compiled machine code on disk across processes, so a cold CLI
+	// start does not recompile a plugin it compiled before. wazero's own file cache checks
+	// its entries with a CRC anyone can recompute, so it never reads the Cache's directory:
+	// each compile gives wazero a fresh private temporary directory, holding only the module's
+	// entry once the Cache authenticated it, and what wazero writes there is stored back in
+	// the Cache, authenticated (codecache).
+	Cache *codecache.Cache
 	// Pool is how many instances each Module keeps instantiated and initialized ahead of the
 	// calls, off the request path, each used by one call and then closed. 0 instantiates on
 	// the request path. A long-running server sets it; a CLI that renders once does not. Each
@@ -67,52 +78,34 @@ type Config struct {
 
 // Engine compiles and runs plugins on wazero. Create it with New; it is safe for concurrent use.
 type Engine struct {
-	rt    wazero.Runtime
-	cache wazero.CompilationCache
+	rc    wazero.RuntimeConfig
+	cache *codecache.Cache
 	pool  int
 
 	mu      sync.Mutex
+	closed  bool
 	modules map[*Module]struct{} // open modules, closed by Close
 }
 
 // New returns an Engine. The caller closes it.
-func New(ctx context.Context, cfg Config) (e *Engine, err error) {
-	var cache wazero.CompilationCache
-	if cfg.CacheDir != "" {
-		cache, err = wazero.NewCompilationCacheWithDir(cfg.CacheDir)
-		if err != nil {
-			return nil, fmt.Errorf("wazero compilation cache %s: %w", cfg.CacheDir, err)
-		}
-	} else {
-		cache = wazero.NewCompilationCache()
-	}
-	rc := wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(true). // deadlines (see the package doc)
-		WithCompilationCache(cache).
-		WithCoreFeatures(api.CoreFeaturesV2)
-	rt := wazero.NewRuntimeWithConfig(ctx, rc)
-	defer func() {
-		if err != nil {
-			_ = rt.Close(ctx)
-			_ = cache.Close(ctx)
-		}
-	}()
-	if err := instantiateSandbox(ctx, rt); err != nil {
-		return nil, err
-	}
+func New(_ context.Context, cfg Config) (*Engine, error) {
 	if cfg.Pool < 0 {
 		return nil, fmt.Errorf("wazero: Config.Pool is %d, want 0 or more", cfg.Pool)
 	}
-	return &Engine{rt: rt, cache: cache, pool: cfg.Pool, modules: map[*Module]struct{}{}}, nil
+	rc := wazero.NewRuntimeConfig().
+		WithCloseOnContextDone(true). // deadlines (see the package doc)
+		WithCoreFeatures(api.CoreFeaturesV2)
+	return &Engine{rc: rc, cache: cfg.Cache, pool: cfg.Pool, modules: map[*Module]struct{}{}}, nil
 }
 
 // Name returns "wazero".
 func (e *Engine) Name() string { return "wazero" }
 
-// Close closes the runtime, every module compiled by e, and the compilation cache handle
-// (a cache directory stays on disk).
+// Close closes every module compiled by e (the cache directory stays on disk); Compile fails
+// afterwards.
 func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Lock()
+	e.closed = true
 	open := make([]*Module, 0, len(e.modules))
 	for m := range e.modules {
 		open = append(open, m)
@@ -122,7 +115,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	for _, m := range open {
 		errs = append(errs, m.Close(ctx))
 	}
-	return errors.Join(append(errs, e.rt.Close(ctx), e.cache.Close(ctx))...)
+	return errors.Join(errs...)
 }
 
 // stateKey carries the *call of the running instance in the context its host functions see.
@@ -182,19 +175,30 @@ func instantiateSandbox(ctx context.Context, rt wazero.Runtime) error {
 	return nil
 }
 
-// Compile checks the module's size, imports, exports and memory, then compiles it. Every
-// check runs on the compiled module before anything is instantiated.
-func (e *Engine) Compile(ctx context.Context, wasm []byte, _ string, limits engine.Limits) (_ engine.Module, err error) {
+// Compile checks the module's size, compiles it in a runtime of its own (or loads it from the
+// cache, keyed on digest, the verified pin; "" hashes wasm here), then checks its imports,
+// exports and memory. Every check runs on the compiled module before anything is instantiated.
+func (e *Engine) Compile(ctx context.Context, wasm []byte, digest string, limits engine.Limits) (_ engine.Module, err error) {
 	if limits, err = sandbox.CheckModule(wasm, limits); err != nil {
 		return nil, err
 	}
-	cm, err := e.rt.CompileModule(ctx, wasm)
+	e.mu.Lock()
+	closed := e.closed
+	e.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("compile: %w", engine.ErrClosed)
+	}
+	rt, cache, cm, err := e.compile(ctx, wasm, digest)
 	if err != nil {
-		return nil, fmt.Errorf("compile: %w: %w", engine.ErrABI, err)
+		return nil, err
 	}
 	defer func() {
-		if err != nil {
+		if err != nil && cm != nil { // not yet owned by a Module
 			_ = cm.Close(ctx)
+			_ = rt.Close(ctx)
+			if cache != nil {
+				_ = cache.Close(ctx)
+			}
 		}
 	}()
 	for _, def := range cm.ImportedFunctions() {
@@ -229,13 +233,15 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte, _ string, limits engi
 	_, hasInit := exports[abi.ExportInitialize]
 	m := &Module{
 		e:        e,
-		rt:       e.rt,
+		rt:       rt,
+		cache:    cache,
 		cm:       cm,
 		limits:   limits,
 		hasInit:  hasInit,
 		recycler: &capmem.Recycler{Max: e.pool + 2},
 		calls:    map[uint64]context.CancelCauseFunc{},
 	}
+	cm = nil // m owns the module, its runtime and its cache now
 	if e.pool > 0 {
 		var poolCtx context.Context
 		poolCtx, m.stopPool = context.WithCancel(context.WithoutCancel(ctx))
@@ -244,15 +250,151 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte, _ string, limits engi
 		go m.refill(poolCtx)
 	}
 	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		_ = m.Close(ctx)
+		return nil, fmt.Errorf("compile: %w", engine.ErrClosed)
+	}
 	e.modules[m] = struct{}{}
 	e.mu.Unlock()
 	return m, nil
 }
 
+// compile makes a runtime for one module, with the sandbox, and compiles wasm in it. With a
+// Cache, the runtime's compilation cache is a staging directory (stage) and is returned, to be
+// closed with the module after the runtime: it holds the compiled code.
+func (e *Engine) compile(ctx context.Context, wasm []byte, digest string) (_ wazero.Runtime, _ wazero.CompilationCache, _ wazero.CompiledModule, err error) {
+	rc := e.rc
+	var st *stage
+	if e.cache != nil {
+		// The cache only saves time: without a staging directory the module is compiled.
+		if st, _ = e.stage(wasm, digest); st != nil {
+			defer os.RemoveAll(st.dir)
+			rc = rc.WithCompilationCache(st.cache)
+		}
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, rc)
+	defer func() {
+		if err != nil {
+			_ = rt.Close(ctx)
+			if st != nil {
+				_ = st.cache.Close(ctx)
+			}
+		}
+	}()
+	if err := instantiateSandbox(ctx, rt); err != nil {
+		return nil, nil, nil, err
+	}
+	cm, err := rt.CompileModule(ctx, wasm)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("compile: %w: %w", engine.ErrABI, err)
+	}
+	if st == nil {
+		return rt, nil, cm, nil
+	}
+	st.keep(e.cache)
+	return rt, st.cache, cm, nil
+}
+
+// stage is the private directory a wazero compilation cache reads from and writes to while
+// one module compiles.
+type stage struct {
+	dir    string                  // a fresh temporary directory, 0700
+	sub    string                  // the directory wazero made in dir, named after its version and platform
+	cache  wazero.CompilationCache // wazero's cache on dir
+	name   string                  // the module's entry in the Cache
+	placed fs.FileInfo             // the file placed in sub from the entry, if any
+}
+
+// stage makes a staging directory for wasm and places in it the module's code from the Cache,
+// when its entry authenticates. The entry holds the name wazero gives the file (a hash of the
+// module and the CPU's features), a newline, and the file's bytes.
+func (e *Engine) stage(wasm []byte, digest string) (_ *stage, err error) {
+	dir, err := os.MkdirTemp("", "loadout-wazero-*")
+	if err != nil {
+		return nil, fmt.Errorf("wazero compile cache: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = os.RemoveAll(dir)
+		}
+	}()
+	cache, err := wazero.NewCompilationCacheWithDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("wazero compile cache: %w", err)
+	}
+	des, err := os.ReadDir(dir)
+	if err != nil || len(des) != 1 || !des[0].IsDir() {
+		_ = cache.Close(context.Background())
+		return nil, fmt.Errorf("wazero compile cache: %s does not hold one directory of wazero's (%v)", dir, err)
+	}
+	if digest == "" {
+		sum := sha256.Sum256(wasm)
+		digest = "sha256:" + hex.EncodeToString(sum[:])
+	}
+	st := &stage{dir: dir, sub: filepath.Join(dir, des[0].Name()), cache: cache, name: codecache.Name("wazero", des[0].Name(), digest)}
+	data, err := e.cache.Get(st.name)
+	if err != nil {
+		return st, nil // not cached, or not authentic: compiled again
+	}
+	file, code, ok := bytes.Cut(data, []byte{'\n'})
+	if !ok || !isHex(file) {
+		return st, nil
+	}
+	path := filepath.Join(st.sub, string(file))
+	if os.WriteFile(path, code, 0o600) == nil {
+		st.placed, _ = os.Lstat(path)
+	}
+	return st, nil
+}
+
+// keep stores in c, under the module's entry, the file wazero wrote while compiling: the module
+// was not in the cache, or wazero found the entry's code stale and compiled it again.
+func (st *stage) keep(c *codecache.Cache) {
+	des, err := os.ReadDir(st.sub)
+	if err != nil {
+		return
+	}
+	var written []string
+	for _, de := range des {
+		if !de.Type().IsRegular() || !isHex([]byte(de.Name())) {
+			continue
+		}
+		if st.placed != nil && de.Name() == st.placed.Name() {
+			if fi, err := os.Lstat(filepath.Join(st.sub, de.Name())); err == nil && os.SameFile(fi, st.placed) && fi.ModTime().Equal(st.placed.ModTime()) {
+				continue // read, not rewritten
+			}
+		}
+		written = append(written, de.Name())
+	}
+	if len(written) != 1 {
+		return
+	}
+	code, err := os.ReadFile(filepath.Join(st.sub, written[0]))
+	if err != nil {
+		return
+	}
+	_ = c.Put(st.name, append([]byte(written[0]+"\n"), code...))
+}
+
+// isHex reports whether b is a sha256 in lower-case hex, the name of a wazero cache file.
+func isHex(b []byte) bool {
+	if len(b) != 2*sha256.Size {
+		return false
+	}
+	for _, c := range b {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // Module is a compiled plugin; every Call runs in a fresh instance. It is safe for concurrent use.
 type Module struct {
 	e       *Engine
-	rt      wazero.Runtime
+	rt      wazero.Runtime          // the module's own runtime
+	cache   wazero.CompilationCache // the runtime's staged cache, nil without a Cache
 	cm      wazero.CompiledModule
 	limits  engine.Limits
 	hasInit bool
@@ -302,7 +444,14 @@ func (m *Module) Close(ctx context.Context) error {
 			break
 		}
 	}
-	return m.cm.Close(ctx)
+	return errors.Join(m.cm.Close(ctx), m.rt.Close(ctx), m.closeCache(ctx))
+}
+
+func (m *Module) closeCache(ctx context.Context) error {
+	if m.cache == nil {
+		return nil
+	}
+	return m.cache.Close(ctx)
 }
 
 // track registers a call in flight; the returned function unregisters it.

@@ -1,16 +1,17 @@
 package wazero_test
 
 import (
+	"bytes"
 	"context"
-	"os"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/host/engine"
+	"github.com/loadout-dev/loadout/host/engine/codecache"
 	"github.com/loadout-dev/loadout/host/engine/enginetest"
 	"github.com/loadout-dev/loadout/host/engine/wazero"
-	"github.com/loadout-dev/loadout/sdk/abi"
 )
 
 func TestEngine(t *testing.T) {
@@ -20,7 +21,7 @@ func TestEngine(t *testing.T) {
 	}{
 		{"fresh instance per call", wazero.Config{}},
 		{"pool of initialized instances", wazero.Config{Pool: 2}},
-		{"compilation cache on disk", wazero.Config{CacheDir: t.TempDir()}},
+		{"compilation cache on disk", wazero.Config{Cache: enginetest.TempCache(t)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			enginetest.Run(t, func(t *testing.T) engine.Engine {
@@ -37,20 +38,17 @@ func TestNewRejectsNegativePool(t *testing.T) {
 	require.Error(t, err, "wazero.New(Pool: -1)")
 }
 
-func TestCompilationCacheOnDisk(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	for i := 0; i < 2; i++ {
-		e, err := wazero.New(ctx, wazero.Config{CacheDir: dir})
-		require.NoError(t, err, "wazero.New(CacheDir) #%d", i)
-		m, err := e.Compile(ctx, enginetest.WAT(t, "ok"), "", enginetest.Limits)
-		require.NoError(t, err, "Compile(ok.wat) #%d", i)
-		out, err := m.Call(ctx, abi.ExportRender, []byte("x"))
-		require.NoError(t, err, "Call(render) #%d", i)
-		require.Equal(t, "00x", string(out), "Call(render, x) #%d", i)
-		require.NoError(t, e.Close(ctx), "Close #%d", i)
-		entries, err := os.ReadDir(dir)
-		require.NoError(t, err, "ReadDir(cache)")
-		require.NotEmpty(t, entries, "the cache directory is empty after compiling (#%d)", i)
-	}
+// TestCompileCacheAuthenticated: compiled code from the cache runs only once authenticated
+// (enginetest.Cache). An entry holds the name of wazero's file, a newline and the file, so
+// the planted entry keeps ok.wat's file name over impostor.wat's code, whose CRC is its own.
+func TestCompileCacheAuthenticated(t *testing.T) {
+	enginetest.Cache(t, func(t *testing.T, c *codecache.Cache) engine.Engine {
+		e, err := wazero.New(context.Background(), wazero.Config{Cache: c})
+		require.NoError(t, err, "wazero.New(Cache)")
+		return e
+	}, func(a, b []byte) []byte {
+		name, _, _ := bytes.Cut(a, []byte{'\n'})
+		_, code, _ := bytes.Cut(b, []byte{'\n'})
+		return slices.Concat(name, []byte{'\n'}, code)
+	})
 }
