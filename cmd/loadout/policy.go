@@ -33,19 +33,23 @@ type policyFlags struct {
 }
 
 func (f *policyFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&f.host.policies, "policies", "", "policy directory or OPA bundle file (.tar.gz) (default: the embedded policies)")
-	addVerifyFlags(fs, &f.host)
+	addPolicyFlags(fs, &f.host)
 	fs.StringVar(&f.harness, "harness", "", "harness the decision is for (default: the request's)")
 	fs.StringVar(&f.format, "format", "text", "output format: text or json")
 }
 
 // policyHost is a Host with the policies of f and no plugin.
 func (a *app) policyHost(ctx context.Context, f *policyFlags) (*host.Host, error) {
-	pfs, bundle, err := f.host.policySource()
+	cfg, err := f.host.policyConfig()
 	if err != nil {
 		return nil, err
 	}
-	return host.New(ctx, host.Config{Policies: pfs, PolicyBundle: bundle, Logger: a.logger})
+	cfg.Logger = a.logger
+	pe, err := policy.New(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("load policies: %w", err)
+	}
+	return host.New(ctx, host.Config{Policy: pe, Logger: a.logger})
 }
 
 func (a *app) policyInputCommand() *cobra.Command {
@@ -99,7 +103,9 @@ func (a *app) policyEvalCommand() *cobra.Command {
 		Long: `eval parses a request, evaluates every rule under data.loadout over it (deny, drop,
 secret, warn, spawn_env in any package) and prints the surviving servers and skills, every
 dropped entry with its code, message and the rule that decided it (file:row), the warnings,
-and what each rule produced. The host environment is loadout's own. Exit 3 when the request
+and what each rule produced. It first lists every policy source in force: the embedded
+defaults, and the --policies directory or bundle laid over them (or replacing them, with
+--replace-default-policies). The host environment is loadout's own. Exit 3 when the request
 is refused.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -121,13 +127,14 @@ is refused.`,
 			areq := p.Vetted.Request()
 			d := p.Vetted.Decision()
 			out := struct {
+				Sources  []policy.Source     `json:"sources"`
 				Servers  []string            `json:"servers"`
 				Skills   []string            `json:"skills"`
 				Dropped  []spec.Diagnostic   `json:"dropped"`
 				Warnings []policy.Warning    `json:"warnings"`
 				SpawnEnv policy.SpawnEnv     `json:"spawnEnv"`
 				Rules    []policy.RuleOutput `json:"rules"`
-			}{Servers: []string{}, Skills: []string{}, Warnings: d.Warnings, SpawnEnv: d.SpawnEnv, Rules: maskRules(d.Document, p.Vetted.Redactions())}
+			}{Servers: []string{}, Skills: []string{}, Warnings: d.Warnings, SpawnEnv: d.SpawnEnv, Rules: maskRules(d.Document, p.Vetted.Redactions()), Sources: h.Policy().Sources()}
 			for _, s := range areq.Servers {
 				out.Servers = append(out.Servers, s.ID)
 			}
@@ -139,6 +146,10 @@ is refused.`,
 				return writeJSON(a.stdout, out)
 			}
 			var b strings.Builder
+			b.WriteString("policy sources:\n")
+			for _, src := range out.Sources {
+				fmt.Fprintf(&b, "  %s\n", src)
+			}
 			fmt.Fprintf(&b, "servers: %s\nskills:  %s\n", listOrNone(out.Servers), listOrNone(out.Skills))
 			for _, d := range out.Dropped {
 				fmt.Fprintf(&b, "dropped %s %q at %s (%s): %s", d.Kind, d.Name, d.Field, d.Code, d.Message)
@@ -215,7 +226,8 @@ func (a *app) policyTestCommand() *cobra.Command {
 		Short: "Run the policies' Rego tests (*_test.rego) with OPA's tester",
 		Long: `test runs every *_test.rego of DIR (default: the embedded policies) with OPA's own
 tester, at the OPA version, capabilities and strictness loadout decides with, and reports as
-'opa test' does. --run keeps the tests whose package.name matches REGEX, --timeout bounds each
+'opa test' does. DIR is laid over the embedded defaults' rules and data, as render lays it
+(--replace-default-policies: DIR alone); only DIR's tests run. --run keeps the tests whose package.name matches REGEX, --timeout bounds each
 test, --coverage prints OPA's coverage report. Exit 3 when a test fails or errors, 1 when the
 policies do not compile.`,
 		Args: cobra.MaximumNArgs(1),
@@ -223,14 +235,18 @@ policies do not compile.`,
 			if err := checkFormat(format); err != nil {
 				return err
 			}
-			var ho hostOptions
+			ho := hostOptions{replaceDefaults: opts.ReplaceDefaults}
 			if len(args) == 1 {
 				ho.policies = args[0]
+			}
+			if ho.replaceDefaults && ho.policies == "" {
+				return usagef("--replace-default-policies: give the DIR that replaces the defaults")
 			}
 			pfs, err := ho.policyFS()
 			if err != nil {
 				return err
 			}
+			opts.Name = ho.policies
 			opts.Coverage = coverage
 			rep, err := policy.RunTests(cmd.Context(), pfs, opts)
 			if err != nil {
@@ -289,6 +305,7 @@ policies do not compile.`,
 	cmd.Flags().StringVar(&opts.Run, "run", "", "run only the tests whose package.name matches this regular expression")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", policy.DefaultTestTimeout, "time limit of each test")
 	cmd.Flags().BoolVar(&coverage, "coverage", false, "report OPA's test coverage")
+	cmd.Flags().BoolVar(&opts.ReplaceDefaults, "replace-default-policies", false, "test DIR alone, without the embedded default policies underneath")
 	return cmd
 }
 

@@ -168,7 +168,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		}
 		reloadOnBundle = make(chan struct{}, 1)
 		poller, err = policy.NewBundlePoller(policy.PollConfig{
-			URL: o.bundleURL, Verify: verify, MinDelay: o.bundleMin, MaxDelay: o.bundleMax, Logger: a.logger,
+			URL: o.bundleURL, Verify: verify, ReplaceDefaults: o.host.replaceDefaults, MinDelay: o.bundleMin, MaxDelay: o.bundleMax, Logger: a.logger,
 			OnUpdate: func(context.Context, *policy.Bundle) {
 				select {
 				case reloadOnBundle <- struct{}{}:
@@ -188,7 +188,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 			return fmt.Errorf("--policy-bundle-url: no good bundle within %s: %w", o.bundleWait, err)
 		}
 		<-reloadOnBundle // the first bundle is the first load, not a reload
-		o.host.bundle = poller.Current
+		o.host.bundle, o.host.bundleURL = poller.Current, o.bundleURL
 	}
 	loader, err := a.loadHost(o.host)
 	if err != nil {

@@ -22,6 +22,9 @@ type PollConfig struct {
 	URL string
 	// Verify says how each bundle is verified (no key: unverified).
 	Verify BundleOptions
+	// ReplaceDefaults: each bundle is the whole policy (Config.ReplaceDefaults); otherwise it
+	// is laid over the embedded defaults.
+	ReplaceDefaults bool
 	// MinDelay and MaxDelay bound the wait between polls (OPA's polling, with backoff after
 	// failures); 0 means 10s and 60s.
 	MinDelay, MaxDelay time.Duration
@@ -137,7 +140,7 @@ func (p *BundlePoller) update(ctx context.Context, u download.Update) error {
 		return nil // not modified
 	}
 	b := &Bundle{b: *u.Bundle}
-	if _, err := New(ctx, Config{Bundle: b}); err != nil {
+	if _, err := New(ctx, Config{Bundle: b, Name: p.cfg.URL, ReplaceDefaults: p.cfg.ReplaceDefaults}); err != nil {
 		p.fail(fmt.Errorf("policy bundle revision %q: %w", b.Revision(), err))
 		return err
 	}

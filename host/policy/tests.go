@@ -10,7 +10,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/cover"
 	"github.com/open-policy-agent/opa/v1/tester"
 
-	"github.com/loadout-dev/loadout/policies"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
 )
 
 // Report is the outcome of RunTests: one TestResult per test rule, in OPA's order. The counts
@@ -49,6 +49,10 @@ type TestOptions struct {
 	Run string
 	// Coverage collects a coverage report (opa test --coverage).
 	Coverage bool
+	// Name says where the tree comes from (Config.Name); ReplaceDefaults runs the tree
+	// without the defaults underneath (Config.ReplaceDefaults).
+	Name            string
+	ReplaceDefaults bool
 }
 
 // DefaultTestTimeout is a test's time limit when TestOptions.Timeout is 0: far above what a
@@ -56,16 +60,16 @@ type TestOptions struct {
 const DefaultTestTimeout = time.Minute
 
 // RunTests runs the *_test.rego of fsys (nil: the embedded defaults) through the embedded OPA
-// tester, with the engine's capabilities, as `opa test` does. A policy tree that does not
+// tester, with the engine's capabilities, as `opa test` does; fsys is laid over the defaults'
+// rules and data as New lays it (unless opts.ReplaceDefaults). A policy tree that does not
 // compile is an error (a *CompileError); failing tests are in the Report.
 func RunTests(ctx context.Context, fsys fs.FS, opts TestOptions) (Report, error) {
-	if fsys == nil {
-		fsys = policies.FS
-	}
-	modules, store, err := load(fsys, true, nil)
+	t, _, _, err := assemble(fsys, nil, opts.Name, opts.ReplaceDefaults, true)
 	if err != nil {
 		return Report{}, err
 	}
+	modules := t.modules
+	store := inmem.NewFromObjectWithOpts(t.data, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true))
 	txn, err := store.NewTransaction(ctx)
 	if err != nil {
 		return Report{}, fmt.Errorf("run policy tests: %w", err)
