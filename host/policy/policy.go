@@ -106,12 +106,13 @@ func (e *EvalError) Error() string { return "evaluate policy: " + e.Err.Error() 
 func (e *EvalError) Unwrap() error { return e.Err }
 
 // IsRejected reports whether err means the policy refuses the request (exit 3): an undefined
-// rule, a malformed element, an evaluation error, or a request that smuggles a reserved
-// placeholder.
+// rule, a malformed element, an evaluation error, a request-level deny, or a request that
+// smuggles a reserved placeholder.
 func IsRejected(err error) bool {
 	var me *MalformedError
 	var ee *EvalError
-	return errors.Is(err, ErrNoDecision) || errors.Is(err, ErrPlaceholder) || errors.As(err, &me) || errors.As(err, &ee)
+	var de *DeniedError
+	return errors.Is(err, ErrNoDecision) || errors.Is(err, ErrPlaceholder) || errors.As(err, &me) || errors.As(err, &ee) || errors.As(err, &de)
 }
 
 // Capabilities are the built-ins a policy may call: this OPA version's, minus everything that
@@ -153,6 +154,9 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	t, trees, revision, err := assemble(cfg.FS, cfg.Bundle, cfg.Name, cfg.ReplaceDefaults, false)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkRuleNames(t.modules); err != nil {
 		return nil, err
 	}
 	docs, err := overlay(t.data, cfg.Data)
