@@ -20,7 +20,7 @@ func (a *app) policyCommand() *cobra.Command {
 		Use:   "policy",
 		Short: "Show the policy input, evaluate and test the Rego policies",
 	}
-	cmd.AddCommand(a.policyInputCommand(), a.policyEvalCommand(), a.policyTestCommand())
+	cmd.AddCommand(a.policyInputCommand(), a.policyEvalCommand(), a.policyTestCommand(), a.policyCheckCommand(), a.policyCapabilitiesCommand())
 	return cmd
 }
 
@@ -318,4 +318,53 @@ func countPass(rep policy.Report) int {
 		}
 	}
 	return n
+}
+
+func (a *app) policyCheckCommand() *cobra.Command {
+	var ho hostOptions
+	cmd := &cobra.Command{
+		Use:   "check [DIR] [--replace-default-policies]",
+		Short: "Check a policy directory as loadout loads it, and as opa check --strict does",
+		Long: `check runs loadout's load checks on DIR laid over the embedded defaults (as render
+does; --replace-default-policies: DIR alone): compile, rule names and packages, the tunables
+against their schemas (tunables/<area>/schema.jsonschema), every reference to a tunable, a
+decision on a plain request; then OPA's strict compile of every module, tests included, with
+loadout's capabilities, which is what 'opa check --strict --capabilities' reports with the
+file 'loadout policy capabilities' prints. Exit 3 when a check fails, naming file:row.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				ho.policies = args[0]
+			}
+			if ho.replaceDefaults && ho.policies == "" {
+				return usagef("--replace-default-policies: give the DIR that replaces the defaults")
+			}
+			pfs, err := ho.policyFS()
+			if err != nil {
+				return err
+			}
+			if err := policy.Check(cmd.Context(), pfs, ho.policies, ho.replaceDefaults); err != nil {
+				return &rejectedError{err}
+			}
+			_, err = fmt.Fprintln(a.stdout, "policy check: ok")
+			return err
+		},
+	}
+	addReplaceFlag(cmd.Flags(), &ho)
+	return cmd
+}
+
+func (a *app) policyCapabilitiesCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "capabilities",
+		Short: "Print the OPA capabilities loadout compiles policies with (for opa check --capabilities)",
+		Long: `capabilities prints, as OPA's capabilities JSON, the built-ins and features a loadout
+policy may use: this OPA version's, minus every built-in that reaches the network or reads
+the clock, entropy or the runtime. 'opa check --strict --capabilities FILE' then refuses what
+loadout refuses.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return writeJSON(a.stdout, policy.Capabilities())
+		},
+	}
 }

@@ -163,6 +163,9 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkData(t, docs, cfg.FS, cfg.Name, !cfg.ReplaceDefaults || (cfg.FS == nil && cfg.Bundle == nil)); err != nil {
+		return nil, err
+	}
 	modules := t.modules
 	store := inmem.NewFromObjectWithOpts(docs, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true))
 	sources, rules := collect(modules)

@@ -71,6 +71,9 @@ func RunTests(ctx context.Context, fsys fs.FS, opts TestOptions) (Report, error)
 	if err := checkRuleNames(t.modules); err != nil {
 		return Report{}, err
 	}
+	if err := checkData(t, t.data, fsys, opts.Name, !opts.ReplaceDefaults || fsys == nil); err != nil {
+		return Report{}, err
+	}
 	modules := t.modules
 	store := inmem.NewFromObjectWithOpts(t.data, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true))
 	txn, err := store.NewTransaction(ctx)
