@@ -47,7 +47,7 @@ func (a *app) policyHost(ctx context.Context, f *policyFlags) (*host.Host, error
 	cfg.Logger = a.logger
 	pe, err := policy.New(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("load policies: %w", err)
+		return nil, err
 	}
 	return host.New(ctx, host.Config{Policy: pe, Logger: a.logger})
 }
@@ -222,13 +222,14 @@ func (a *app) policyTestCommand() *cobra.Command {
 		coverage bool
 	)
 	cmd := &cobra.Command{
-		Use:   "test [DIR] [--run REGEX] [--timeout D] [--coverage]",
+		Use:   "test [DIR] [--run REGEX] [--timeout D] [--coverage] [-v]",
 		Short: "Run the policies' Rego tests (*_test.rego) with OPA's tester",
 		Long: `test runs every *_test.rego of DIR (default: the embedded policies) with OPA's own
 tester, at the OPA version, capabilities and strictness loadout decides with, and reports as
 'opa test' does. DIR is laid over the embedded defaults' rules and data, as render lays it
 (--replace-default-policies: DIR alone); only DIR's tests run. --run keeps the tests whose package.name matches REGEX, --timeout bounds each
-test, --coverage prints OPA's coverage report. Exit 3 when a test fails or errors, 1 when the
+test, --coverage prints OPA's coverage report, -v the expression each failed test failed at.
+Exit 3 when a test fails or errors, 1 when the
 policies do not compile.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -275,6 +276,9 @@ policies do not compile.`,
 					for _, f := range r.Failed {
 						fmt.Fprintf(&b, "      failed: %s\n", f)
 					}
+					for _, f := range r.FailedAt {
+						fmt.Fprintf(&b, "      failed at %s\n", f)
+					}
 				}
 				fmt.Fprintf(&b, "%d tests: %d passed, %d failed, %d errored\n", len(rep.Results), countPass(rep), rep.Failed, rep.Errored)
 				if rep.Coverage != nil {
@@ -305,6 +309,7 @@ policies do not compile.`,
 	cmd.Flags().StringVar(&opts.Run, "run", "", "run only the tests whose package.name matches this regular expression")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", policy.DefaultTestTimeout, "time limit of each test")
 	cmd.Flags().BoolVar(&coverage, "coverage", false, "report OPA's test coverage")
+	cmd.Flags().BoolVarP(&opts.Verbose, "verbose", "v", false, "show the expression each failed test failed at (file:row), as opa test -v")
 	cmd.Flags().BoolVar(&opts.ReplaceDefaults, "replace-default-policies", false, "test DIR alone, without the embedded default policies underneath")
 	return cmd
 }

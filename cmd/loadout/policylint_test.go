@@ -99,3 +99,13 @@ func TestPolicyCheckAndCapabilities(t *testing.T) {
 		})
 	}
 }
+
+// policy test -v prints the expression a failed test failed at.
+func TestPolicyTestVerbose(t *testing.T) {
+	dir := teamDir(t, map[string]string{"loadout/v_test.rego": "package loadout.v_test\n\ntest_fail if {\n\ty := 1\n\ty == 2\n}\n"})
+	code, stdout, _ := runCLI(t, "", "policy", "test", "-v", dir)
+	assert.Equal(t, exitRejected, code)
+	assert.Contains(t, stdout, "failed at "+dir+"/loadout/v_test.rego:5: y == 2")
+	_, stdout, _ = runCLI(t, "", "policy", "test", dir)
+	assert.NotContains(t, stdout, "failed at", "only with -v")
+}

@@ -218,6 +218,11 @@ func (e *Engine) decode(v ast.Value, req *spec.Request) (*Decision, error) {
 		t := results.Elem(n)
 		out := RuleOutput{Rule: path, Elements: []any{}}
 		if src.name == "spawn_env" {
+			defined, ok := t.Value.(*ast.Array)
+			if !ok || defined.Len() == 0 {
+				return nil, &UndefinedError{Rule: path, At: e.where(src, "")}
+			}
+			t = defined.Elem(0)
 			if err := dec.spawnEnv(t, path); err != nil {
 				return nil, err
 			}

@@ -86,6 +86,19 @@ type source struct {
 // spawn_env whose body fails, say). The request is refused (fail closed).
 var ErrNoDecision = errors.New("policy produced no decision: a rule it reads is undefined")
 
+// UndefinedError is a rule the decision reads that is undefined (a spawn_env whose body
+// fails), with where it lives. It is ErrNoDecision (errors.Is).
+type UndefinedError struct {
+	Rule string // package.rule, e.g. data.loadout.allow.spawn_env
+	At   string // file:row of its first definition
+}
+
+func (e *UndefinedError) Error() string {
+	return fmt.Sprintf("policy produced no decision: %s (%s) is undefined: its body failed, so no host variable list was decided", e.Rule, e.At)
+}
+
+func (e *UndefinedError) Is(target error) bool { return target == ErrNoDecision }
+
 // MalformedError is returned by Decide when an element a rule produced does not have the
 // shape docs/POLICIES.md §2 documents (an index out of range, a missing code, a key the
 // request does not have). The request is refused (fail closed).
@@ -172,6 +185,11 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	refs := make([]string, len(sources))
 	for i, src := range sources {
 		refs[i] = src.pkg + "." + src.name
+		if src.name == "spawn_env" {
+			// A complete rule may be undefined; as a comprehension it is an empty list
+			// instead, so the decision can name it (UndefinedError).
+			refs[i] = "[x | x := " + refs[i] + "]"
+		}
 	}
 	opts := []func(*rego.Rego){
 		rego.Store(store),
