@@ -394,19 +394,20 @@ func (h *Host) result(p *Prepared, rr RenderRequest, m *materialize.Result) (*Re
 		return nil, err
 	}
 	res := &Result{
-		Harness:       p.Harness,
-		DryRun:        rr.DryRun,
-		Servers:       make([]string, 0, len(areq.Servers)),
-		ServerDetails: details,
-		Skills:        make([]string, 0, len(areq.Skills)),
-		Resources:     make(ResourceList, 0, len(areq.Skills)),
-		Dropped:       slices.Concat(p.Diags, p.Vetted.Dropped()),
-		Files:         make([]FileResult, 0, len(m.Files)),
-		Args:          m.Args,
-		Env:           make([]EnvVar, 0, len(m.Env)),
-		Prompt:        withSharedNotices(m.Prompt, details, p.Vetted.Redactions()),
-		Warnings:      []Warning{},
-		Decision:      p.Vetted.Decision(),
+		Harness:        p.Harness,
+		DryRun:         rr.DryRun,
+		PolicyRevision: h.policy.Revision(),
+		Servers:        make([]string, 0, len(areq.Servers)),
+		ServerDetails:  details,
+		Skills:         make([]string, 0, len(areq.Skills)),
+		Resources:      make(ResourceList, 0, len(areq.Skills)),
+		Dropped:        slices.Concat(p.Diags, p.Vetted.Dropped()),
+		Files:          make([]FileResult, 0, len(m.Files)),
+		Args:           m.Args,
+		Env:            make([]EnvVar, 0, len(m.Env)),
+		Prompt:         withSharedNotices(m.Prompt, details, p.Vetted.Redactions()),
+		Warnings:       []Warning{},
+		Decision:       p.Vetted.Decision(),
 	}
 	if res.Dropped == nil {
 		res.Dropped = []spec.Diagnostic{}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -249,7 +250,7 @@ func (o *hostOptions) policyFS() (fs.FS, error) {
 // --policies directory or, for a .tar.gz, the bundle it holds (verified with
 // --verification-key when given), laid over the embedded defaults unless
 // --replace-default-policies; neither: the embedded defaults alone.
-func (o *hostOptions) policyConfig() (policy.Config, error) {
+func (o *hostOptions) policyConfig(logger *slog.Logger) (policy.Config, error) {
 	cfg := policy.Config{ReplaceDefaults: o.replaceDefaults}
 	if o.replaceDefaults && o.policies == "" && o.bundle == nil {
 		return cfg, usagef("--replace-default-policies: give the policy that replaces the defaults with --policies")
@@ -275,6 +276,9 @@ func (o *hostOptions) policyConfig() (policy.Config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("--policies: %w", err)
 	}
+	if opts.VerificationKey == "" {
+		logger.Warn("the policy bundle is not verified: anyone who can write it decides the policy; sign it (opa build --signing-key) and give --verification-key", "bundle", o.policies)
+	}
 	cfg.Bundle = b
 	return cfg, nil
 }
@@ -284,7 +288,7 @@ func (o *hostOptions) policyConfig() (policy.Config, error) {
 // those harnesses need are loaded (selectArtifacts); otherwise every plugin is. The Host owns
 // the engine and the plugins (closing it closes them).
 func (a *app) openHost(ctx context.Context, o hostOptions, harnesses ...string) (_ *host.Host, err error) {
-	pcfg, err := o.policyConfig()
+	pcfg, err := o.policyConfig(a.logger)
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func (f *policyFlags) add(fs *pflag.FlagSet) {
 
 // policyHost is a Host with the policies of f and no plugin.
 func (a *app) policyHost(ctx context.Context, f *policyFlags) (*host.Host, error) {
-	cfg, err := f.host.policyConfig()
+	cfg, err := f.host.policyConfig(a.logger)
 	if err != nil {
 		return nil, err
 	}

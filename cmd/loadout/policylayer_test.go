@@ -117,3 +117,18 @@ func writeBundleFile(t *testing.T, dir string) string {
 	require.NoError(t, os.WriteFile(path, policyBundle(t, dir, "team-1"), 0o644))
 	return path
 }
+
+// A local bundle without --verification-key is used with a warning, and the render names the
+// revision that decided it.
+func TestRenderUnsignedBundleWarnsAndNamesItsRevision(t *testing.T) {
+	bundle := writeBundleFile(t, corpPolicies(t))
+	args := append([]string{"render", "--harness", "claude", "--dry-run", "--format", "json", "--policies", bundle, "-"}, pluginArgs(t)...)
+	code, stdout, stderr := runCLI(t, `{"mcpServers":[{"id":"docs","transport":"http","url":"https://mcp.corp.example/mcp"}]}`, args...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "the policy bundle is not verified")
+	var res struct {
+		PolicyRevision string `json:"policyRevision"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res), stdout)
+	assert.Equal(t, "team-1", res.PolicyRevision)
+}

@@ -31,6 +31,8 @@ type serveOptions struct {
 	// bound the wait between polls, bundleWait how long startup waits for the first bundle.
 	bundleURL                        string
 	bundleMin, bundleMax, bundleWait time.Duration
+	// allowUnsigned accepts an unsigned bundle from bundleURL (no --verification-key).
+	allowUnsigned bool
 
 	tokenStore      string
 	tokenMaxTTL     time.Duration
@@ -73,10 +75,12 @@ ROOTS/<request id>/{config,run,checkout} (the id is the X-Request-Id header); wi
 renders are dry runs that return the plan only.
 
 With --policy-bundle-url the policy is an OPA bundle polled from a bundle server with OPA's
-downloader (ETag, backoff; --verification-key to check its signature): a new revision that
-verifies and compiles replaces the policy as a reload does, a bad one is logged and the last
-good one stays. /healthz ("policyRevision") and loadout_policy_revision_info report the
-active revision.
+downloader (ETag, backoff), signed: --verification-key checks each bundle's signature, and
+is required unless --allow-unsigned-bundles. A new revision that verifies and compiles
+replaces the policy as a reload does (the same revision and bytes again, from a server that
+sends no ETag, are not activated again); a bad one is logged once and the last good one
+stays. Each render's result names the policy revision that decided it (policyRevision);
+/healthz ("policyRevision") and loadout_policy_revision_info report the active revision.
 
 SIGHUP, or a change to the --policies directory, a --plugin file or the --pins file,
 reloads policies and plugins: on success new requests use the new set while requests in
@@ -99,6 +103,7 @@ The listening address is printed on stderr. Access logs are at info level (--log
 	f.DurationVar(&o.timeout, "timeout", server.DefaultTimeout, "deadline of one render request")
 	f.DurationVar(&o.shutdownGrace, "shutdown-grace", server.DefaultShutdownGrace, "how long requests in flight may finish on shutdown")
 	f.StringVar(&o.bundleURL, "policy-bundle-url", "", "poll the policy as an OPA bundle from this URL (instead of --policies)")
+	f.BoolVar(&o.allowUnsigned, "allow-unsigned-bundles", false, "accept --policy-bundle-url bundles without a --verification-key (whoever can serve or alter the bundle then decides the policy)")
 	f.DurationVar(&o.bundleMin, "policy-bundle-min-delay", 10*time.Second, "shortest wait between bundle polls")
 	f.DurationVar(&o.bundleMax, "policy-bundle-max-delay", 60*time.Second, "longest wait between bundle polls (backoff after failures)")
 	f.DurationVar(&o.bundleWait, "policy-bundle-wait", 30*time.Second, "how long startup waits for the first good bundle")
@@ -165,6 +170,12 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		verify, err := o.host.bundleOptions()
 		if err != nil {
 			return err
+		}
+		if verify.VerificationKey == "" {
+			if !o.allowUnsigned {
+				return usagef("--policy-bundle-url needs --verification-key FILE, the key its bundles are signed with (opa build --signing-key); --allow-unsigned-bundles accepts unsigned ones")
+			}
+			a.logger.Warn("policy bundles are not verified (--allow-unsigned-bundles): whoever can serve or alter them decides the policy", "url", o.bundleURL)
 		}
 		reloadOnBundle = make(chan struct{}, 1)
 		poller, err = policy.NewBundlePoller(policy.PollConfig{
