@@ -38,6 +38,8 @@ type serveOptions struct {
 	tokenMaxTTL     time.Duration
 	tokenDefaultTTL time.Duration
 	tokenAPIKeyFile string
+	// allowedOrigins are the web origins whose pages may send renders and token requests.
+	allowedOrigins []string
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -88,6 +90,12 @@ flight finish on the old one; on failure the last good set stays and the error i
 SIGINT or SIGTERM stop accepting, let requests in flight finish within --shutdown-grace,
 and exit.
 
+A POST must have Content-Type application/json and no Content-Encoding (415 otherwise), and a
+request that changes state (a render, the token routes) from a web page of another origin is
+refused with 403 (Sec-Fetch-Site, else Origin against Host) unless --allowed-origin names
+that origin: a page in a browser on the same machine cannot make a loopback serve render or
+mint tokens.
+
 The listening address is printed on stderr. Access logs are at info level (--log-level info).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -110,6 +118,7 @@ The listening address is printed on stderr. Access logs are at info level (--log
 	f.StringVar(&o.tokenStore, "token-store", "memory", "where run tokens are kept: memory, file:PATH or redis://host:port/db")
 	f.DurationVar(&o.tokenMaxTTL, "token-max-ttl", tokens.DefaultMaxTTL, "longest ttl a run token may ask for (and how long a revoked run is refused new tokens)")
 	f.DurationVar(&o.tokenDefaultTTL, "token-default-ttl", tokens.DefaultDefaultTTL, "ttl of a run token whose request gives none")
+	f.StringArrayVar(&o.allowedOrigins, "allowed-origin", nil, "web origin (scheme://host[:port]) whose pages may POST renders and call the token routes (repeatable; every other cross-origin request is refused)")
 	f.StringVar(&o.tokenAPIKeyFile, "token-api-key-file", "", "file holding the bearer key /v1/tokens/resolve and DELETE /v1/runs/{run} require (default: open)")
 	return cmd
 }
@@ -229,18 +238,19 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	}
 
 	srv, err := server.New(ctx, server.Config{
-		Loader:        loader,
-		Addr:          o.addr,
-		MaxBody:       o.maxBody,
-		MaxConcurrent: o.maxConcurrent,
-		Timeout:       o.timeout,
-		ShutdownGrace: o.shutdownGrace,
-		Roots:         o.roots,
-		HostEnv:       envPairs(a.environ),
-		Watch:         watch,
-		Logger:        a.logger,
-		Tokens:        svc,
-		TokenAPIKey:   apiKey,
+		Loader:         loader,
+		Addr:           o.addr,
+		MaxBody:        o.maxBody,
+		MaxConcurrent:  o.maxConcurrent,
+		Timeout:        o.timeout,
+		ShutdownGrace:  o.shutdownGrace,
+		Roots:          o.roots,
+		HostEnv:        envPairs(a.environ),
+		Watch:          watch,
+		Logger:         a.logger,
+		Tokens:         svc,
+		TokenAPIKey:    apiKey,
+		AllowedOrigins: o.allowedOrigins,
 	})
 	if err != nil {
 		return err
