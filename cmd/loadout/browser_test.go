@@ -57,50 +57,69 @@ const attempts = [
 })();
 </script></body></html>`
 
-// A page a browser loads from another origin cannot make a loopback serve render, write files
-// under --roots or mint or revoke tokens, with the real headless Chromium. serve logs each
-// refusal, which shows the browser did send the requests.
-func TestBrowserPageCannotTriggerServe(t *testing.T) {
-	browser := chromium(t)
-	roots := t.TempDir()
-	base, stderr, stop := startServeCmd(t, append([]string{"--roots", roots}, pluginArgs(t)...)...)
-
+// browserRun serves attackerPage on another loopback origin (localhost, while serve is on
+// 127.0.0.1), lets the real headless Chromium load it, and returns what the page reported.
+// With allow, serve is started with --allowed-origin naming the page's origin. It returns
+// serve's log and the entries written under --roots.
+func browserRun(t *testing.T, browser string, allow bool) (string, []os.DirEntry) {
+	t.Helper()
 	var mu sync.Mutex
-	done := ""
+	var base string
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/":
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			fmt.Fprintf(w, attackerPage, base)
-		case "/done":
 			mu.Lock()
-			done = r.URL.RawQuery
+			target := base
 			mu.Unlock()
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprintf(w, attackerPage, target)
+		case "/done":
 		default:
 			http.NotFound(w, r)
 		}
 	}))
 	defer page.Close()
-	// The page is on another loopback origin: serve is on 127.0.0.1, the page on localhost.
-	pageURL := strings.Replace(page.URL, "127.0.0.1", "localhost", 1) + "/"
+	pageURL := strings.Replace(page.URL, "127.0.0.1", "localhost", 1)
+
+	roots := t.TempDir()
+	args := []string{"--roots", roots}
+	if allow {
+		args = append(args, "--allowed-origin", pageURL)
+	}
+	b, stderr, stop := startServeCmd(t, append(args, pluginArgs(t)...)...)
+	mu.Lock()
+	base = b
+	mu.Unlock()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+t.TempDir(), "--virtual-time-budget=15000", "--dump-dom", pageURL)
+		"--user-data-dir="+t.TempDir(), "--virtual-time-budget=15000", "--dump-dom", pageURL+"/")
 	out, err := cmd.Output()
 	require.NoError(t, err, "chromium: %s", out)
 	require.Contains(t, string(out), "done ", "the page ran every attempt: %s", out)
-	mu.Lock()
-	assert.NotEmpty(t, done, "the page reported to its own origin")
-	mu.Unlock()
-
-	log := stderr.String()
-	assert.GreaterOrEqual(t, strings.Count(log, "request refused: cross-origin"), 6, "serve refused the browser's requests: %s", log)
-	assert.NotContains(t, log, `"msg":"render"`, "no render ran: %s", log)
+	require.Equal(t, 0, stop())
 	entries, err := os.ReadDir(roots)
 	require.NoError(t, err)
-	assert.Empty(t, entries, "nothing was written under --roots")
-	assert.Equal(t, 0, stop())
+	return stderr.String(), entries
+}
+
+// A page a browser loads from another origin cannot make a loopback serve render, write files
+// under --roots or mint or revoke tokens, with the real headless Chromium; serve logs each
+// refusal, which shows the browser did send the requests. The same page on an origin
+// --allowed-origin names does render (its CORS JSON request), which shows the test would see
+// a render.
+func TestBrowserPageCannotTriggerServe(t *testing.T) {
+	browser := chromium(t)
+
+	log, written := browserRun(t, browser, false)
+	assert.GreaterOrEqual(t, strings.Count(log, "request refused: cross-origin"), 6, "serve refused the browser's requests: %s", log)
+	assert.NotContains(t, log, `"msg":"render"`, "no render ran: %s", log)
+	assert.Empty(t, written, "nothing was written under --roots")
+
+	log, written = browserRun(t, browser, true)
+	assert.Contains(t, log, `"msg":"render"`, "the allowed origin's JSON request rendered: %s", log)
+	assert.Len(t, written, 1, "one render (the CORS JSON one) wrote under --roots; the simple requests were refused")
+	assert.Contains(t, log, "request refused: not application/json", "an allowed origin still sends JSON only")
 }

@@ -94,7 +94,7 @@ A POST must have Content-Type application/json and no Content-Encoding (415 othe
 request that changes state (a render, the token routes) from a web page of another origin is
 refused with 403 (Sec-Fetch-Site, else Origin against Host) unless --allowed-origin names
 that origin: a page in a browser on the same machine cannot make a loopback serve render or
-mint tokens.
+mint tokens. Only an --allowed-origin gets CORS answers, so only its pages can send JSON.
 
 The listening address is printed on stderr. Access logs are at info level (--log-level info).`,
 		Args: cobra.NoArgs,

@@ -67,7 +67,20 @@ func TestGuardRefusesCrossSiteRequests(t *testing.T) {
 		assert.Equal(t, http.StatusOK, rec.Code, "%s: %s", name, rec.Body)
 	}
 	assert.Equal(t, int64(4), f.calls.Load())
-	assert.Equal(t, http.StatusOK, send("GET", "/healthz", map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"}).Code, "a safe method passes (no CORS header: the page cannot read it)")
+	rec := send("GET", "/healthz", map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"})
+	assert.Equal(t, http.StatusOK, rec.Code, "a safe method passes")
+	assert.Empty(t, rec.Header().Get("Access-Control-Allow-Origin"), "no CORS header: the page cannot read it")
+
+	// Only an allowed origin's preflight is answered.
+	pre := map[string]string{"Origin": "https://console.example", "Sec-Fetch-Site": "cross-site", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"}
+	rec = send("OPTIONS", "/v1/render", pre)
+	assert.Equal(t, http.StatusNoContent, rec.Code)
+	assert.Equal(t, "https://console.example", rec.Header().Get("Access-Control-Allow-Origin"))
+	assert.Contains(t, rec.Header().Get("Access-Control-Allow-Headers"), "Content-Type")
+	pre["Origin"] = "https://evil.example"
+	rec = send("OPTIONS", "/v1/render", pre)
+	assert.Empty(t, rec.Header().Get("Access-Control-Allow-Origin"), "another origin's preflight gets no CORS answer")
+	assert.Equal(t, int64(4), f.calls.Load(), "preflights render nothing")
 }
 
 func TestBadAllowedOrigin(t *testing.T) {
