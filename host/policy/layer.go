@@ -53,6 +53,7 @@ func parserOptions() ast.ParserOptions {
 // explicit replacement may do. With prefix set, team modules are named prefix/<path>, so
 // file:row in decisions and errors names the team's file.
 func layer(base, team tree, prefix string) (tree, error) {
+	prefix = strings.TrimRight(prefix, "/")
 	defaultPkgs := map[string]bool{}
 	defaultRaw := map[string]bool{}
 	for name, m := range base.modules {
