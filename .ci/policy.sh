@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the policy gates with the upstream opa CLI at the exact OPA version of go.mod:
-# opa fmt (no file to reformat), opa check --strict, opa test --fail-on-empty (the default
+# opa fmt (no file to reformat), opa check --strict with loadout's capabilities, loadout
+# policy check (loadout's own load checks: tunables schemas, rule names), opa test --fail-on-empty (the default
 # policies and the worked examples of docs/POLICIES.md), and opa build of a bundle that
 # loadout then decides with.
 # The CLI is installed once into a version-named cache directory (OPA_CACHE, default
@@ -23,8 +24,14 @@ if [[ -n "${unformatted}" ]]; then
 	echo "${unformatted}" >&2
 	exit 1
 fi
-echo "opa ${version}: check --strict"
-"${opa}" check --strict policies/ examples/policies/
+echo "opa ${version}: check --strict --capabilities (loadout policy capabilities)"
+caps="$(mktemp)"
+go run ./cmd/loadout policy capabilities > "${caps}"
+"${opa}" check --strict --capabilities "${caps}" policies/ examples/policies/
+rm -f "${caps}"
+echo "loadout policy check: the defaults, and the examples laid over them"
+go run ./cmd/loadout policy check policies/
+go run ./cmd/loadout policy check examples/policies/
 echo "opa ${version}: test"
 "${opa}" test policies/ examples/policies/ --fail-on-empty
 # A bundle 'opa build' makes of the default policies is a policy loadout decides with.

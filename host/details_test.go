@@ -19,7 +19,7 @@ var permissive = fstest.MapFS{"loadout/open/open.rego": {Data: []byte("package l
 func prepare(t *testing.T, body string) *Prepared {
 	t.Helper()
 	ctx := context.Background()
-	e, err := policy.New(ctx, policy.Config{FS: permissive})
+	e, err := policy.New(ctx, policy.Config{FS: permissive, ReplaceDefaults: true})
 	require.NoError(t, err)
 	req, _, err := spec.Parse([]byte(body))
 	require.NoError(t, err)
@@ -52,7 +52,7 @@ func TestSharedNoticesUnderAPermissivePolicy(t *testing.T) {
 // A policy that keeps a stdio user server does not get it started: the host refuses it.
 func TestUserCommandsAreRefusedWhateverThePolicy(t *testing.T) {
 	ctx := context.Background()
-	h, err := New(ctx, Config{Policies: permissive})
+	h, err := New(ctx, Config{Policies: permissive, ReplaceDefaultPolicies: true})
 	require.NoError(t, err)
 	p, err := h.Vet(ctx, []byte(`{"mcpServers":[{"id":"files","command":"/usr/bin/mcp-files"}],
 		"userServers":[{"id":"runner","command":"/tmp/evil"},{"id":"notes","transport":"http","url":"https://n.example.com/mcp"}]}`), nil, "")

@@ -45,10 +45,15 @@ type LoadedPlugin struct {
 
 // Config configures a Host. The zero value of each optional field is documented.
 type Config struct {
-	// Policies is the policy tree; nil means the embedded defaults.
+	// Policies is a team's policy tree, laid over the embedded defaults (policy.Config.FS);
+	// nil means the defaults alone.
 	Policies fs.FS
-	// PolicyBundle, when set, is the policy instead of Policies (an OPA bundle).
+	// PolicyBundle, when set, is the team's policy instead of Policies (an OPA bundle), laid
+	// over the defaults.
 	PolicyBundle *policy.Bundle
+	// ReplaceDefaultPolicies makes Policies or PolicyBundle the whole policy, without the
+	// defaults underneath (policy.Config.ReplaceDefaults).
+	ReplaceDefaultPolicies bool
 	// PolicyData, when set, is laid over the policy tree's data (policy.Config.Data).
 	PolicyData map[string]any
 	// Policy, when set, is the compiled policy instead of Policies and PolicyBundle: a loader
@@ -89,7 +94,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	pe := cfg.Policy
 	if pe == nil {
 		var err error
-		if pe, err = policy.New(ctx, policy.Config{FS: cfg.Policies, Bundle: cfg.PolicyBundle, Data: cfg.PolicyData, Logger: logger}); err != nil {
+		if pe, err = policy.New(ctx, policy.Config{FS: cfg.Policies, Bundle: cfg.PolicyBundle, ReplaceDefaults: cfg.ReplaceDefaultPolicies, Data: cfg.PolicyData, Logger: logger}); err != nil {
 			return nil, fmt.Errorf("load policies: %w", err)
 		}
 	}
@@ -396,19 +401,20 @@ func (h *Host) result(p *Prepared, rr RenderRequest, m *materialize.Result) (*Re
 		return nil, err
 	}
 	res := &Result{
-		Harness:       p.Harness,
-		DryRun:        rr.DryRun,
-		Servers:       make([]string, 0, len(areq.Servers)),
-		ServerDetails: details,
-		Skills:        make([]string, 0, len(areq.Skills)),
-		Resources:     make(ResourceList, 0, len(areq.Skills)),
-		Dropped:       slices.Concat(p.Diags, p.Vetted.Dropped()),
-		Files:         make([]FileResult, 0, len(m.Files)),
-		Args:          m.Args,
-		Env:           make([]EnvVar, 0, len(m.Env)),
-		Prompt:        withSharedNotices(m.Prompt, details, p.Vetted.Redactions()),
-		Warnings:      []Warning{},
-		Decision:      p.Vetted.Decision(),
+		Harness:        p.Harness,
+		DryRun:         rr.DryRun,
+		PolicyRevision: h.policy.Revision(),
+		Servers:        make([]string, 0, len(areq.Servers)),
+		ServerDetails:  details,
+		Skills:         make([]string, 0, len(areq.Skills)),
+		Resources:      make(ResourceList, 0, len(areq.Skills)),
+		Dropped:        slices.Concat(p.Diags, p.Vetted.Dropped()),
+		Files:          make([]FileResult, 0, len(m.Files)),
+		Args:           m.Args,
+		Env:            make([]EnvVar, 0, len(m.Env)),
+		Prompt:         withSharedNotices(m.Prompt, details, p.Vetted.Redactions()),
+		Warnings:       []Warning{},
+		Decision:       p.Vetted.Decision(),
 	}
 	if res.Dropped == nil {
 		res.Dropped = []spec.Diagnostic{}

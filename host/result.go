@@ -30,6 +30,9 @@ type Result struct {
 	Warnings []Warning         `json:"warnings"`
 	// Decision is the policy's decision document (it names secrets by key, never by value).
 	Decision *policy.Decision `json:"decision,omitempty"`
+	// PolicyRevision is the revision of the policy bundle that decided this render; empty for
+	// a policy directory or the embedded defaults.
+	PolicyRevision string `json:"policyRevision,omitempty"`
 }
 
 // ServerDetail is what a platform needs to know about one kept server besides its config.

@@ -3,7 +3,8 @@
 # there. It is idempotent: test.sh runs it every time.
 #   - Debian packages: wabt (wat2wasm, hostile test plugins), clang + wasi-libc +
 #     libclang-rt-14-dev-wasm32 (the C plugin), binaryen, redis-server (the shared token
-#     store's tests start their own on a random loopback port)
+#     store's tests start their own on a random loopback port), chromium + chromium-driver
+#     (a real headless browser shows that a page of another origin cannot make serve render)
 #   - the opa CLI at the OPA version of go.mod (upstream policy checks)
 #   - the real agent CLIs for end-to-end tests (scripts/clis.sh)
 set -euo pipefail
@@ -13,6 +14,8 @@ need_apt=()
 command -v wat2wasm >/dev/null || need_apt+=(wabt)
 command -v wasm-opt >/dev/null || need_apt+=(binaryen)
 command -v redis-server >/dev/null || need_apt+=(redis-server)
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
+command -v chromedriver >/dev/null || need_apt+=(chromium-driver)
 command -v clang >/dev/null || need_apt+=(clang)
 command -v wasm-ld-14 >/dev/null || command -v wasm-ld >/dev/null || need_apt+=(lld-14)
 [ -e /usr/include/wasm32-wasi/stdio.h ] || [ -e /usr/include/wasm32-wasip1/stdio.h ] || need_apt+=(wasi-libc)

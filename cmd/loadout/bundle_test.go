@@ -34,10 +34,15 @@ func policyBundle(t *testing.T, dir, revision string) []byte {
 	return buf.Bytes()
 }
 
-// bundleServer serves one bundle at /bundles/policy.tar.gz with an ETag, swappable.
+// bundleServer serves one bundle at /bundles/policy.tar.gz with an ETag (none with noETag, as
+// python's http.server), swappable; it counts the requests and those that sent If-None-Match
+// with the current ETag.
 type bundleServer struct {
-	body atomic.Pointer[[]byte]
-	etag atomic.Int64
+	body        atomic.Pointer[[]byte]
+	etag        atomic.Int64
+	noETag      bool
+	requests    atomic.Int64
+	conditional atomic.Int64
 }
 
 func (s *bundleServer) set(b []byte) {
@@ -50,12 +55,16 @@ func (s *bundleServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	s.requests.Add(1)
 	etag := fmt.Sprintf(`"%d"`, s.etag.Load())
-	if r.Header.Get("If-None-Match") == etag {
+	if !s.noETag && strings.Contains(r.Header.Get("If-None-Match"), etag) {
+		s.conditional.Add(1)
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	w.Header().Set("ETag", etag)
+	if !s.noETag {
+		w.Header().Set("ETag", etag)
+	}
 	w.Header().Set("Content-Type", "application/gzip")
 	_, _ = w.Write(*s.body.Load())
 }
@@ -97,12 +106,14 @@ func TestServePolicyBundleURL(t *testing.T) {
 	hs := httptest.NewServer(bs)
 	defer hs.Close()
 
-	base, stderr, stop := startServeCmd(t, "--policy-bundle-url", hs.URL+"/bundles/policy.tar.gz",
+	base, stderr, stop := startServeCmd(t, "--policy-bundle-url", hs.URL+"/bundles/policy.tar.gz", "--allow-unsigned-bundles",
 		"--policy-bundle-min-delay", "1s", "--policy-bundle-max-delay", "2s")
+	assert.Contains(t, stderr.String(), "policy bundles are not verified", "accepting unsigned bundles is said")
 	_, rev := health(t, base)
 	assert.Equal(t, "rev-1", rev, "the first bundle is the policy")
 
 	const body = `{"harness":"claude","mcpServers":[{"id":"outside","transport":"http","url":"https://mcp.example.com/mcp"},{"id":"docs","transport":"http","url":"https://mcp.corp.example/mcp"}]}`
+	var lastRevision atomic.Value
 	render := func() (int, []string) {
 		resp, err := http.Post(base+"/v1/render", "application/json", strings.NewReader(body))
 		if err != nil {
@@ -111,13 +122,17 @@ func TestServePolicyBundleURL(t *testing.T) {
 		defer resp.Body.Close()
 		raw, _ := io.ReadAll(resp.Body)
 		var res struct {
-			Servers []string `json:"servers"`
+			Servers        []string `json:"servers"`
+			PolicyRevision string   `json:"policyRevision"`
 		}
 		_ = json.Unmarshal(raw, &res)
+		lastRevision.Store(res.PolicyRevision)
 		return resp.StatusCode, res.Servers
 	}
 	_, servers := render()
 	assert.Equal(t, []string{"outside", "docs"}, servers, "rev-1 keeps both")
+	assert.Equal(t, "rev-1", lastRevision.Load(), "the render names the revision that decided it")
+	waitFor(t, "a poll with If-None-Match", func() bool { return bs.conditional.Load() > 0 })
 
 	// Renders run continuously while the bundle is swapped: none fails.
 	var stopLoad atomic.Bool
@@ -136,6 +151,7 @@ func TestServePolicyBundleURL(t *testing.T) {
 	waitFor(t, "revision rev-2 in /healthz", func() bool { _, r := health(t, base); return r == "rev-2" })
 	_, servers = render()
 	assert.Equal(t, []string{"docs"}, servers, "rev-2's new rule refuses the outside host")
+	assert.Equal(t, "rev-2", lastRevision.Load())
 
 	// A bundle that does not compile is logged; the last good one stays.
 	bs.set(policyBundle(t, broken, "rev-3"))
@@ -166,3 +182,36 @@ deny contains {"server": i, "code": "host_not_allowed", "msg": s.id} if {
 	not endswith(s.facts.url.host, ".corp.example")
 }
 `
+
+// serve refuses --policy-bundle-url without a verification key unless unsigned bundles are
+// asked for by name.
+func TestServeBundleURLNeedsAKey(t *testing.T) {
+	code, _, stderr := runCLI(t, "", "serve", "--addr", "127.0.0.1:0", "--policy-bundle-url", "http://127.0.0.1:9/bundles/policy.tar.gz")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--policy-bundle-url needs --verification-key")
+}
+
+// A bundle server that sends no ETag (python's http.server) hands out the same bundle on
+// every poll: it is activated, and the renderer reloaded, once; a broken one is logged at
+// ERROR once.
+func TestServeBundleWithoutETagActivatesOnce(t *testing.T) {
+	pluginArgs(t) // skips with the reason when the plugins are not built
+	bs := &bundleServer{noETag: true}
+	bs.set(policyBundle(t, copyPolicies(t), "rev-1"))
+	hs := httptest.NewServer(bs)
+	defer hs.Close()
+	_, stderr, stop := startServeCmd(t, "--policy-bundle-url", hs.URL+"/bundles/policy.tar.gz", "--allow-unsigned-bundles",
+		"--policy-bundle-min-delay", "1s", "--policy-bundle-max-delay", "1s")
+	waitFor(t, "four polls", func() bool { return bs.requests.Load() >= 4 })
+	log := stderr.String()
+	assert.Equal(t, 1, strings.Count(log, "policy bundle activated"), "the same revision and bytes are activated once: %s", log)
+	assert.NotContains(t, log, "renderer reloaded", "and the renderer is not reloaded")
+
+	broken := copyPolicies(t)
+	require.NoError(t, os.WriteFile(filepath.Join(broken, "loadout", "broken.rego"), []byte("package loadout.broken\n\ndeny contains {\"server\": 0, \"code\": no_such_function(1)} if true\n"), 0o644))
+	bs.set(policyBundle(t, broken, "rev-2"))
+	seen := bs.requests.Load()
+	waitFor(t, "four more polls", func() bool { return bs.requests.Load() >= seen+4 })
+	assert.Equal(t, 1, strings.Count(stderr.String(), `"level":"ERROR","msg":"policy bundle not activated`), "a broken revision is logged at ERROR once: %s", stderr.String())
+	assert.Equal(t, 0, stop())
+}

@@ -19,7 +19,6 @@ import (
 	"github.com/loadout-dev/loadout/host/policy"
 	"github.com/loadout-dev/loadout/host/registry"
 	"github.com/loadout-dev/loadout/internal/testplugins"
-	"github.com/loadout-dev/loadout/policies"
 )
 
 var (
@@ -216,13 +215,13 @@ func TestPolicyEvalShowsReasons(t *testing.T) {
 	assert.Regexp(t, `^env_key_refused loadout/allow/allow\.rego:\d+$`, byField["mcpServers[2].env.LD_PRELOAD"], "LD_PRELOAD is removed: %v", out.Dropped)
 }
 
-// corpPolicies is a copy of the default policies with the two rules of docs/POLICIES.md
-// §4.1 added as a new file (examples/policies/loadout/corp_hosts.rego's deny, verbatim from
-// the policy contract), and nothing else changed.
+// corpPolicies is a team's policy directory holding only the two rules of docs/POLICIES.md
+// §4.1 as a new file (examples/policies/loadout/corp_hosts.rego's deny, verbatim from the
+// policy contract): loadout lays it over the defaults.
 func corpPolicies(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	require.NoError(t, os.CopyFS(dir, policies.FS))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "loadout"), 0o755))
 	rules := `package loadout.corp
 
 import rego.v1
@@ -245,7 +244,8 @@ deny contains {"server": i, "code": "command_denied", "msg": sprintf("%s may not
 
 func TestRenderWithANewPolicyFile(t *testing.T) {
 	body := `{"mcpServers":[{"id":"docs","transport":"http","url":"https://mcp.corp.example/mcp"},{"id":"outside","transport":"http","url":"https://mcp.example.com/mcp"},{"id":"fetch","command":"/usr/bin/curl","args":["https://x"]}]}`
-	args := append([]string{"render", "--harness", "claude", "--dry-run", "--format", "json", "--policies", corpPolicies(t), "-"}, pluginArgs(t)...)
+	dir := corpPolicies(t)
+	args := append([]string{"render", "--harness", "claude", "--dry-run", "--format", "json", "--policies", dir, "-"}, pluginArgs(t)...)
 	code, stdout, stderr := runCLI(t, body, args...)
 	require.Equal(t, exitOK, code, "stderr: %s", stderr)
 	var res struct {
@@ -258,7 +258,7 @@ func TestRenderWithANewPolicyFile(t *testing.T) {
 	for _, d := range res.Dropped {
 		got = append(got, d.Name+" "+d.Code+" "+d.Rule)
 	}
-	assert.Equal(t, []string{"outside host_not_allowed loadout/corp.rego:5", "fetch command_denied loadout/corp.rego:11"}, got)
+	assert.Equal(t, []string{"outside host_not_allowed " + dir + "/loadout/corp.rego:5", "fetch command_denied " + dir + "/loadout/corp.rego:11"}, got)
 }
 
 func TestPolicyInput(t *testing.T) {

@@ -156,7 +156,7 @@ Exit codes: 0 every case passed, 2 usage error, 4 some case failed, 1 internal e
 	f.StringVar(&format, "format", "text", "output format: text or json")
 	f.StringVar(&exceptions, "exceptions", "", "exceptions file of known divergences (<harness>/<case>: <reason> lines)")
 	f.IntVar(&parallel, "parallel", 0, "case runs in flight (default GOMAXPROCS)")
-	f.StringVar(&ho.policies, "policies", "", "policy directory (default: the embedded policies)")
+	f.StringVar(&ho.policies, "policies", "", "policy directory laid over the embedded default policies (default: the defaults alone)")
 	f.BoolVar(&ho.noCache, "no-compile-cache", false, "do not keep compiled plugin code in the user cache directory")
 	return cmd
 }

@@ -35,13 +35,18 @@ type hostOptions struct {
 	// verifyKey is a file holding the key a --policies bundle's signature must verify with;
 	// verifyKeyID and verifyAlg name the key and its algorithm.
 	verifyKey, verifyKeyID, verifyAlg string
-	// bundle, when set, is the policy: the last good bundle of serve's --policy-bundle-url.
-	bundle   func() *policy.Bundle
-	plugins  []string // plugin .wasm files, in addition to the built-in ones
-	pins     string   // JSON file {"<file name>": "sha256:<hex>"} pinning the --plugin and --profile files
-	profiles []string // harness profile files (docs/PROFILES.md), each pinned in --pins
-	engine   string   // "wazero" or "wasmtime"
-	noCache  bool     // do not keep compiled code on disk
+	// replaceDefaults makes --policies (or the bundle) the whole policy instead of laying it
+	// over the embedded defaults.
+	replaceDefaults bool
+	// bundle, when set, is the policy: the last good bundle of serve's --policy-bundle-url,
+	// bundleURL its address.
+	bundle    func() *policy.Bundle
+	bundleURL string
+	plugins   []string // plugin .wasm files, in addition to the built-in ones
+	pins      string   // JSON file {"<file name>": "sha256:<hex>"} pinning the --plugin and --profile files
+	profiles  []string // harness profile files (docs/PROFILES.md), each pinned in --pins
+	engine    string   // "wazero" or "wasmtime"
+	noCache   bool     // do not keep compiled code on disk
 	// pool is how many initialized instances each plugin keeps ready off the request path
 	// (wazero; serve sets it). 0: instantiate on the request path.
 	pool int
@@ -55,8 +60,7 @@ type engineConfig struct {
 
 // addFlags registers the host flags on fs.
 func (o *hostOptions) addFlags(f *pflag.FlagSet) {
-	f.StringVar(&o.policies, "policies", "", "policy directory or OPA bundle file (.tar.gz) (default: the embedded policies)")
-	addVerifyFlags(f, o)
+	addPolicyFlags(f, o)
 	f.StringArrayVar(&o.plugins, "plugin", nil, "renderer plugin .wasm file, added to the built-in ones or replacing the one of its harness (repeatable; each must be pinned in --pins)")
 	f.StringVar(&o.pins, "pins", "", `JSON file {"<file name>": "sha256:<hex>"} pinning every --plugin and --profile file`)
 	f.StringArrayVar(&o.profiles, "profile", nil, "reviewed harness profile (profile.yaml) for a --plugin whose harness has none built in, or replacing a built-in one (repeatable; each must be pinned in --pins)")
@@ -244,6 +248,18 @@ func (o *hostOptions) bundleOptions() (policy.BundleOptions, error) {
 	return opts, nil
 }
 
+// addPolicyFlags registers the flags that say where the policy comes from.
+func addPolicyFlags(f *pflag.FlagSet, o *hostOptions) {
+	f.StringVar(&o.policies, "policies", "", "policy directory or OPA bundle file (.tar.gz) laid over the embedded default policies: their rules stay, its rules are added, its data overrides theirs by path")
+	addReplaceFlag(f, o)
+	addVerifyFlags(f, o)
+}
+
+// addReplaceFlag registers --replace-default-policies.
+func addReplaceFlag(f *pflag.FlagSet, o *hostOptions) {
+	f.BoolVar(&o.replaceDefaults, "replace-default-policies", false, "make --policies the whole policy: the embedded default policies and every protection they give are left out")
+}
+
 // addVerifyFlags registers the bundle verification flags.
 func addVerifyFlags(f *pflag.FlagSet, o *hostOptions) {
 	f.StringVar(&o.verifyKey, "verification-key", "", "file with the public key (PEM) or HMAC secret a --policies bundle must be signed with")
@@ -266,29 +282,41 @@ func (o *hostOptions) policyFS() (fs.FS, error) {
 	return os.DirFS(o.policies), nil
 }
 
-// policySource is what the policy engine is built from: serve's polled bundle, the --policies
-// directory (nil for the embedded policies) or, for a .tar.gz, the bundle it holds, verified
-// with --verification-key when given.
-func (o *hostOptions) policySource() (fs.FS, *policy.Bundle, error) {
-	if o.bundle != nil {
-		return nil, o.bundle(), nil
+// policyConfig says what the policy engine is built from: serve's polled bundle, the
+// --policies directory or, for a .tar.gz, the bundle it holds (verified with
+// --verification-key when given), laid over the embedded defaults unless
+// --replace-default-policies; neither: the embedded defaults alone.
+func (o *hostOptions) policyConfig(logger *slog.Logger) (policy.Config, error) {
+	cfg := policy.Config{ReplaceDefaults: o.replaceDefaults}
+	if o.replaceDefaults && o.policies == "" && o.bundle == nil {
+		return cfg, usagef("--replace-default-policies: give the policy that replaces the defaults with --policies")
 	}
+	if o.bundle != nil {
+		cfg.Bundle, cfg.Name = o.bundle(), o.bundleURL
+		return cfg, nil
+	}
+	cfg.Name = o.policies
 	if !policy.IsBundlePath(o.policies) {
 		if o.verifyKey != "" {
-			return nil, nil, usagef("--verification-key: only a bundle (.tar.gz) given to --policies is signed")
+			return cfg, usagef("--verification-key: only a bundle (.tar.gz) given to --policies is signed")
 		}
 		pfs, err := o.policyFS()
-		return pfs, nil, err
+		cfg.FS = pfs
+		return cfg, err
 	}
 	opts, err := o.bundleOptions()
 	if err != nil {
-		return nil, nil, err
+		return cfg, err
 	}
 	b, err := policy.LoadBundle(o.policies, opts)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--policies: %w", err)
+		return cfg, fmt.Errorf("--policies: %w", err)
 	}
-	return nil, b, nil
+	if opts.VerificationKey == "" {
+		logger.Warn("the policy bundle is not verified: anyone who can write it decides the policy; sign it (opa build --signing-key) and give --verification-key", "bundle", o.policies)
+	}
+	cfg.Bundle = b
+	return cfg, nil
 }
 
 // openHost builds a Host from the options: policies compiled, engine started, plugins verified
@@ -296,10 +324,11 @@ func (o *hostOptions) policySource() (fs.FS, *policy.Bundle, error) {
 // those harnesses need are loaded (selectArtifacts); otherwise every plugin is. The Host owns
 // the engine and the plugins (closing it closes them).
 func (a *app) openHost(ctx context.Context, o hostOptions, harnesses ...string) (_ *host.Host, err error) {
-	pfs, bundle, err := o.policySource()
+	pcfg, err := o.policyConfig(a.logger)
 	if err != nil {
 		return nil, err
 	}
+	pcfg.Logger = a.logger
 	arts, err := o.artifacts()
 	if err != nil {
 		return nil, err
@@ -351,7 +380,7 @@ func (a *app) openHost(ctx context.Context, o hostOptions, harnesses ...string) 
 			loaded[i], errs[i] = loadArtifact(ctx, eng, art)
 		}()
 	}
-	pe, perr := policy.New(ctx, policy.Config{FS: pfs, Bundle: bundle, Logger: a.logger})
+	pe, perr := policy.New(ctx, pcfg)
 	wg.Wait()
 	if perr != nil {
 		return nil, fmt.Errorf("load policies: %w", perr)

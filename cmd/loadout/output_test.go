@@ -127,6 +127,7 @@ func TestRenderJSONMatchesTheResultSchema(t *testing.T) {
 		"dry run, content":  {"render", "--harness", "codex", "--dry-run", "--show-content", examplePath(t)},
 		"drops, warnings":   {"render", "--harness", "pi", "--dry-run", dropping},
 		"several harnesses": {"render", "--harness", "claude,codex,pi", "--out", t.TempDir(), examplePath(t)},
+		"policy bundle":     {"render", "--harness", "claude", "--dry-run", "--policies", writeBundleFile(t, corpPolicies(t)), examplePath(t)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			args := append(append(args, "--format", "json"), pluginArgs(t)...)

@@ -20,7 +20,7 @@ func (a *app) policyCommand() *cobra.Command {
 		Use:   "policy",
 		Short: "Show the policy input, evaluate and test the Rego policies",
 	}
-	cmd.AddCommand(a.policyInputCommand(), a.policyEvalCommand(), a.policyTestCommand())
+	cmd.AddCommand(a.policyInputCommand(), a.policyEvalCommand(), a.policyTestCommand(), a.policyCheckCommand(), a.policyCapabilitiesCommand())
 	return cmd
 }
 
@@ -33,19 +33,23 @@ type policyFlags struct {
 }
 
 func (f *policyFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&f.host.policies, "policies", "", "policy directory or OPA bundle file (.tar.gz) (default: the embedded policies)")
-	addVerifyFlags(fs, &f.host)
+	addPolicyFlags(fs, &f.host)
 	fs.StringVar(&f.harness, "harness", "", "harness the decision is for (default: the request's)")
 	fs.StringVar(&f.format, "format", "text", "output format: text or json")
 }
 
 // policyHost is a Host with the policies of f and no plugin.
 func (a *app) policyHost(ctx context.Context, f *policyFlags) (*host.Host, error) {
-	pfs, bundle, err := f.host.policySource()
+	cfg, err := f.host.policyConfig(a.logger)
 	if err != nil {
 		return nil, err
 	}
-	return host.New(ctx, host.Config{Policies: pfs, PolicyBundle: bundle, Logger: a.logger})
+	cfg.Logger = a.logger
+	pe, err := policy.New(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return host.New(ctx, host.Config{Policy: pe, Logger: a.logger})
 }
 
 func (a *app) policyInputCommand() *cobra.Command {
@@ -104,7 +108,9 @@ func (a *app) policyEvalCommand() *cobra.Command {
 		Long: `eval parses a request, evaluates every rule under data.loadout over it (deny, drop,
 secret, warn, spawn_env in any package) and prints the surviving servers and skills, every
 dropped entry with its code, message and the rule that decided it (file:row), the warnings,
-and what each rule produced. The host environment is loadout's own. Exit 3 when the request
+and what each rule produced. It first lists every policy source in force: the embedded
+defaults, and the --policies directory or bundle laid over them (or replacing them, with
+--replace-default-policies). The host environment is loadout's own. Exit 3 when the request
 is refused.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -126,13 +132,14 @@ is refused.`,
 			areq := p.Vetted.Request()
 			d := p.Vetted.Decision()
 			out := struct {
+				Sources  []policy.Source     `json:"sources"`
 				Servers  []string            `json:"servers"`
 				Skills   []string            `json:"skills"`
 				Dropped  []spec.Diagnostic   `json:"dropped"`
 				Warnings []policy.Warning    `json:"warnings"`
 				SpawnEnv policy.SpawnEnv     `json:"spawnEnv"`
 				Rules    []policy.RuleOutput `json:"rules"`
-			}{Servers: []string{}, Skills: []string{}, Warnings: d.Warnings, SpawnEnv: d.SpawnEnv, Rules: maskRules(d.Document, p.Vetted.Redactions())}
+			}{Servers: []string{}, Skills: []string{}, Warnings: d.Warnings, SpawnEnv: d.SpawnEnv, Rules: maskRules(d.Document, p.Vetted.Redactions()), Sources: h.Policy().Sources()}
 			for _, s := range areq.Servers {
 				out.Servers = append(out.Servers, s.ID)
 			}
@@ -144,6 +151,10 @@ is refused.`,
 				return writeJSON(a.stdout, out)
 			}
 			var b strings.Builder
+			b.WriteString("policy sources:\n")
+			for _, src := range out.Sources {
+				fmt.Fprintf(&b, "  %s\n", src)
+			}
 			fmt.Fprintf(&b, "servers: %s\nskills:  %s\n", listOrNone(out.Servers), listOrNone(out.Skills))
 			for _, d := range out.Dropped {
 				fmt.Fprintf(&b, "dropped %s %q at %s (%s): %s", d.Kind, d.Name, d.Field, d.Code, d.Message)
@@ -230,26 +241,32 @@ func (a *app) policyTestCommand() *cobra.Command {
 		coverage bool
 	)
 	cmd := &cobra.Command{
-		Use:   "test [DIR] [--run REGEX] [--timeout D] [--coverage]",
+		Use:   "test [DIR] [--run REGEX] [--timeout D] [--coverage] [-v]",
 		Short: "Run the policies' Rego tests (*_test.rego) with OPA's tester",
 		Long: `test runs every *_test.rego of DIR (default: the embedded policies) with OPA's own
 tester, at the OPA version, capabilities and strictness loadout decides with, and reports as
-'opa test' does. --run keeps the tests whose package.name matches REGEX, --timeout bounds each
-test, --coverage prints OPA's coverage report. Exit 3 when a test fails or errors, 1 when the
+'opa test' does. DIR is laid over the embedded defaults' rules and data, as render lays it
+(--replace-default-policies: DIR alone); only DIR's tests run. --run keeps the tests whose package.name matches REGEX, --timeout bounds each
+test, --coverage prints OPA's coverage report, -v the expression each failed test failed at.
+Exit 3 when a test fails or errors, 1 when the
 policies do not compile.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {
 				return err
 			}
-			var ho hostOptions
+			ho := hostOptions{replaceDefaults: opts.ReplaceDefaults}
 			if len(args) == 1 {
 				ho.policies = args[0]
+			}
+			if ho.replaceDefaults && ho.policies == "" {
+				return usagef("--replace-default-policies: give the DIR that replaces the defaults")
 			}
 			pfs, err := ho.policyFS()
 			if err != nil {
 				return err
 			}
+			opts.Name = ho.policies
 			opts.Coverage = coverage
 			rep, err := policy.RunTests(cmd.Context(), pfs, opts)
 			if err != nil {
@@ -277,6 +294,9 @@ policies do not compile.`,
 					}
 					for _, f := range r.Failed {
 						fmt.Fprintf(&b, "      failed: %s\n", f)
+					}
+					for _, f := range r.FailedAt {
+						fmt.Fprintf(&b, "      failed at %s\n", f)
 					}
 				}
 				fmt.Fprintf(&b, "%d tests: %d passed, %d failed, %d errored\n", len(rep.Results), countPass(rep), rep.Failed, rep.Errored)
@@ -308,6 +328,8 @@ policies do not compile.`,
 	cmd.Flags().StringVar(&opts.Run, "run", "", "run only the tests whose package.name matches this regular expression")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", policy.DefaultTestTimeout, "time limit of each test")
 	cmd.Flags().BoolVar(&coverage, "coverage", false, "report OPA's test coverage")
+	cmd.Flags().BoolVarP(&opts.Verbose, "verbose", "v", false, "show the expression each failed test failed at (file:row), as opa test -v")
+	cmd.Flags().BoolVar(&opts.ReplaceDefaults, "replace-default-policies", false, "test DIR alone, without the embedded default policies underneath")
 	return cmd
 }
 
@@ -320,4 +342,53 @@ func countPass(rep policy.Report) int {
 		}
 	}
 	return n
+}
+
+func (a *app) policyCheckCommand() *cobra.Command {
+	var ho hostOptions
+	cmd := &cobra.Command{
+		Use:   "check [DIR] [--replace-default-policies]",
+		Short: "Check a policy directory as loadout loads it, and as opa check --strict does",
+		Long: `check runs loadout's load checks on DIR laid over the embedded defaults (as render
+does; --replace-default-policies: DIR alone): compile, rule names and packages, the tunables
+against their schemas (tunables/<area>/schema.jsonschema), every reference to a tunable, a
+decision on a plain request; then OPA's strict compile of every module, tests included, with
+loadout's capabilities, which is what 'opa check --strict --capabilities' reports with the
+file 'loadout policy capabilities' prints. Exit 3 when a check fails, naming file:row.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				ho.policies = args[0]
+			}
+			if ho.replaceDefaults && ho.policies == "" {
+				return usagef("--replace-default-policies: give the DIR that replaces the defaults")
+			}
+			pfs, err := ho.policyFS()
+			if err != nil {
+				return err
+			}
+			if err := policy.Check(cmd.Context(), pfs, ho.policies, ho.replaceDefaults); err != nil {
+				return &rejectedError{err}
+			}
+			_, err = fmt.Fprintln(a.stdout, "policy check: ok")
+			return err
+		},
+	}
+	addReplaceFlag(cmd.Flags(), &ho)
+	return cmd
+}
+
+func (a *app) policyCapabilitiesCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "capabilities",
+		Short: "Print the OPA capabilities loadout compiles policies with (for opa check --capabilities)",
+		Long: `capabilities prints, as OPA's capabilities JSON, the built-ins and features a loadout
+policy may use: this OPA version's, minus every built-in that reaches the network or reads
+the clock, entropy or the runtime. 'opa check --strict --capabilities FILE' then refuses what
+loadout refuses.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return writeJSON(a.stdout, policy.Capabilities())
+		},
+	}
 }

@@ -44,7 +44,7 @@ logs through it:
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&policies, "policies", "", "policy directory (default: the embedded policies)")
+	cmd.Flags().StringVar(&policies, "policies", "", "policy directory laid over the embedded default policies (default: the defaults alone)")
 	return cmd
 }
 

@@ -31,11 +31,15 @@ type serveOptions struct {
 	// bound the wait between polls, bundleWait how long startup waits for the first bundle.
 	bundleURL                        string
 	bundleMin, bundleMax, bundleWait time.Duration
+	// allowUnsigned accepts an unsigned bundle from bundleURL (no --verification-key).
+	allowUnsigned bool
 
 	tokenStore      string
 	tokenMaxTTL     time.Duration
 	tokenDefaultTTL time.Duration
 	tokenAPIKeyFile string
+	// allowedOrigins are the web origins whose pages may send renders and token requests.
+	allowedOrigins []string
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -74,16 +78,24 @@ directory of a render a killed server left unfinished is removed at start and ev
 minutes; without it renders are dry runs that return the plan only.
 
 With --policy-bundle-url the policy is an OPA bundle polled from a bundle server with OPA's
-downloader (ETag, backoff; --verification-key to check its signature): a new revision that
-verifies and compiles replaces the policy as a reload does, a bad one is logged and the last
-good one stays. /healthz ("policyRevision") and loadout_policy_revision_info report the
-active revision.
+downloader (ETag, backoff), signed: --verification-key checks each bundle's signature, and
+is required unless --allow-unsigned-bundles. A new revision that verifies and compiles
+replaces the policy as a reload does (the same revision and bytes again, from a server that
+sends no ETag, are not activated again); a bad one is logged once and the last good one
+stays. Each render's result names the policy revision that decided it (policyRevision);
+/healthz ("policyRevision") and loadout_policy_revision_info report the active revision.
 
 SIGHUP, or a change to the --policies directory, a --plugin file or the --pins file,
 reloads policies and plugins: on success new requests use the new set while requests in
 flight finish on the old one; on failure the last good set stays and the error is logged.
 SIGINT or SIGTERM stop accepting, let requests in flight finish within --shutdown-grace,
 and exit.
+
+A POST must have Content-Type application/json and no Content-Encoding (415 otherwise), and a
+request that changes state (a render, the token routes) from a web page of another origin is
+refused with 403 (Sec-Fetch-Site, else Origin against Host) unless --allowed-origin names
+that origin: a page in a browser on the same machine cannot make a loopback serve render or
+mint tokens. Only an --allowed-origin gets CORS answers, so only its pages can send JSON.
 
 The listening address is printed on stderr. Access logs are at info level (--log-level info).`,
 		Args: cobra.NoArgs,
@@ -100,12 +112,14 @@ The listening address is printed on stderr. Access logs are at info level (--log
 	f.DurationVar(&o.timeout, "timeout", server.DefaultTimeout, "deadline of one render request")
 	f.DurationVar(&o.shutdownGrace, "shutdown-grace", server.DefaultShutdownGrace, "how long requests in flight may finish on shutdown")
 	f.StringVar(&o.bundleURL, "policy-bundle-url", "", "poll the policy as an OPA bundle from this URL (instead of --policies)")
+	f.BoolVar(&o.allowUnsigned, "allow-unsigned-bundles", false, "accept --policy-bundle-url bundles without a --verification-key (whoever can serve or alter the bundle then decides the policy)")
 	f.DurationVar(&o.bundleMin, "policy-bundle-min-delay", 10*time.Second, "shortest wait between bundle polls")
 	f.DurationVar(&o.bundleMax, "policy-bundle-max-delay", 60*time.Second, "longest wait between bundle polls (backoff after failures)")
 	f.DurationVar(&o.bundleWait, "policy-bundle-wait", 30*time.Second, "how long startup waits for the first good bundle")
 	f.StringVar(&o.tokenStore, "token-store", "memory", "where run tokens are kept: memory, file:PATH or redis://host:port/db")
 	f.DurationVar(&o.tokenMaxTTL, "token-max-ttl", tokens.DefaultMaxTTL, "longest ttl a run token may ask for (and how long a revoked run is refused new tokens)")
 	f.DurationVar(&o.tokenDefaultTTL, "token-default-ttl", tokens.DefaultDefaultTTL, "ttl of a run token whose request gives none")
+	f.StringArrayVar(&o.allowedOrigins, "allowed-origin", nil, "web origin (scheme://host[:port]) whose pages may POST renders and call the token routes (repeatable; every other cross-origin request is refused)")
 	f.StringVar(&o.tokenAPIKeyFile, "token-api-key-file", "", "file holding the bearer key /v1/tokens/resolve and DELETE /v1/runs/{run} require (default: open)")
 	return cmd
 }
@@ -167,9 +181,15 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		if err != nil {
 			return err
 		}
+		if verify.VerificationKey == "" {
+			if !o.allowUnsigned {
+				return usagef("--policy-bundle-url needs --verification-key FILE, the key its bundles are signed with (opa build --signing-key); --allow-unsigned-bundles accepts unsigned ones")
+			}
+			a.logger.Warn("policy bundles are not verified (--allow-unsigned-bundles): whoever can serve or alter them decides the policy", "url", o.bundleURL)
+		}
 		reloadOnBundle = make(chan struct{}, 1)
 		poller, err = policy.NewBundlePoller(policy.PollConfig{
-			URL: o.bundleURL, Verify: verify, MinDelay: o.bundleMin, MaxDelay: o.bundleMax, Logger: a.logger,
+			URL: o.bundleURL, Verify: verify, ReplaceDefaults: o.host.replaceDefaults, MinDelay: o.bundleMin, MaxDelay: o.bundleMax, Logger: a.logger,
 			OnUpdate: func(context.Context, *policy.Bundle) {
 				select {
 				case reloadOnBundle <- struct{}{}:
@@ -189,7 +209,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 			return fmt.Errorf("--policy-bundle-url: no good bundle within %s: %w", o.bundleWait, err)
 		}
 		<-reloadOnBundle // the first bundle is the first load, not a reload
-		o.host.bundle = poller.Current
+		o.host.bundle, o.host.bundleURL = poller.Current, o.bundleURL
 	}
 	loader, err := a.loadHost(o.host)
 	if err != nil {
@@ -219,18 +239,19 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	}
 
 	srv, err := server.New(ctx, server.Config{
-		Loader:        loader,
-		Addr:          o.addr,
-		MaxBody:       o.maxBody,
-		MaxConcurrent: o.maxConcurrent,
-		Timeout:       o.timeout,
-		ShutdownGrace: o.shutdownGrace,
-		Roots:         o.roots,
-		HostEnv:       envPairs(a.environ),
-		Watch:         watch,
-		Logger:        a.logger,
-		Tokens:        svc,
-		TokenAPIKey:   apiKey,
+		Loader:         loader,
+		Addr:           o.addr,
+		MaxBody:        o.maxBody,
+		MaxConcurrent:  o.maxConcurrent,
+		Timeout:        o.timeout,
+		ShutdownGrace:  o.shutdownGrace,
+		Roots:          o.roots,
+		HostEnv:        envPairs(a.environ),
+		Watch:          watch,
+		Logger:         a.logger,
+		Tokens:         svc,
+		TokenAPIKey:    apiKey,
+		AllowedOrigins: o.allowedOrigins,
 	})
 	if err != nil {
 		return err

@@ -199,6 +199,7 @@ func TestServeTokens(t *testing.T) {
 	call := func(base, method, path, body, auth string) (int, string) {
 		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
 		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
 		if auth != "" {
 			req.Header.Set("Authorization", "Bearer "+auth)
 		}

@@ -10,8 +10,6 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/bundle"
 	"github.com/open-policy-agent/opa/v1/keys"
-	"github.com/open-policy-agent/opa/v1/storage"
-	"github.com/open-policy-agent/opa/v1/storage/inmem"
 )
 
 // Bundle is a policy tree read from an OPA bundle (`opa build` output, a .tar.gz), verified
@@ -93,25 +91,22 @@ func IsBundlePath(path string) bool {
 // Revision is the bundle's manifest revision.
 func (b *Bundle) Revision() string { return b.b.Manifest.Revision }
 
-// load is the bundle's modules (tests left out), a store of its data (fixtures left out) and
-// its revision.
-func (b *Bundle) load() (map[string]*ast.Module, storage.Store, string, error) {
-	modules := map[string]*ast.Module{}
+// tree is the bundle's modules (tests left out unless withTests) and its data (fixtures
+// left out unless withTests).
+func (b *Bundle) tree(withTests bool) (tree, error) {
+	t := tree{modules: map[string]*ast.Module{}, raw: map[string][]byte{}, data: make(map[string]any, len(b.b.Data))}
 	for _, mf := range b.b.Modules {
-		if strings.HasSuffix(mf.Path, "_test.rego") || mf.Parsed == nil {
+		if (!withTests && strings.HasSuffix(mf.Path, "_test.rego")) || mf.Parsed == nil {
 			continue
 		}
-		modules[mf.Path] = mf.Parsed
+		name := strings.TrimPrefix(mf.Path, "/")
+		t.modules[name] = mf.Parsed
+		t.raw[name] = mf.Raw
 	}
-	if len(modules) == 0 {
-		return nil, nil, "", fmt.Errorf("load policy bundle: no Rego module found")
-	}
-	data := make(map[string]any, len(b.b.Data))
 	for k, v := range b.b.Data {
-		if k != FixturesDir && k != "system" {
-			data[k] = v
+		if (withTests || k != FixturesDir) && k != "system" {
+			t.data[k] = v
 		}
 	}
-	store := inmem.NewFromObjectWithOpts(data, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true))
-	return modules, store, b.Revision(), nil
+	return t, nil
 }

@@ -25,6 +25,9 @@ type Decision struct {
 	SpawnEnv SpawnEnv    `json:"spawnEnv"`
 	// Warnings are the rules' warnings, except those about a refused server.
 	Warnings []Warning `json:"warnings"`
+	// Denied holds the request-level denies: the strings of a deny set (conftest's form,
+	// `deny contains msg`). Any refuses the whole request (Vet returns a *DeniedError).
+	Denied []Reason `json:"denied,omitempty"`
 	// Document is every element the rules produced, by rule, each with where it was decided:
 	// what `loadout policy eval` prints (masked). A rule may copy any value into an element,
 	// so it is not part of the decision's JSON form.
@@ -229,6 +232,11 @@ func (e *Engine) decode(v ast.Value, req *spec.Request) (*Decision, error) {
 		t := results.Elem(n)
 		out := RuleOutput{Rule: path, Elements: []any{}}
 		if src.name == "spawn_env" {
+			defined, ok := t.Value.(*ast.Array)
+			if !ok || defined.Len() == 0 {
+				return nil, &UndefinedError{Rule: path, At: e.where(src, "")}
+			}
+			t = defined.Elem(0)
 			if err := dec.spawnEnv(t, path); err != nil {
 				return nil, err
 			}
@@ -243,6 +251,11 @@ func (e *Engine) decode(v ast.Value, req *spec.Request) (*Decision, error) {
 		}
 		for k, el := range elems {
 			at := indexPath(path, k)
+			if msg, ok := el.Value.(ast.String); ok && (src.name == "deny" || src.name == "warn") {
+				dec.request(src, string(msg))
+				out.Elements = append(out.Elements, map[string]any{"msg": string(msg), "rule": e.where(src, "")})
+				continue
+			}
 			obj, ok := el.Value.(ast.Object)
 			if !ok {
 				return nil, &MalformedError{Path: at, Msg: fmt.Sprintf("is %s, want an object", kind(el.Value))}
@@ -271,6 +284,25 @@ func (e *Engine) decode(v ast.Value, req *spec.Request) (*Decision, error) {
 	}
 	dec.finish()
 	return d, nil
+}
+
+// Codes of the request-level decisions a string element of deny or warn makes.
+const (
+	CodeRequestDenied  = "policy_denied"
+	CodeRequestWarning = "policy_warning"
+)
+
+// request takes a string element of deny or warn (conftest's form): a deny refuses the
+// request with msg, a warn is a run warning.
+func (dec *decoder) request(src source, msg string) {
+	if msg == "" {
+		msg = "denied by policy"
+	}
+	if src.name == "deny" {
+		dec.d.Denied = append(dec.d.Denied, Reason{Code: CodeRequestDenied, Message: msg, Rule: dec.e.where(src, "")})
+		return
+	}
+	dec.warnings = append(dec.warnings, indexedWarning{server: -1, skill: -1, w: Warning{Code: CodeRequestWarning, Message: msg, Rule: dec.e.where(src, "")}})
 }
 
 // fields lists the keys an element of each rule may have, and which are required.

@@ -17,7 +17,8 @@
 // # Rules
 //
 // Every package under data.loadout may define deny, drop, secret and warn (partial sets of
-// objects) and spawn_env (an object); New finds them in the compiled modules and prepares one
+// objects; a string element of deny or warn, conftest's form, decides for the whole request)
+// and spawn_env (an object); New finds them in the compiled modules and prepares one
 // query that reads them all, so adding a .rego file adds rules and nothing central is
 // edited. Decide evaluates that query with OPA's own evaluator and checks every element:
 // an index out of range, a missing code, a key the element may not have or an entry the
@@ -28,8 +29,11 @@
 //
 // # Lifecycle and concurrency
 //
-// New loads the policy tree (Config.FS, the embedded policies.FS, or an OPA bundle read by
-// ReadBundle), compiles it in strict mode with pinned capabilities (Capabilities: no
+// New loads the policy tree (the embedded policies.FS, with a team's Config.FS or OPA bundle
+// read by ReadBundle laid over it: layer; or the team's tree alone with
+// Config.ReplaceDefaults), refuses rules the decision would never read (checkRuleNames) and
+// tunables that do not match their schemas or references to tunables that do not exist
+// (checkData), compiles it in strict mode with pinned capabilities (Capabilities: no
 // http.send, no network, clock, entropy or runtime built-ins) and evaluates the query once on
 // a sample request, so a policy that fails on a plain request stops loadout instead of
 // refusing every render. The Engine is immutable afterwards and Decide is safe for

@@ -16,7 +16,6 @@ import (
 	"github.com/open-policy-agent/opa/v1/loader"
 	"github.com/open-policy-agent/opa/v1/metrics"
 	"github.com/open-policy-agent/opa/v1/rego"
-	"github.com/open-policy-agent/opa/v1/storage"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
 	"github.com/open-policy-agent/opa/v1/topdown"
 	"github.com/open-policy-agent/opa/v1/util"
@@ -42,12 +41,20 @@ var evalTime = time.Unix(0, 0).UTC()
 
 // Config configures an Engine. The zero value works: the embedded default policies, no logs.
 type Config struct {
-	// FS holds the policy tree (Rego modules and JSON/YAML data, each data file at its
-	// directory's path, as the opa CLI loads it). Files ending in _test.rego and the fixtures
-	// directory are not loaded for decisions. Nil means the embedded defaults (policies.FS).
+	// FS holds a team's policy tree (Rego modules and JSON/YAML data, each data file at its
+	// directory's path, as the opa CLI loads it), laid over the embedded defaults
+	// (policies.FS): the defaults' rules all stay, the team's rules are added and its data
+	// overrides theirs by path. Files ending in _test.rego and the fixtures directory are not
+	// loaded for decisions. Nil means the defaults alone.
 	FS fs.FS
-	// Bundle, when set, is the policy tree instead of FS: an OPA bundle (LoadBundle).
+	// Bundle, when set, is the team's policy tree instead of FS: an OPA bundle (LoadBundle),
+	// laid over the defaults as FS is.
 	Bundle *Bundle
+	// Name says where FS or Bundle comes from (a path or URL): Sources reports it, and with
+	// the defaults underneath, the team's files are named Name/<path> in file:row.
+	Name string
+	// ReplaceDefaults makes FS or Bundle the whole policy, without the defaults underneath.
+	ReplaceDefaults bool
 	// Data, when set, is laid over the tree's data documents before the policy compiles:
 	// objects merge key by key, any other value replaces the tree's
 	// ({"tunables": {"userservers": {"userServers": "remote"}}} changes that one setting). A
@@ -65,6 +72,7 @@ type Engine struct {
 	sources  []source // what each element of the query's result is
 	rules    ruleIndex
 	revision string
+	trees    []Source // the policy trees in force
 	logger   *slog.Logger
 }
 
@@ -77,6 +85,19 @@ type source struct {
 // ErrNoDecision is returned by Decide when a rule the decision reads is undefined (a
 // spawn_env whose body fails, say). The request is refused (fail closed).
 var ErrNoDecision = errors.New("policy produced no decision: a rule it reads is undefined")
+
+// UndefinedError is a rule the decision reads that is undefined (a spawn_env whose body
+// fails), with where it lives. It is ErrNoDecision (errors.Is).
+type UndefinedError struct {
+	Rule string // package.rule, e.g. data.loadout.allow.spawn_env
+	At   string // file:row of its first definition
+}
+
+func (e *UndefinedError) Error() string {
+	return fmt.Sprintf("policy produced no decision: %s (%s) is undefined: its body failed, so no host variable list was decided", e.Rule, e.At)
+}
+
+func (e *UndefinedError) Is(target error) bool { return target == ErrNoDecision }
 
 // MalformedError is returned by Decide when an element a rule produced does not have the
 // shape docs/POLICIES.md §2 documents (an index out of range, a missing code, a key the
@@ -98,12 +119,13 @@ func (e *EvalError) Error() string { return "evaluate policy: " + e.Err.Error() 
 func (e *EvalError) Unwrap() error { return e.Err }
 
 // IsRejected reports whether err means the policy refuses the request (exit 3): an undefined
-// rule, a malformed element, an evaluation error, or a request that smuggles a reserved
-// placeholder.
+// rule, a malformed element, an evaluation error, a request-level deny, or a request that
+// smuggles a reserved placeholder.
 func IsRejected(err error) bool {
 	var me *MalformedError
 	var ee *EvalError
-	return errors.Is(err, ErrNoDecision) || errors.Is(err, ErrPlaceholder) || errors.As(err, &me) || errors.As(err, &ee)
+	var de *DeniedError
+	return errors.Is(err, ErrNoDecision) || errors.Is(err, ErrPlaceholder) || errors.As(err, &me) || errors.As(err, &ee) || errors.As(err, &de)
 }
 
 // Capabilities are the built-ins a policy may call: this OPA version's, minus everything that
@@ -140,31 +162,34 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	var (
-		modules  map[string]*ast.Module
-		store    storage.Store
-		revision string
-		err      error
-	)
-	switch {
-	case cfg.Bundle != nil && cfg.Data != nil:
+	if cfg.Bundle != nil && cfg.Data != nil {
 		return nil, errors.New("load policies: data cannot be laid over a bundle")
-	case cfg.Bundle != nil:
-		modules, store, revision, err = cfg.Bundle.load()
-	default:
-		fsys := cfg.FS
-		if fsys == nil {
-			fsys = policies.FS
-		}
-		modules, store, err = load(fsys, false, cfg.Data)
 	}
+	t, trees, revision, err := assemble(cfg.FS, cfg.Bundle, cfg.Name, cfg.ReplaceDefaults, false)
 	if err != nil {
 		return nil, err
 	}
+	if err := checkRuleNames(t.modules); err != nil {
+		return nil, err
+	}
+	docs, err := overlay(t.data, cfg.Data)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkData(t, docs, cfg.FS, cfg.Name, !cfg.ReplaceDefaults || (cfg.FS == nil && cfg.Bundle == nil)); err != nil {
+		return nil, err
+	}
+	modules := t.modules
+	store := inmem.NewFromObjectWithOpts(docs, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true))
 	sources, rules := collect(modules)
 	refs := make([]string, len(sources))
 	for i, src := range sources {
 		refs[i] = src.pkg + "." + src.name
+		if src.name == "spawn_env" {
+			// A complete rule may be undefined; as a comprehension it is an empty list
+			// instead, so the decision can name it (UndefinedError).
+			refs[i] = "[x | x := " + refs[i] + "]"
+		}
 	}
 	opts := []func(*rego.Rego){
 		rego.Store(store),
@@ -184,7 +209,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if len(sources) == 0 {
 		return nil, fmt.Errorf("load policies: no package under %s defines %s", Namespace, strings.Join(ruleNames, ", "))
 	}
-	e := &Engine{query: pq, sources: sources, rules: rules, revision: revision, logger: logger}
+	e := &Engine{query: pq, sources: sources, rules: rules, revision: revision, trees: trees, logger: logger}
 	if _, err := e.Decide(ctx, sampleRequest(), nil, ""); err != nil {
 		return nil, fmt.Errorf("load policies: the policy fails on a plain request: %w", err)
 	}
@@ -194,6 +219,54 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 
 // Revision is the bundle revision the engine was built from ("" for a directory).
 func (e *Engine) Revision() string { return e.revision }
+
+// Sources lists the policy trees in force, the defaults first when the team's tree is laid
+// over them.
+func (e *Engine) Sources() []Source { return slices.Clone(e.trees) }
+
+// assemble returns the policy tree of fsys or b (nil, nil: the embedded defaults alone), laid
+// over the defaults unless replace, with the sources in force and the bundle's revision.
+// withTests keeps the team's tests and fixtures (the defaults underneath keep neither).
+func assemble(fsys fs.FS, b *Bundle, name string, replace, withTests bool) (tree, []Source, string, error) {
+	if fsys == nil && b == nil {
+		if replace {
+			return tree{}, nil, "", errors.New("load policies: replacing the default policies needs a policy directory or bundle")
+		}
+		t, err := load(policies.FS, withTests)
+		if err == nil && len(t.modules) == 0 {
+			err = errors.New("load policies: no Rego module found")
+		}
+		return t, []Source{defaultsSource}, "", err
+	}
+	var (
+		team     tree
+		src      = Source{Kind: "directory", Name: name}
+		revision string
+		err      error
+	)
+	if b != nil {
+		team, err = b.tree(withTests)
+		revision = b.Revision()
+		src = Source{Kind: "bundle", Name: name, Revision: revision}
+	} else {
+		team, err = load(fsys, withTests)
+	}
+	if err != nil {
+		return tree{}, nil, "", err
+	}
+	if replace {
+		if len(team.modules) == 0 {
+			return tree{}, nil, "", errors.New("load policies: no Rego module found")
+		}
+		return team, []Source{src}, revision, nil
+	}
+	base, err := load(policies.FS, false)
+	if err != nil {
+		return tree{}, nil, "", err
+	}
+	t, err := layer(base, team, name)
+	return t, []Source{defaultsSource, src}, revision, err
+}
 
 // Rules lists the rules the decision reads, as package.rule, in the order they are read.
 func (e *Engine) Rules() []string {
@@ -222,9 +295,9 @@ func sampleRequest() *spec.Request {
 	}
 }
 
-// load reads a policy tree: Rego modules (with tests and fixtures when withTests) and the
-// store of its data documents, with overlay laid over them (Config.Data).
-func load(fsys fs.FS, withTests bool, overlay map[string]any) (map[string]*ast.Module, storage.Store, error) {
+// load reads a policy tree: Rego modules (with tests and fixtures when withTests) and its
+// data documents.
+func load(fsys fs.FS, withTests bool) (tree, error) {
 	res, err := loader.NewFileLoader().
 		WithFS(fsys).
 		WithProcessAnnotation(true).
@@ -240,27 +313,30 @@ func load(fsys fs.FS, withTests bool, overlay map[string]any) (map[string]*ast.M
 			return strings.HasSuffix(info.Name(), "_test.rego")
 		})
 	if err != nil {
-		return nil, nil, fmt.Errorf("load policies: %w", compileError(err))
+		return tree{}, fmt.Errorf("load policies: %w", compileError(err))
 	}
-	modules := res.ParsedModules()
-	if len(modules) == 0 {
-		return nil, nil, errors.New("load policies: no Rego module found")
+	t := tree{modules: res.ParsedModules(), raw: map[string][]byte{}, data: res.Documents}
+	for name, f := range res.Modules {
+		t.raw[name] = f.Raw
 	}
-	docs := res.Documents
-	if overlay != nil {
-		// The overlay goes through JSON so that its numbers and lists are the loader's kinds.
-		b, err := json.Marshal(overlay)
-		if err != nil {
-			return nil, nil, fmt.Errorf("load policies: data overlay: %w", err)
-		}
-		var over map[string]any
-		if err := util.UnmarshalJSON(b, &over); err != nil {
-			return nil, nil, fmt.Errorf("load policies: data overlay: %w", err)
-		}
-		docs = mergeData(docs, over)
+	return t, nil
+}
+
+// overlay returns docs with over laid on it (Config.Data). The overlay goes through JSON so
+// that its numbers and lists are the loader's kinds.
+func overlay(docs, over map[string]any) (map[string]any, error) {
+	if over == nil {
+		return docs, nil
 	}
-	store := inmem.NewFromObjectWithOpts(docs, inmem.OptRoundTripOnWrite(false), inmem.OptReturnASTValuesOnRead(true))
-	return modules, store, nil
+	b, err := json.Marshal(over)
+	if err != nil {
+		return nil, fmt.Errorf("load policies: data overlay: %w", err)
+	}
+	var o map[string]any
+	if err := util.UnmarshalJSON(b, &o); err != nil {
+		return nil, fmt.Errorf("load policies: data overlay: %w", err)
+	}
+	return mergeData(docs, o), nil
 }
 
 // mergeData returns base with over laid on it: where both hold an object the two merge key by

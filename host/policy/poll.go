@@ -2,9 +2,12 @@ package policy
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
 	"sync"
@@ -22,6 +25,9 @@ type PollConfig struct {
 	URL string
 	// Verify says how each bundle is verified (no key: unverified).
 	Verify BundleOptions
+	// ReplaceDefaults: each bundle is the whole policy (Config.ReplaceDefaults); otherwise it
+	// is laid over the embedded defaults.
+	ReplaceDefaults bool
 	// MinDelay and MaxDelay bound the wait between polls (OPA's polling, with backoff after
 	// failures); 0 means 10s and 60s.
 	MinDelay, MaxDelay time.Duration
@@ -36,13 +42,17 @@ type PollConfig struct {
 // (ETag, long polling where the server offers it, backoff). A bundle that fails to download,
 // verify or compile is logged and the last good one stays. Safe for concurrent use.
 type BundlePoller struct {
-	d       *download.Downloader
-	cfg     PollConfig
-	mu      sync.Mutex
-	last    *Bundle
-	lastErr error
-	first   chan struct{}
-	once    sync.Once
+	d          *download.Downloader
+	cfg        PollConfig
+	mu         sync.Mutex
+	last       *Bundle
+	lastDigest string // sha256 of the last good bundle's bytes
+	lastErr    error
+	// failedKey is the revision and digest (or the error) of the last failure logged at
+	// ERROR: the same failure on the next polls is logged at debug only.
+	failedKey string
+	first     chan struct{}
+	once      sync.Once
 }
 
 // NewBundlePoller prepares a poller; Start begins polling.
@@ -89,6 +99,7 @@ func NewBundlePoller(cfg PollConfig) (*BundlePoller, error) {
 	p := &BundlePoller{cfg: cfg, first: make(chan struct{})}
 	d := download.New(dc, client, path).
 		WithCallback(p.update).
+		WithBundlePersistence(true). // keeps the bytes, for the digest
 		WithSizeLimitBytes(maxBundleBytes).
 		WithBundleParserOpts(ast.ParserOptions{RegoVersion: ast.RegoV1, Capabilities: Capabilities(), ProcessAnnotation: true})
 	if vc != nil {
@@ -127,24 +138,41 @@ func (p *BundlePoller) WaitFirst(ctx context.Context) (*Bundle, error) {
 }
 
 // update is the downloader's callback: a new bundle replaces the last good one only when it
-// verified (the downloader) and compiles with a decision on a plain request (New).
+// verified (the downloader) and compiles with a decision on a plain request (New). A bundle
+// with the revision and the bytes of the last good one (a server that sends no ETag, so every
+// poll downloads it again) is not activated again.
 func (p *BundlePoller) update(ctx context.Context, u download.Update) error {
 	if u.Error != nil {
-		p.fail(fmt.Errorf("download policy bundle: %w", u.Error))
+		err := fmt.Errorf("download policy bundle: %w", u.Error)
+		p.fail(err.Error(), err)
 		return u.Error
 	}
 	if u.Bundle == nil {
 		return nil // not modified
 	}
 	b := &Bundle{b: *u.Bundle}
-	if _, err := New(ctx, Config{Bundle: b}); err != nil {
-		p.fail(fmt.Errorf("policy bundle revision %q: %w", b.Revision(), err))
+	digest := ""
+	if u.Raw != nil {
+		h := sha256.New()
+		if _, err := io.Copy(h, u.Raw); err == nil {
+			digest = hex.EncodeToString(h.Sum(nil))
+		}
+	}
+	p.mu.Lock()
+	unchanged := p.last != nil && digest != "" && digest == p.lastDigest && b.Revision() == p.last.Revision()
+	p.mu.Unlock()
+	if unchanged {
+		p.cfg.Logger.Debug("policy bundle unchanged; not activated again", "revision", b.Revision(), "sha256", digest)
+		return nil
+	}
+	if _, err := New(ctx, Config{Bundle: b, Name: p.cfg.URL, ReplaceDefaults: p.cfg.ReplaceDefaults}); err != nil {
+		p.fail(b.Revision()+"\x00"+digest, fmt.Errorf("policy bundle revision %q: %w", b.Revision(), err))
 		return err
 	}
 	p.mu.Lock()
-	p.last, p.lastErr = b, nil
+	p.last, p.lastDigest, p.lastErr, p.failedKey = b, digest, nil, ""
 	p.mu.Unlock()
-	p.cfg.Logger.Info("policy bundle activated", "revision", b.Revision(), "etag", u.ETag)
+	p.cfg.Logger.Info("policy bundle activated", "revision", b.Revision(), "etag", u.ETag, "sha256", digest)
 	if p.cfg.OnUpdate != nil {
 		p.cfg.OnUpdate(ctx, b)
 	}
@@ -152,9 +180,16 @@ func (p *BundlePoller) update(ctx context.Context, u download.Update) error {
 	return nil
 }
 
-func (p *BundlePoller) fail(err error) {
+// fail records err; it is logged at ERROR once per failing revision (key), at debug after.
+func (p *BundlePoller) fail(key string, err error) {
 	p.mu.Lock()
 	p.lastErr = err
+	repeat := key == p.failedKey
+	p.failedKey = key
 	p.mu.Unlock()
+	if repeat {
+		p.cfg.Logger.Debug("policy bundle still not activated; the last good policy stays", "err", err)
+		return
+	}
 	p.cfg.Logger.Error("policy bundle not activated; the last good policy stays", "err", err)
 }

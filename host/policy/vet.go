@@ -229,7 +229,22 @@ func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (
 	}
 	vt.redactions(req, d)
 	vt.maskMessages()
+	if denied := vt.out.decision.Denied; len(denied) > 0 {
+		return nil, &DeniedError{Reasons: denied}
+	}
 	return vt.out, nil
+}
+
+// DeniedError is a request a rule refused as a whole: a string element of a deny set
+// (conftest's form). Messages are masked. The request is refused (IsRejected, exit 3).
+type DeniedError struct{ Reasons []Reason }
+
+func (e *DeniedError) Error() string {
+	parts := make([]string, len(e.Reasons))
+	for i, r := range e.Reasons {
+		parts[i] = r.Message + " [" + r.Rule + "]"
+	}
+	return "request denied by policy: " + strings.Join(parts, "; ")
 }
 
 // maskMessages masks every secret spelling in the messages of the drops, the warnings and the
@@ -273,6 +288,10 @@ func (vt *vetter) maskMessages() {
 	d.Warnings = slices.Clone(d.Warnings)
 	for i := range d.Warnings {
 		d.Warnings[i].Message = mask(d.Warnings[i].Message)
+	}
+	d.Denied = slices.Clone(d.Denied)
+	for i := range d.Denied {
+		d.Denied[i].Message = mask(d.Denied[i].Message)
 	}
 	vt.out.decision = &d
 }

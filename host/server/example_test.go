@@ -32,12 +32,17 @@ func Example() {
 	}
 	defer srv.Close()
 
+	post := func(target string) *http.Request {
+		req := httptest.NewRequest(http.MethodPost, target, strings.NewReader(`{}`))
+		req.Header.Set("Content-Type", "application/json") // anything else is 415
+		return req
+	}
 	rec := httptest.NewRecorder()
-	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/render?harness=claude", strings.NewReader(`{}`)))
+	srv.Handler().ServeHTTP(rec, post("/v1/render?harness=claude"))
 	fmt.Println(rec.Code, strings.Contains(rec.Body.String(), `"harness":"claude"`), strings.Contains(rec.Body.String(), `"dryRun":true`))
 
 	rec = httptest.NewRecorder()
-	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/render?harness=codex", strings.NewReader(`{}`)))
+	srv.Handler().ServeHTTP(rec, post("/v1/render?harness=codex"))
 	fmt.Print(rec.Code, " ", rec.Body.String())
 	// Output:
 	// 200 true true

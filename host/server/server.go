@@ -136,6 +136,10 @@ type Config struct {
 	// require (Authorization: Bearer <key>); when empty they are open to whoever reaches the
 	// server, like every other route.
 	TokenAPIKey string
+	// AllowedOrigins are the web origins (scheme://host[:port]) whose pages may send
+	// state-changing requests (renders, token routes) to the server; every other cross-origin
+	// one is refused (guard).
+	AllowedOrigins []string
 }
 
 // Server is the HTTP API. Build one with New.
@@ -218,6 +222,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	cop, err := crossOrigin(cfg.AllowedOrigins, log)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	reg := cfg.Registry
 	if reg == nil {
 		reg = prometheus.NewRegistry()
@@ -259,7 +267,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.gen = 1
 	s.cur = newSet(r, s.gen)
 	m.setRevision(s.cur.revision)
-	s.handler = s.routes()
+	s.handler = s.guard(s.routes(), cop)
 	log.Info("renderer loaded", "generation", s.cur.gen, "plugins", len(s.cur.plugins))
 	return s, nil
 }

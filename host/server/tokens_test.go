@@ -293,6 +293,7 @@ func TestTokenAPIKey(t *testing.T) {
 	tok := mintDirect(t, svc, "run-k", "docs")[0]
 	send := func(method, target, body, auth string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(method, target, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		if auth != "" {
 			req.Header.Set("Authorization", auth)
 		}

@@ -1,6 +1,6 @@
 # METADATA
 # title: Remote servers only on the corporate domain
-# description: docs/POLICIES.md §4.1. Copy into a policy directory next to the defaults.
+# description: docs/POLICIES.md §4.1. Copy into a team policy directory; loadout lays it over the defaults.
 package loadout.corp_hosts
 
 deny contains {
