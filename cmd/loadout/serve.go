@@ -24,6 +24,7 @@ type serveOptions struct {
 	roots         string
 	maxConcurrent int
 	maxBody       int64
+	maxResponse   int64
 	timeout       time.Duration
 	shutdownGrace time.Duration
 	host          hostOptions
@@ -51,6 +52,8 @@ func (a *app) serveCommand() *cobra.Command {
                     (with the dropped entries), 502 plugin failure, 503 overloaded,
                     timed out or shutting down (Retry-After), 500 internal.
                     Error bodies are {"error":{"code","message"}}; secrets are never echoed.
+                    An answer lists at most 100 drops and 100 warnings (then one
+                    "truncated" entry with the count); one over --max-response is 413.
   GET  /v1/plugins  the loaded plugins
   GET  /healthz     200 while a good policy and plugin set is loaded
   GET  /metrics     Prometheus metrics
@@ -96,6 +99,7 @@ The listening address is printed on stderr. Access logs are at info level (--log
 	f.StringVar(&o.roots, "roots", "", "write renders under DIR/<request id>/{config,run,checkout} (default: dry runs only)")
 	f.IntVar(&o.maxConcurrent, "max-concurrent", 0, "renders running at once (default 2×GOMAXPROCS)")
 	f.Int64Var(&o.maxBody, "max-body", server.DefaultMaxBody, "largest request body in bytes")
+	f.Int64Var(&o.maxResponse, "max-response", server.DefaultMaxResponse, "largest render answer in bytes (a larger one is 413, nothing written)")
 	f.DurationVar(&o.timeout, "timeout", server.DefaultTimeout, "deadline of one render request")
 	f.DurationVar(&o.shutdownGrace, "shutdown-grace", server.DefaultShutdownGrace, "how long requests in flight may finish on shutdown")
 	f.StringVar(&o.bundleURL, "policy-bundle-url", "", "poll the policy as an OPA bundle from this URL (instead of --policies)")
@@ -116,6 +120,9 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	}
 	if o.maxBody <= 0 {
 		return usagef("--max-body: %d is not a positive number of bytes", o.maxBody)
+	}
+	if o.maxResponse <= 0 {
+		return usagef("--max-response: %d is not a positive number of bytes", o.maxResponse)
 	}
 	if o.timeout <= 0 {
 		return usagef("--timeout: %s is not positive", o.timeout)
@@ -221,6 +228,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		Loader:        loader,
 		Addr:          o.addr,
 		MaxBody:       o.maxBody,
+		MaxResponse:   o.maxResponse,
 		MaxConcurrent: o.maxConcurrent,
 		Timeout:       o.timeout,
 		ShutdownGrace: o.shutdownGrace,

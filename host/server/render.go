@@ -166,6 +166,7 @@ type answer struct {
 	harness string // metric label
 	kind    string // plugin failure kind
 	result  *host.Result
+	encoded []byte          // the result's JSON (encodeResult), on 200
 	tokens  []tokens.Record // the run tokens the render stored
 	body    ErrorBody
 	err     error // scrubbed, for the log
@@ -201,11 +202,17 @@ func (s *Server) handleRender(w http.ResponseWriter, r *http.Request) {
 
 	a := s.render(w, r, id)
 	if a.status == http.StatusOK {
-		rb := RenderBody{Result: a.result}
+		var toks []TokenInfo
 		for _, t := range a.tokens {
-			rb.Tokens = append(rb.Tokens, TokenInfo{Server: t.Server, Run: t.Run, User: t.User, ExpiresAt: t.Expires})
+			toks = append(toks, TokenInfo{Server: t.Server, Run: t.Run, User: t.User, ExpiresAt: t.Expires})
 		}
-		writeJSON(w, http.StatusOK, rb)
+		b, err := withTokens(a.encoded, toks)
+		if err != nil {
+			a = failureHarness(http.StatusInternalServerError, OutcomeInternal, "internal error (request "+id+")", a.harness)
+			writeError(w, a.status, a.body)
+		} else {
+			writeBytes(w, http.StatusOK, b)
+		}
 	} else {
 		if a.status == http.StatusServiceUnavailable {
 			w.Header().Set("Retry-After", "1")
@@ -296,6 +303,13 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, id string) (a an
 	if err == nil && res == nil {
 		err = errors.New("renderer returned no result")
 	}
+	// The answer is encoded, its lists capped and its size bounded, before any token is
+	// stored: a render whose answer cannot be sent leaves no token behind.
+	var encoded []byte
+	if err == nil {
+		res = capReported(res)
+		encoded, err = encodeResult(res, s.cfg.MaxResponse)
+	}
 	// The tokens of the servers the render kept become resolvable only now that it
 	// succeeded: a failed render leaves none behind.
 	var stored []tokens.Record
@@ -311,7 +325,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, id string) (a an
 		return s.classify(ctx, r.Context(), body, mint.Values(), res, err, a.harness)
 	}
 	s.metrics.minted.Add(float64(len(stored)))
-	a.status, a.outcome, a.result, a.tokens = http.StatusOK, OutcomeOK, res, stored
+	a.status, a.outcome, a.result, a.encoded, a.tokens = http.StatusOK, OutcomeOK, res, encoded, stored
 	return a
 }
 
@@ -450,6 +464,7 @@ func (s *Server) classify(ctx, reqCtx context.Context, body []byte, minted []str
 	}
 	var pe *panicError
 	var tse *tokenStoreError
+	var rtl *responseTooLargeError
 	switch {
 	case reqCtx.Err() != nil:
 		a = failureHarness(http.StatusServiceUnavailable, OutcomeCanceled, "request canceled", harness)
@@ -457,6 +472,8 @@ func (s *Server) classify(ctx, reqCtx context.Context, body []byte, minted []str
 		a = failureHarness(http.StatusServiceUnavailable, OutcomeTimeout, fmt.Sprintf("render did not finish within %s", s.cfg.Timeout), harness)
 	case errors.As(err, &tse):
 		a = failureHarness(http.StatusServiceUnavailable, OutcomeTokenStore, "the token store did not answer; nothing was rendered, retry", harness)
+	case errors.As(err, &rtl):
+		a = failureHarness(http.StatusRequestEntityTooLarge, OutcomeTooLarge, rtl.Error(), harness)
 	case errors.As(err, &pe):
 		a = failureHarness(http.StatusInternalServerError, OutcomeInternal, "internal error", harness)
 		s.log.Error("renderer panicked", "err", scrub.clean(pe.value), "stack", string(pe.stack))
@@ -468,7 +485,7 @@ func (s *Server) classify(ctx, reqCtx context.Context, body []byte, minted []str
 		a = failureHarness(http.StatusBadRequest, OutcomeBadRequest, clean.Error(), harness)
 	case class == host.ClassRejected:
 		a = failureHarness(http.StatusUnprocessableEntity, OutcomeRejected, clean.Error(), harness)
-		a.body.Dropped = droppedOf(res, err)
+		a.body.Dropped = capDiagnostics(droppedOf(res, err))
 	case class == host.ClassPlugin:
 		if kind == "" {
 			kind = "other"
@@ -569,7 +586,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		status = http.StatusInternalServerError
 		b, _ = json.Marshal(ErrorBody{Error: ErrorInfo{Code: OutcomeInternal, Message: "encode answer"}})
 	}
-	b = append(b, '\n')
+	writeBytes(w, status, append(b, '\n'))
+}
+
+// writeBytes answers b, an encoded JSON document with its trailing newline.
+func writeBytes(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(b)))

@@ -93,6 +93,10 @@ type Config struct {
 	// MaxBody is the largest request body accepted, in bytes; larger bodies get 413. Default
 	// DefaultMaxBody (1 MiB).
 	MaxBody int64
+	// MaxResponse is the largest render answer sent, in bytes; a render whose answer (its
+	// drops and warnings already capped at MaxReported each) is larger is answered 413 and
+	// leaves nothing written and no token stored. Default DefaultMaxResponse (4 MiB).
+	MaxResponse int64
 	// MaxConcurrent bounds the renders running at once; default 2×GOMAXPROCS.
 	MaxConcurrent int
 	// QueueWait is how long a render over the limit waits for a slot before it is answered 503;
@@ -189,6 +193,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.MaxResponse <= 0 {
+		cfg.MaxResponse = DefaultMaxResponse
 	}
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = 2 * runtime.GOMAXPROCS(0)
