@@ -37,6 +37,7 @@ type serveOptions struct {
 	tokenMaxTTL     time.Duration
 	tokenDefaultTTL time.Duration
 	tokenAPIKeyFile string
+	tokenAllowLost  bool
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -66,7 +67,9 @@ A server of a render may ask for a run token ("token": {"mint": true, "ttl": "2h
 request needs run.id): serve mints an opaque bearer bound to the run, the server and
 run.user, renders it where the server's credential goes (stdio: MCP_ACCESS_TOKEN, http:
 Authorization: Bearer) and stores only its SHA-256 in --token-store: memory (default),
-file:PATH (bbolt, one process) or redis://host:port/db (shared by replicas). With
+file:PATH (bbolt, one process) or redis://host:port/db (shared by replicas; serve
+refuses a Redis that could lose a revocation in a crash, anything but appendonly yes and
+appendfsync always, unless --token-store-allow-lost-revocations). With
 --token-api-key-file the two token routes require Authorization: Bearer <that key>.
 See docs/TOKENS.md.
 
@@ -109,6 +112,7 @@ The listening address is printed on stderr. Access logs are at info level (--log
 	f.StringVar(&o.tokenStore, "token-store", "memory", "where run tokens are kept: memory, file:PATH or redis://host:port/db")
 	f.DurationVar(&o.tokenMaxTTL, "token-max-ttl", tokens.DefaultMaxTTL, "longest ttl a run token may ask for (and how long a revoked run is refused new tokens)")
 	f.DurationVar(&o.tokenDefaultTTL, "token-default-ttl", tokens.DefaultDefaultTTL, "ttl of a run token whose request gives none")
+	f.BoolVar(&o.tokenAllowLost, "token-store-allow-lost-revocations", false, "use a Redis whose persistence may lose a revocation in a crash (default: refuse any but appendonly yes, appendfsync always)")
 	f.StringVar(&o.tokenAPIKeyFile, "token-api-key-file", "", "file holding the bearer key /v1/tokens/resolve and DELETE /v1/runs/{run} require (default: open)")
 	return cmd
 }
@@ -211,7 +215,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	}
 
 	tokens.RedisLogger(a.logger)
-	store, err := tokens.Open(ctx, o.tokenStore, nil)
+	store, err := tokens.Open(ctx, o.tokenStore, tokens.Options{AllowLostRevocations: o.tokenAllowLost})
 	if err != nil {
 		return err
 	}
@@ -219,6 +223,9 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	svc, err := tokens.New(tokens.Config{Store: store, MaxTTL: o.tokenMaxTTL, DefaultTTL: o.tokenDefaultTTL})
 	if err != nil {
 		return err
+	}
+	if o.tokenAllowLost && strings.HasPrefix(o.tokenStore, "redis") {
+		a.logger.Warn("--token-store-allow-lost-revocations: Redis's persistence is not checked; a crash of Redis may bring back revoked tokens or let a revoked run mint again")
 	}
 	if apiKey == "" {
 		a.logger.Warn("the token routes are open: whoever reaches serve can resolve and revoke run tokens; set --token-api-key-file")

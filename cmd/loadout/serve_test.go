@@ -17,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/loadout-dev/loadout/internal/testredis"
 )
 
 // syncBuffer is a buffer safe to write from the command and read from the test.
@@ -180,6 +182,23 @@ func TestServeCommandUsage(t *testing.T) {
 			assert.NotContains(t, stderr.String(), "hunter2", "loadout %s echoes a password", strings.Join(argv, " "))
 		})
 	}
+}
+
+// TestServeRedisPersistence: serve refuses a Redis that keeps nothing through a crash, naming
+// the override, and starts on it with the override.
+func TestServeRedisPersistence(t *testing.T) {
+	srv := testredis.StartServer(t, "--save", "", "--appendonly", "no")
+	store := "redis://" + srv.Addr + "/0"
+	var stderr bytes.Buffer
+	argv := []string{"serve", "--addr", "127.0.0.1:0", "--token-store", store}
+	code := run(context.Background(), argv, strings.NewReader(""), io.Discard, &stderr, nil)
+	assert.Equal(t, exitInternal, code, "loadout %s: exit code (stderr %s)", strings.Join(argv, " "), stderr.String())
+	assert.Contains(t, stderr.String(), "appendfsync always", "the refusal says what Redis needs")
+	assert.Contains(t, stderr.String(), "--token-store-allow-lost-revocations", "the refusal names the override")
+
+	_, logs, stop := startServeCmd(t, "--token-store", store, "--token-store-allow-lost-revocations")
+	assert.Equal(t, 0, stop(), "serve with the override: %s", logs.String())
+	assert.Contains(t, logs.String(), "may bring back revoked tokens", "the override is logged")
 }
 
 // TestServeTokens mints through the serve command with a file store and an API key, then
