@@ -23,6 +23,8 @@ type serveOptions struct {
 	addr          string
 	roots         string
 	maxConcurrent int
+	queueLength   int
+	queueTimeout  time.Duration
 	maxBody       int64
 	maxResponse   int64
 	timeout       time.Duration
@@ -73,8 +75,9 @@ appendfsync always, unless --token-store-allow-lost-revocations). With
 --token-api-key-file the two token routes require Authorization: Bearer <that key>.
 See docs/TOKENS.md.
 
-At most --max-concurrent renders run at once; a request over the limit waits up to 100ms
-for a slot, then gets 503. With --roots every render is written under
+At most --max-concurrent renders run at once; a request over the limit queues (at most
+--queue-length of them) for up to --queue-timeout, then gets 503; so does a request that
+finds the queue full. With --roots every render is written under
 ROOTS/<request id>/{config,run,checkout} (the id is the X-Request-Id header); without it
 renders are dry runs that return the plan only.
 
@@ -101,6 +104,8 @@ The listening address is printed on stderr. Access logs are at info level (--log
 	o.host.addFlags(f)
 	f.StringVar(&o.roots, "roots", "", "write renders under DIR/<request id>/{config,run,checkout} (default: dry runs only)")
 	f.IntVar(&o.maxConcurrent, "max-concurrent", 0, "renders running at once (default 2×GOMAXPROCS)")
+	f.IntVar(&o.queueLength, "queue-length", 0, "renders waiting for a slot; one more is answered 503 at once (default 4×--max-concurrent)")
+	f.DurationVar(&o.queueTimeout, "queue-timeout", server.DefaultQueueWait, "how long a queued render waits for a slot before it is answered 503")
 	f.Int64Var(&o.maxBody, "max-body", server.DefaultMaxBody, "largest request body in bytes")
 	f.Int64Var(&o.maxResponse, "max-response", server.DefaultMaxResponse, "largest render answer in bytes (a larger one is 413, nothing written)")
 	f.DurationVar(&o.timeout, "timeout", server.DefaultTimeout, "deadline of one render request")
@@ -121,6 +126,12 @@ The listening address is printed on stderr. Access logs are at info level (--log
 func (a *app) serve(ctx context.Context, o serveOptions) error {
 	if o.maxConcurrent < 0 {
 		return usagef("--max-concurrent: %d is negative", o.maxConcurrent)
+	}
+	if o.queueLength < 0 {
+		return usagef("--queue-length: %d is negative", o.queueLength)
+	}
+	if o.queueTimeout <= 0 {
+		return usagef("--queue-timeout: %s is not positive", o.queueTimeout)
 	}
 	if o.maxBody <= 0 {
 		return usagef("--max-body: %d is not a positive number of bytes", o.maxBody)
@@ -237,6 +248,8 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		MaxBody:       o.maxBody,
 		MaxResponse:   o.maxResponse,
 		MaxConcurrent: o.maxConcurrent,
+		QueueLength:   o.queueLength,
+		QueueWait:     o.queueTimeout,
 		Timeout:       o.timeout,
 		ShutdownGrace: o.shutdownGrace,
 		Roots:         o.roots,

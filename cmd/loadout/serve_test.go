@@ -158,6 +158,8 @@ func TestServeCommandUsage(t *testing.T) {
 		{name: "unknown engine", args: []string{"--engine", "v8"}, wantCode: exitUsage},
 		{name: "zero max body", args: []string{"--max-body", "0"}, wantCode: exitUsage},
 		{name: "negative concurrency", args: []string{"--max-concurrent", "-1"}, wantCode: exitUsage},
+		{name: "negative queue length", args: []string{"--queue-length", "-1"}, wantCode: exitUsage},
+		{name: "zero queue timeout", args: []string{"--queue-timeout", "0s"}, wantCode: exitUsage},
 		{name: "zero timeout", args: []string{"--timeout", "0s"}, wantCode: exitUsage},
 		{name: "zero grace", args: []string{"--shutdown-grace", "0s"}, wantCode: exitUsage},
 		{name: "plugin without pins", args: []string{"--plugin", filepath.Join(dir, "x.wasm")}, wantCode: exitUsage},

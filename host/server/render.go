@@ -31,7 +31,7 @@ const (
 	OutcomeTooLarge   = "too_large"               // 413
 	OutcomeRejected   = "rejected"                // 422: invalid spec or policy deny
 	OutcomePlugin     = "plugin_failure"          // 502
-	OutcomeOverloaded = "overloaded"              // 503: no render slot within QueueWait
+	OutcomeOverloaded = "overloaded"              // 503: the queue is full, or no render slot within QueueWait
 	OutcomeTimeout    = "timeout"                 // 503: the request's deadline passed
 	OutcomeClosed     = "shutting_down"           // 503: the server is closed
 	OutcomeInternal   = "internal"                // 500
@@ -367,8 +367,8 @@ func failureHarness(status int, outcome, msg, harness string) answer {
 	return answer{status: status, outcome: outcome, harness: harness, body: ErrorBody{Error: ErrorInfo{Code: outcome, Message: msg}}}
 }
 
-// acquireSlot takes a render slot, waiting up to QueueWait. It reports false when none freed up
-// in time or ctx ended.
+// acquireSlot takes a render slot, queueing for up to QueueWait when none is free. It reports
+// false when the queue is full, no slot freed up in time, or ctx ended.
 func (s *Server) acquireSlot(ctx context.Context) bool {
 	select {
 	case s.sem <- struct{}{}:
@@ -378,6 +378,11 @@ func (s *Server) acquireSlot(ctx context.Context) bool {
 	if s.cfg.QueueWait < 0 {
 		return false
 	}
+	if s.queued.Add(1) > int64(s.cfg.QueueLength) {
+		s.queued.Add(-1)
+		return false
+	}
+	defer s.queued.Add(-1)
 	t := time.NewTimer(s.cfg.QueueWait)
 	defer t.Stop()
 	select {

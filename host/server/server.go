@@ -20,8 +20,9 @@
 // called from any goroutine (reloads are serialized), and Plugins/Healthy read the current set
 // under a lock. While a reload compiles the policies, policy decisions wait for it (OPA's
 // partial evaluation writes to terms every evaluation reads; host/policy), about 13 ms for the
-// embedded policies. Renders are bounded by MaxConcurrent slots; a request over the limit waits up to
-// QueueWait for a slot and is then answered 503 with Retry-After. A request's headers and body
+// embedded policies. Renders are bounded by MaxConcurrent slots; a request over the limit
+// queues, up to QueueLength requests, for at most QueueWait, and is answered 503 with
+// Retry-After when the queue is full or its wait is over. A request's headers and body
 // are read, each within its own deadline (HeaderTimeout, BodyTimeout), before it takes a slot,
 // so slow clients hold only their own connections.
 //
@@ -78,7 +79,7 @@ const (
 	DefaultTimeout       = 10 * time.Second
 	DefaultBodyTimeout   = 5 * time.Second
 	DefaultHeaderTimeout = 5 * time.Second
-	DefaultQueueWait     = 100 * time.Millisecond
+	DefaultQueueWait     = 5 * time.Second
 	DefaultShutdownGrace = 15 * time.Second
 	DefaultDebounce      = 250 * time.Millisecond
 )
@@ -99,7 +100,10 @@ type Config struct {
 	MaxResponse int64
 	// MaxConcurrent bounds the renders running at once; default 2×GOMAXPROCS.
 	MaxConcurrent int
-	// QueueWait is how long a render over the limit waits for a slot before it is answered 503;
+	// QueueLength bounds the renders waiting for a slot (each holds its body, up to MaxBody);
+	// a render over it is answered 503 at once. Default 4×MaxConcurrent.
+	QueueLength int
+	// QueueWait is how long a queued render waits for a slot before it is answered 503;
 	// default DefaultQueueWait, a negative value answers 503 at once.
 	QueueWait time.Duration
 	// Timeout bounds each render once its body is read; default DefaultTimeout. A render cut
@@ -168,6 +172,7 @@ type Server struct {
 	apiKey []byte // SHA-256 of Config.TokenAPIKey; nil when unset
 
 	active atomic.Int64 // render handlers running
+	queued atomic.Int64 // renders waiting for a slot
 }
 
 // set is one loaded Renderer with its reference count. refs counts the requests using it plus
@@ -199,6 +204,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = 2 * runtime.GOMAXPROCS(0)
+	}
+	if cfg.QueueLength <= 0 {
+		cfg.QueueLength = 4 * cfg.MaxConcurrent
 	}
 	if cfg.QueueWait == 0 {
 		cfg.QueueWait = DefaultQueueWait
