@@ -53,12 +53,14 @@ func (a *app) serveCommand() *cobra.Command {
                     "harness".
                     200 result, 400 bad body or usage, 413 too large, 422 rejected
                     (with the dropped entries), 502 plugin failure, 503 overloaded,
-                    timed out or shutting down (Retry-After), 500 internal.
+                    timed out or shutting down (Retry-After), 408 body not sent
+                    within its deadline, 500 internal (naming the request id).
                     Error bodies are {"error":{"code","message"}}; secrets are never echoed.
                     An answer lists at most 100 drops and 100 warnings (then one
                     "truncated" entry with the count); one over --max-response is 413.
   GET  /v1/plugins  the loaded plugins
-  GET  /healthz     200 while a good policy and plugin set is loaded
+  GET  /healthz     200 while a good policy and plugin set is loaded and the token
+                    store answers; 503 "degraded" with the store's state when not
   GET  /metrics     Prometheus metrics
   POST /v1/tokens/resolve  body {"token":"lrt_…"[,"server":"<id>"]}: 200 {"run","server",
                     "user","expiresAt"} for a live run token, 404 for an unknown,

@@ -1,6 +1,6 @@
 // Package server is loadout's HTTP API: `POST /v1/render` runs the same render as
 // `loadout render --format json`, `GET /v1/plugins` lists the loaded plugins, `GET /healthz`
-// reports whether a good renderer set is loaded, and `GET /metrics` serves Prometheus metrics.
+// reports whether a good renderer set is loaded and the token store answers, and `GET /metrics` serves Prometheus metrics.
 // `POST /v1/tokens/resolve` and `DELETE /v1/runs/{run}` resolve and revoke the run tokens
 // renders mint (docs/TOKENS.md).
 //
@@ -34,9 +34,12 @@
 //
 // Request bodies are never logged, nor is a run token: a minted token reaches the plugin as a
 // placeholder only, is written where the server's credential goes, and is stored hashed
-// (host/tokens). Error messages answered to clients or logged are scrubbed of
-// every value the request carried under an "env", "headers" or "tokens" member (raw and
-// escaped spellings), so a parser or plugin error that quotes a value cannot echo a secret.
+// (host/tokens). Error messages answered to clients or logged are scrubbed with host/redact,
+// as `loadout redact` masks logs: once the policy vetted the request, its secrets (every
+// spelling of each) and nothing else; before, every value the request carried under an "env",
+// "headers" or "tokens" member, since which are secrets is not decided yet. A parser or plugin
+// error that quotes a secret cannot echo it, and one that quotes a value that is no secret
+// (a path with "loadout" in it, beside a header "X-Client: loadout") stays readable.
 package server
 
 import (
@@ -173,6 +176,7 @@ type Server struct {
 
 	active atomic.Int64 // render handlers running
 	queued atomic.Int64 // renders waiting for a slot
+	forced atomic.Bool  // the grace period ran out: requests still running are cut off
 }
 
 // set is one loaded Renderer with its reference count. refs counts the requests using it plus
@@ -456,6 +460,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	err := hs.Shutdown(graceCtx)
 	if err != nil {
 		s.log.Warn("grace period over; cancelling in-flight requests", "err", err)
+		s.forced.Store(true)
 		cancelBase()
 		_ = hs.Close() // the grace error is the one to report
 	}

@@ -225,5 +225,14 @@ func (s *Redis) RevokeRun(ctx context.Context, run string, hold time.Duration) (
 	return n, nil
 }
 
+// Ping implements Pinger: Redis answers, and (unless lost revocations are allowed) a new
+// connection found its persistence keeps every write.
+func (s *Redis) Ping(ctx context.Context) error {
+	if err := s.c.Ping(ctx).Err(); err != nil {
+		return redisErr("ping", err)
+	}
+	return nil
+}
+
 // Close implements Store.
 func (s *Redis) Close() error { return s.c.Close() }
