@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -40,6 +41,8 @@ type serveOptions struct {
 	tokenDefaultTTL time.Duration
 	tokenAPIKeyFile string
 	tokenAllowLost  bool
+
+	cpuProfile string
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -120,6 +123,7 @@ The listening address is printed on stderr. Access logs are at info level (--log
 	f.DurationVar(&o.tokenMaxTTL, "token-max-ttl", tokens.DefaultMaxTTL, "longest ttl a run token may ask for (and how long a revoked run is refused new tokens)")
 	f.DurationVar(&o.tokenDefaultTTL, "token-default-ttl", tokens.DefaultDefaultTTL, "ttl of a run token whose request gives none")
 	f.BoolVar(&o.tokenAllowLost, "token-store-allow-lost-revocations", false, "use a Redis whose persistence may lose a revocation in a crash (default: refuse any but appendonly yes, appendfsync always)")
+	f.StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile of the server to FILE when it stops (go tool pprof)")
 	f.StringVar(&o.tokenAPIKeyFile, "token-api-key-file", "", "file holding the bearer key /v1/tokens/resolve and DELETE /v1/runs/{run} require (default: open)")
 	return cmd
 }
@@ -177,6 +181,13 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 			return usagef("--roots: %s is not a directory", o.roots)
 		}
 		o.roots = abs
+	}
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			return usagef("--cpu-profile: %v", err)
+		}
+		defer stop()
 	}
 	// A server keeps a few pre-initialized instances per plugin ready off the request path.
 	o.host.pool = 2
@@ -293,6 +304,23 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	stopReloads()
 	<-reloadsDone
 	return err
+}
+
+// startCPUProfile profiles the process's CPU into a new file at path (mode 0600) until stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // validTokenStore reports whether v has the shape of a --token-store value.

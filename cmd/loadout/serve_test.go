@@ -203,6 +203,21 @@ func TestServeRedisPersistence(t *testing.T) {
 	assert.Contains(t, logs.String(), "may bring back revoked tokens", "the override is logged")
 }
 
+// TestServeCPUProfile: --cpu-profile writes a profile of the server (gzipped protobuf, mode
+// 0600) when it stops.
+func TestServeCPUProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "serve.pprof")
+	_, logs, stop := startServeCmd(t, "--cpu-profile", path)
+	require.Equal(t, 0, stop(), "serve with --cpu-profile: %s", logs.String())
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err, "the profile")
+	require.Greater(t, len(raw), 2)
+	assert.Equal(t, []byte{0x1f, 0x8b}, raw[:2], "a gzipped profile")
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+}
+
 // TestServeTokens mints through the serve command with a file store and an API key, then
 // resolves and revokes; the file store keeps tokens across a restart.
 func TestServeTokens(t *testing.T) {
