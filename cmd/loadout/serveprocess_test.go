@@ -91,27 +91,29 @@ func (p *serveProcess) stop() {
 	}
 }
 
-// cpu is the process's user and system CPU time so far, from /proc/<pid>/stat.
-func (p *serveProcess) cpu(b *testing.B) time.Duration {
+// usage is the process's user and system CPU time and its minor page faults so far, from
+// /proc/<pid>/stat.
+func (p *serveProcess) usage(b *testing.B) (time.Duration, int64) {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
 	if err != nil {
 		b.Fatal(err)
 	}
 	// The command name (field 2) is in parentheses and may hold spaces: count from after it.
 	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+2:]))
+	minflt, err0 := strconv.ParseInt(f[7], 10, 64) // field 10
 	utime, err1 := strconv.ParseInt(f[11], 10, 64) // field 14
 	stime, err2 := strconv.ParseInt(f[12], 10, 64) // field 15
-	if err1 != nil || err2 != nil {
+	if err0 != nil || err1 != nil || err2 != nil {
 		b.Fatalf("parse /proc/%d/stat: %q", p.cmd.Process.Pid, raw)
 	}
-	return time.Duration(utime+stime) * time.Second / clockTicks
+	return time.Duration(utime+stime) * time.Second / clockTicks, minflt
 }
 
 // BenchmarkServeProcess drives `loadout serve` as a separate process over loopback, as a
 // platform does, posting examples/request.json (a dry run) from 1, 2, 4 and 8 closed-loop
 // clients on each engine the binary has. It reports renders/s, the p50 and p99 latency, the
 // server's CPU per render (from /proc/<pid>/stat, so the client's own work is not counted) and
-// the share answered 503. The same binary runs both engines, one after the other, so their
+// the share answered 503, with the server's minor page faults per render. The same binary runs both engines, one after the other, so their
 // figures are comparable within one run. With LOADOUT_SERVE_PROFILE=DIR each engine's server
 // writes a CPU profile to DIR/<engine>.pprof (`go tool pprof`).
 //
@@ -165,7 +167,7 @@ func BenchmarkServeProcess(b *testing.B) {
 				lat := make([]time.Duration, b.N)
 				var next, shed atomic.Int64
 				var wg sync.WaitGroup
-				cpu0 := p.cpu(b)
+				cpu0, faults0 := p.usage(b)
 				b.ResetTimer()
 				start := time.Now()
 				for range c {
@@ -193,13 +195,15 @@ func BenchmarkServeProcess(b *testing.B) {
 				wg.Wait()
 				elapsed := time.Since(start)
 				b.StopTimer()
-				cpu := p.cpu(b) - cpu0
+				cpu, faults := p.usage(b)
+				cpu, faults = cpu-cpu0, faults-faults0
 				slices.Sort(lat)
 				ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 				b.ReportMetric(float64(b.N)/elapsed.Seconds(), "renders/s")
 				b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
 				b.ReportMetric(ms(lat[(len(lat)*99)/100]), "p99-ms")
 				b.ReportMetric(ms(cpu)/float64(b.N), "server-cpu-ms/render")
+				b.ReportMetric(float64(faults)/float64(b.N), "server-faults/render")
 				b.ReportMetric(100*float64(shed.Load())/float64(b.N), "503-%")
 			})
 		}
