@@ -28,31 +28,55 @@ func unknownMembersBody(n int) string {
 	return b.String()
 }
 
-// TestAnswerAmplification sends 100k unknown members inside a server: the answer lists at
+// nonStringArgsBody is a request whose one server has n args that are not strings, each
+// removed and reported on its own.
+func nonStringArgsBody(n int) string {
+	return `{"harness":"claude","mcpServers":[{"id":"fs","command":"/usr/bin/fs-mcp","args":[0` +
+		strings.Repeat(",0", n-1) + `]}]}`
+}
+
+// TestAnswerAmplification sends bodies under 1 MiB that make the parser report entry by entry
+// (100k unknown members inside a server; 100k args that are not strings): the answer lists at
 // most MaxReported drops, then one entry saying how many more there were, and stays small
 // whatever the body asked the parser to report.
 func TestAnswerAmplification(t *testing.T) {
 	s, _ := newTestServer(t, Config{}, realLoader(t))
 	defer s.Close()
-	body := unknownMembersBody(100_000)
-	require.Less(t, len(body), DefaultMaxBody, "the body fits the default limit")
-	rec := do(s.Handler(), http.MethodPost, "/v1/render", body)
-	require.LessOrEqual(t, rec.Body.Len(), 64<<10, "answer of %d bytes to a %d-byte body", rec.Body.Len(), len(body))
-	var dropped []spec.Diagnostic
-	switch rec.Code {
-	case http.StatusOK:
-		var res wireResult
-		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &res), "decode %s", rec.Body.String())
-		dropped = res.Dropped
-	default:
-		var eb ErrorBody
-		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &eb), "decode %s", rec.Body.String())
-		dropped = eb.Dropped
+	for _, tc := range []struct {
+		name string
+		body string
+		// capped: the parser reports more than MaxReported entries for this body
+		capped bool
+	}{
+		{name: "unknown members in a server", body: unknownMembersBody(100_000)},
+		{name: "non-string args", body: nonStringArgsBody(100_000), capped: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Less(t, len(tc.body), DefaultMaxBody, "the body fits the default limit")
+			rec := do(s.Handler(), http.MethodPost, "/v1/render", tc.body)
+			require.LessOrEqual(t, rec.Body.Len(), 64<<10, "answer of %d bytes to a %d-byte body", rec.Body.Len(), len(tc.body))
+			var dropped []spec.Diagnostic
+			switch rec.Code {
+			case http.StatusOK:
+				var res wireResult
+				require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &res), "decode %s", rec.Body.String())
+				dropped = res.Dropped
+			default:
+				var eb ErrorBody
+				require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &eb), "decode %s", rec.Body.String())
+				dropped = eb.Dropped
+			}
+			require.LessOrEqual(t, len(dropped), MaxReported+1, "listed drops (status %d)", rec.Code)
+			if tc.capped {
+				require.Len(t, dropped, MaxReported+1, "listed drops: the cap and the summary (status %d, %.300s)", rec.Code, rec.Body.String())
+			}
+			if len(dropped) == MaxReported+1 {
+				last := dropped[len(dropped)-1]
+				assert.Equal(t, CodeTruncated, last.Code, "the last entry summarises")
+				assert.Contains(t, last.Message, "more", "the summary says what was left out: %q", last.Message)
+			}
+		})
 	}
-	require.Len(t, dropped, MaxReported+1, "listed drops: the cap and the summary (status %d, %.300s)", rec.Code, rec.Body.String())
-	last := dropped[len(dropped)-1]
-	assert.Equal(t, CodeTruncated, last.Code, "the last entry summarises")
-	assert.Contains(t, last.Message, "more", "the summary says what was left out: %q", last.Message)
 }
 
 // TestCapReported caps drops and warnings alike, keeping the first ones in order and counting
