@@ -354,9 +354,11 @@ func testRevokeHoldEnds(t *testing.T, h harness) {
 		return
 	}
 	hold := 300 * time.Millisecond
+	// The hold starts inside the call, on the store's clock; a durable Redis answers only after
+	// its fsync, so the time is taken before the call.
+	began := time.Now()
 	_, err := h.store.RevokeRun(ctx, "run-h", hold)
 	require.NoError(t, err)
-	began := time.Now()
 	_, e := entry(t, "run-h", "docs", time.Now().Add(time.Hour))
 	ok := false
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
