@@ -341,8 +341,27 @@ func (h *Host) Render(ctx context.Context, rr RenderRequest) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return h.Execute(ctx, p, rr)
+	res, err := h.Execute(ctx, p, rr)
+	if err != nil {
+		return nil, &VettedError{Err: err, Secrets: p.Vetted.Redactions()}
+	}
+	return res, nil
 }
+
+// VettedError is an error of a request the policy had vetted: it carries the request's
+// redaction set, so whoever reports the error can mask exactly the request's secrets
+// (host/redact), as `loadout redact` does. Its message is Err's, unmasked.
+type VettedError struct {
+	Err error
+	// Secrets is the request's redaction set (policy.Vetted.Redactions).
+	Secrets []string
+}
+
+func (e *VettedError) Error() string { return e.Err.Error() }
+func (e *VettedError) Unwrap() error { return e.Err }
+
+// Redactions returns a copy of Secrets.
+func (e *VettedError) Redactions() []string { return slices.Clone(e.Secrets) }
 
 // Execute renders a prepared request with its harness's plugin, checks the plan and (unless
 // rr.DryRun) writes it under rr.Roots.

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/loadout-dev/loadout/host"
@@ -40,28 +38,10 @@ logs through it:
 			if err != nil {
 				return classify(err)
 			}
-			_, err = redact.New(withCredentials(p.Vetted.Redactions())).Copy(a.stdout, a.stdin)
+			_, err = redact.New(redact.WithCredentials(p.Vetted.Redactions())).Copy(a.stdout, a.stdin)
 			return err
 		},
 	}
 	cmd.Flags().StringVar(&policies, "policies", "", "policy directory laid over the embedded default policies (default: the defaults alone)")
 	return cmd
-}
-
-// withCredentials adds, for each secret spelled "<scheme> <credential>" (an Authorization
-// header value such as "Bearer abc"), the credential alone: logs often print the token without
-// its scheme.
-func withCredentials(secrets []string) []string {
-	out := append([]string(nil), secrets...)
-	for _, s := range secrets {
-		scheme, cred, ok := strings.Cut(s, " ")
-		if !ok || len(cred) < 8 || strings.ContainsAny(cred, " \t") {
-			continue
-		}
-		switch strings.ToLower(scheme) {
-		case "bearer", "basic", "token", "bot":
-			out = append(out, cred)
-		}
-	}
-	return out
 }

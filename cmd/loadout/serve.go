@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -23,7 +24,10 @@ type serveOptions struct {
 	addr          string
 	roots         string
 	maxConcurrent int
+	queueLength   int
+	queueTimeout  time.Duration
 	maxBody       int64
+	maxResponse   int64
 	timeout       time.Duration
 	shutdownGrace time.Duration
 	host          hostOptions
@@ -40,6 +44,9 @@ type serveOptions struct {
 	tokenAPIKeyFile string
 	// allowedOrigins are the web origins whose pages may send renders and token requests.
 	allowedOrigins []string
+	tokenAllowLost bool
+
+	cpuProfile string
 }
 
 func (a *app) serveCommand() *cobra.Command {
@@ -53,10 +60,14 @@ func (a *app) serveCommand() *cobra.Command {
                     "harness".
                     200 result, 400 bad body or usage, 413 too large, 422 rejected
                     (with the dropped entries), 502 plugin failure, 503 overloaded,
-                    timed out or shutting down (Retry-After), 500 internal.
+                    timed out or shutting down (Retry-After), 408 body not sent
+                    within its deadline, 500 internal (naming the request id).
                     Error bodies are {"error":{"code","message"}}; secrets are never echoed.
+                    An answer lists at most 100 drops and 100 warnings (then one
+                    "truncated" entry with the count); one over --max-response is 413.
   GET  /v1/plugins  the loaded plugins
-  GET  /healthz     200 while a good policy and plugin set is loaded
+  GET  /healthz     200 while a good policy and plugin set is loaded and the token
+                    store answers; 503 "degraded" with the store's state when not
   GET  /metrics     Prometheus metrics
   POST /v1/tokens/resolve  body {"token":"lrt_…"[,"server":"<id>"]}: 200 {"run","server",
                     "user","expiresAt"} for a live run token, 404 for an unknown,
@@ -67,12 +78,15 @@ A server of a render may ask for a run token ("token": {"mint": true, "ttl": "2h
 request needs run.id): serve mints an opaque bearer bound to the run, the server and
 run.user, renders it where the server's credential goes (stdio: MCP_ACCESS_TOKEN, http:
 Authorization: Bearer) and stores only its SHA-256 in --token-store: memory (default),
-file:PATH (bbolt, one process) or redis://host:port/db (shared by replicas). With
+file:PATH (bbolt, one process) or redis://host:port/db (shared by replicas; serve
+refuses a Redis that could lose a revocation in a crash, anything but appendonly yes and
+appendfsync always, unless --token-store-allow-lost-revocations). With
 --token-api-key-file the two token routes require Authorization: Bearer <that key>.
 See docs/TOKENS.md.
 
-At most --max-concurrent renders run at once; a request over the limit waits up to 100ms
-for a slot, then gets 503. With --roots every render is written under
+At most --max-concurrent renders run at once; a request over the limit queues (at most
+--queue-length of them) for up to --queue-timeout, then gets 503; so does a request that
+finds the queue full. With --roots every render is written under
 ROOTS/<request id>/{config,run,checkout} (the id is the X-Request-Id header), and the
 directory of a render a killed server left unfinished is removed at start and every 5
 minutes; without it renders are dry runs that return the plan only.
@@ -108,7 +122,10 @@ The listening address is printed on stderr. Access logs are at info level (--log
 	o.host.addFlags(f)
 	f.StringVar(&o.roots, "roots", "", "write renders under DIR/<request id>/{config,run,checkout} (default: dry runs only)")
 	f.IntVar(&o.maxConcurrent, "max-concurrent", 0, "renders running at once (default 2×GOMAXPROCS)")
+	f.IntVar(&o.queueLength, "queue-length", 0, "renders waiting for a slot; one more is answered 503 at once (default 4×--max-concurrent)")
+	f.DurationVar(&o.queueTimeout, "queue-timeout", server.DefaultQueueWait, "how long a queued render waits for a slot before it is answered 503")
 	f.Int64Var(&o.maxBody, "max-body", server.DefaultMaxBody, "largest request body in bytes")
+	f.Int64Var(&o.maxResponse, "max-response", server.DefaultMaxResponse, "largest render answer in bytes (a larger one is 413, nothing written)")
 	f.DurationVar(&o.timeout, "timeout", server.DefaultTimeout, "deadline of one render request")
 	f.DurationVar(&o.shutdownGrace, "shutdown-grace", server.DefaultShutdownGrace, "how long requests in flight may finish on shutdown")
 	f.StringVar(&o.bundleURL, "policy-bundle-url", "", "poll the policy as an OPA bundle from this URL (instead of --policies)")
@@ -120,6 +137,8 @@ The listening address is printed on stderr. Access logs are at info level (--log
 	f.DurationVar(&o.tokenMaxTTL, "token-max-ttl", tokens.DefaultMaxTTL, "longest ttl a run token may ask for (and how long a revoked run is refused new tokens)")
 	f.DurationVar(&o.tokenDefaultTTL, "token-default-ttl", tokens.DefaultDefaultTTL, "ttl of a run token whose request gives none")
 	f.StringArrayVar(&o.allowedOrigins, "allowed-origin", nil, "web origin (scheme://host[:port]) whose pages may POST renders and call the token routes (repeatable; every other cross-origin request is refused)")
+	f.BoolVar(&o.tokenAllowLost, "token-store-allow-lost-revocations", false, "use a Redis whose persistence may lose a revocation in a crash (default: refuse any but appendonly yes, appendfsync always)")
+	f.StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile of the server to FILE when it stops (go tool pprof)")
 	f.StringVar(&o.tokenAPIKeyFile, "token-api-key-file", "", "file holding the bearer key /v1/tokens/resolve and DELETE /v1/runs/{run} require (default: open)")
 	return cmd
 }
@@ -129,8 +148,17 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	if o.maxConcurrent < 0 {
 		return usagef("--max-concurrent: %d is negative", o.maxConcurrent)
 	}
+	if o.queueLength < 0 {
+		return usagef("--queue-length: %d is negative", o.queueLength)
+	}
+	if o.queueTimeout <= 0 {
+		return usagef("--queue-timeout: %s is not positive", o.queueTimeout)
+	}
 	if o.maxBody <= 0 {
 		return usagef("--max-body: %d is not a positive number of bytes", o.maxBody)
+	}
+	if o.maxResponse <= 0 {
+		return usagef("--max-response: %d is not a positive number of bytes", o.maxResponse)
 	}
 	if o.timeout <= 0 {
 		return usagef("--timeout: %s is not positive", o.timeout)
@@ -168,6 +196,13 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 			return usagef("--roots: %s is not a directory", o.roots)
 		}
 		o.roots = abs
+	}
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			return usagef("--cpu-profile: %v", err)
+		}
+		defer stop()
 	}
 	// A server keeps a few pre-initialized instances per plugin ready off the request path.
 	o.host.pool = 2
@@ -225,7 +260,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	}
 
 	tokens.RedisLogger(a.logger)
-	store, err := tokens.Open(ctx, o.tokenStore, nil)
+	store, err := tokens.Open(ctx, o.tokenStore, tokens.Options{AllowLostRevocations: o.tokenAllowLost})
 	if err != nil {
 		return err
 	}
@@ -233,6 +268,9 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	svc, err := tokens.New(tokens.Config{Store: store, MaxTTL: o.tokenMaxTTL, DefaultTTL: o.tokenDefaultTTL})
 	if err != nil {
 		return err
+	}
+	if o.tokenAllowLost && strings.HasPrefix(o.tokenStore, "redis") {
+		a.logger.Warn("--token-store-allow-lost-revocations: Redis's persistence is not checked; a crash of Redis may bring back revoked tokens or let a revoked run mint again")
 	}
 	if apiKey == "" {
 		a.logger.Warn("the token routes are open: whoever reaches serve can resolve and revoke run tokens; set --token-api-key-file")
@@ -242,7 +280,10 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		Loader:         loader,
 		Addr:           o.addr,
 		MaxBody:        o.maxBody,
+		MaxResponse:    o.maxResponse,
 		MaxConcurrent:  o.maxConcurrent,
+		QueueLength:    o.queueLength,
+		QueueWait:      o.queueTimeout,
 		Timeout:        o.timeout,
 		ShutdownGrace:  o.shutdownGrace,
 		Roots:          o.roots,
@@ -285,6 +326,23 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	stopReloads()
 	<-reloadsDone
 	return err
+}
+
+// startCPUProfile profiles the process's CPU into a new file at path (mode 0600) until stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // validTokenStore reports whether v has the shape of a --token-store value.

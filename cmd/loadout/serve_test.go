@@ -17,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/loadout-dev/loadout/internal/testredis"
 )
 
 // syncBuffer is a buffer safe to write from the command and read from the test.
@@ -156,6 +158,8 @@ func TestServeCommandUsage(t *testing.T) {
 		{name: "unknown engine", args: []string{"--engine", "v8"}, wantCode: exitUsage},
 		{name: "zero max body", args: []string{"--max-body", "0"}, wantCode: exitUsage},
 		{name: "negative concurrency", args: []string{"--max-concurrent", "-1"}, wantCode: exitUsage},
+		{name: "negative queue length", args: []string{"--queue-length", "-1"}, wantCode: exitUsage},
+		{name: "zero queue timeout", args: []string{"--queue-timeout", "0s"}, wantCode: exitUsage},
 		{name: "zero timeout", args: []string{"--timeout", "0s"}, wantCode: exitUsage},
 		{name: "zero grace", args: []string{"--shutdown-grace", "0s"}, wantCode: exitUsage},
 		{name: "plugin without pins", args: []string{"--plugin", filepath.Join(dir, "x.wasm")}, wantCode: exitUsage},
@@ -180,6 +184,38 @@ func TestServeCommandUsage(t *testing.T) {
 			assert.NotContains(t, stderr.String(), "hunter2", "loadout %s echoes a password", strings.Join(argv, " "))
 		})
 	}
+}
+
+// TestServeRedisPersistence: serve refuses a Redis that keeps nothing through a crash, naming
+// the override, and starts on it with the override.
+func TestServeRedisPersistence(t *testing.T) {
+	srv := testredis.StartServer(t, "--save", "", "--appendonly", "no")
+	store := "redis://" + srv.Addr + "/0"
+	var stderr bytes.Buffer
+	argv := []string{"serve", "--addr", "127.0.0.1:0", "--token-store", store}
+	code := run(context.Background(), argv, strings.NewReader(""), io.Discard, &stderr, nil)
+	assert.Equal(t, exitInternal, code, "loadout %s: exit code (stderr %s)", strings.Join(argv, " "), stderr.String())
+	assert.Contains(t, stderr.String(), "appendfsync always", "the refusal says what Redis needs")
+	assert.Contains(t, stderr.String(), "--token-store-allow-lost-revocations", "the refusal names the override")
+
+	_, logs, stop := startServeCmd(t, "--token-store", store, "--token-store-allow-lost-revocations")
+	assert.Equal(t, 0, stop(), "serve with the override: %s", logs.String())
+	assert.Contains(t, logs.String(), "may bring back revoked tokens", "the override is logged")
+}
+
+// TestServeCPUProfile: --cpu-profile writes a profile of the server (gzipped protobuf, mode
+// 0600) when it stops.
+func TestServeCPUProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "serve.pprof")
+	_, logs, stop := startServeCmd(t, "--cpu-profile", path)
+	require.Equal(t, 0, stop(), "serve with --cpu-profile: %s", logs.String())
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err, "the profile")
+	require.Greater(t, len(raw), 2)
+	assert.Equal(t, []byte{0x1f, 0x8b}, raw[:2], "a gzipped profile")
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
 }
 
 // TestServeTokens mints through the serve command with a file store and an API key, then

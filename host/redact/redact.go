@@ -15,6 +15,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"strings"
 )
 
 // Mask replaces every secret occurrence.
@@ -215,4 +216,22 @@ func (w *Writer) flush() error {
 	w.written += int64(n)
 	w.out.Reset()
 	return err
+}
+
+// WithCredentials returns secrets and, for each secret spelled "<scheme> <credential>" (an
+// Authorization header value such as "Bearer abc"), the credential alone: logs often print the
+// token without its scheme.
+func WithCredentials(secrets []string) []string {
+	out := append([]string(nil), secrets...)
+	for _, s := range secrets {
+		scheme, cred, ok := strings.Cut(s, " ")
+		if !ok || len(cred) < 8 || strings.ContainsAny(cred, " \t") {
+			continue
+		}
+		switch strings.ToLower(scheme) {
+		case "bearer", "basic", "token", "bot":
+			out = append(out, cred)
+		}
+	}
+	return out
 }

@@ -26,17 +26,18 @@ import (
 // Outcomes of a render request: the outcome label of loadout_render_requests_total and the
 // "code" of an error body.
 const (
-	OutcomeOK         = "ok"
-	OutcomeBadRequest = "bad_request"             // 400: unreadable or empty body, bad query, usage error
-	OutcomeTooLarge   = "too_large"               // 413
-	OutcomeRejected   = "rejected"                // 422: invalid spec or policy deny
-	OutcomePlugin     = "plugin_failure"          // 502
-	OutcomeOverloaded = "overloaded"              // 503: no render slot within QueueWait
-	OutcomeTimeout    = "timeout"                 // 503: the request's deadline passed
-	OutcomeClosed     = "shutting_down"           // 503: the server is closed
-	OutcomeInternal   = "internal"                // 500
-	OutcomeTokenStore = "token_store_unavailable" // 503: the run tokens could not be stored
-	OutcomeCanceled   = "canceled"                // the client went away
+	OutcomeOK          = "ok"
+	OutcomeBadRequest  = "bad_request"             // 400: unreadable or empty body, bad query, usage error
+	OutcomeTooLarge    = "too_large"               // 413
+	OutcomeBodyTimeout = "body_timeout"            // 408: the body did not arrive within BodyTimeout
+	OutcomeRejected    = "rejected"                // 422: invalid spec or policy deny
+	OutcomePlugin      = "plugin_failure"          // 502
+	OutcomeOverloaded  = "overloaded"              // 503: the queue is full, or no render slot within QueueWait
+	OutcomeTimeout     = "timeout"                 // 503: the request's deadline passed
+	OutcomeClosed      = "shutting_down"           // 503: the server is closed
+	OutcomeInternal    = "internal"                // 500
+	OutcomeTokenStore  = "token_store_unavailable" // 503: the run tokens could not be stored
+	OutcomeCanceled    = "canceled"                // the client went away
 )
 
 // Error codes of the non-render routes.
@@ -61,13 +62,26 @@ type ErrorInfo struct {
 
 // HealthBody is the document GET /healthz answers.
 type HealthBody struct {
-	Status     string    `json:"status"` // "ok" or "unavailable"
+	// Status is "ok" (200), "degraded" (503: the renderer is loaded but the token store does
+	// not answer) or "unavailable" (503: shutting down).
+	Status     string    `json:"status"`
 	Generation uint64    `json:"generation,omitempty"`
 	Plugins    int       `json:"plugins"`
 	LoadedAt   time.Time `json:"loadedAt,omitzero"`
 	// PolicyRevision is the active policy bundle's revision (absent for a policy directory).
 	PolicyRevision string `json:"policyRevision,omitempty"`
+	// TokenStore is the run-token store's state (absent once shutting down).
+	TokenStore *StoreHealth `json:"tokenStore,omitempty"`
 }
+
+// StoreHealth is the token store's state in a HealthBody: "ok", or "unavailable" with why.
+type StoreHealth struct {
+	State string `json:"state"`
+	Error string `json:"error,omitempty"`
+}
+
+// healthTimeout bounds the token store check of one /healthz.
+const healthTimeout = time.Second
 
 // PluginsBody is the document GET /v1/plugins answers.
 type PluginsBody struct {
@@ -156,7 +170,15 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.release(st)
-	writeJSON(w, http.StatusOK, HealthBody{Status: "ok", Generation: st.gen, Plugins: len(st.plugins), LoadedAt: st.loadedAt, PolicyRevision: st.revision})
+	hb := HealthBody{Status: "ok", Generation: st.gen, Plugins: len(st.plugins), LoadedAt: st.loadedAt, PolicyRevision: st.revision, TokenStore: &StoreHealth{State: "ok"}}
+	status := http.StatusOK
+	ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
+	defer cancel()
+	if err := s.tokens.Check(ctx); err != nil {
+		hb.Status, hb.TokenStore = "degraded", &StoreHealth{State: "unavailable", Error: err.Error()}
+		status = http.StatusServiceUnavailable
+	}
+	writeJSON(w, status, hb)
 }
 
 // answer is what one render request is answered with, for the response, metrics and log.
@@ -166,6 +188,7 @@ type answer struct {
 	harness string // metric label
 	kind    string // plugin failure kind
 	result  *host.Result
+	encoded []byte          // the result's JSON (encodeResult), on 200
 	tokens  []tokens.Record // the run tokens the render stored
 	body    ErrorBody
 	err     error // scrubbed, for the log
@@ -200,12 +223,22 @@ func (s *Server) handleRender(w http.ResponseWriter, r *http.Request) {
 	defer s.metrics.inflight.Dec()
 
 	a := s.render(w, r, id)
-	if a.status == http.StatusOK {
-		rb := RenderBody{Result: a.result}
+	if s.forced.Load() && r.Context().Err() != nil {
+		// A forced shutdown cut the render off and closes its connection: no answer reaches
+		// the client, and the log says so (status 0) instead of a status nobody got.
+		a.status, a.outcome = 0, OutcomeClosed
+	} else if a.status == http.StatusOK {
+		var toks []TokenInfo
 		for _, t := range a.tokens {
-			rb.Tokens = append(rb.Tokens, TokenInfo{Server: t.Server, Run: t.Run, User: t.User, ExpiresAt: t.Expires})
+			toks = append(toks, TokenInfo{Server: t.Server, Run: t.Run, User: t.User, ExpiresAt: t.Expires})
 		}
-		writeJSON(w, http.StatusOK, rb)
+		b, err := withTokens(a.encoded, toks)
+		if err != nil {
+			a = failureHarness(http.StatusInternalServerError, OutcomeInternal, internalMessage(id), a.harness)
+			writeError(w, a.status, a.body)
+		} else {
+			writeBytes(w, http.StatusOK, b)
+		}
 	} else {
 		if a.status == http.StatusServiceUnavailable {
 			w.Header().Set("Retry-After", "1")
@@ -270,7 +303,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, id string) (a an
 		var err error
 		dir, rr.Roots, pending, err = makeRoots(s.cfg.Roots, id)
 		if err != nil {
-			a = failureHarness(http.StatusInternalServerError, OutcomeInternal, "internal error (request "+id+")", a.harness)
+			a = failureHarness(http.StatusInternalServerError, OutcomeInternal, internalMessage(id), a.harness)
 			a.err = err
 			return a
 		}
@@ -297,6 +330,13 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, id string) (a an
 	if err == nil && res == nil {
 		err = errors.New("renderer returned no result")
 	}
+	// The answer is encoded, its lists capped and its size bounded, before any token is
+	// stored: a render whose answer cannot be sent leaves no token behind.
+	var encoded []byte
+	if err == nil {
+		res = capReported(res)
+		encoded, err = encodeResult(res, s.cfg.MaxResponse)
+	}
 	// The tokens of the servers the render kept become resolvable only now that it
 	// succeeded: a failed render leaves none behind.
 	var stored []tokens.Record
@@ -310,7 +350,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, id string) (a an
 			}
 			pending.Close()
 		}
-		return s.classify(ctx, r.Context(), body, mint.Values(), res, err, a.harness)
+		return s.classify(ctx, r.Context(), id, body, mint.Values(), res, err, a.harness)
 	}
 	if dir != "" {
 		if err := finishRoots(dir, pending); err != nil {
@@ -318,7 +358,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, id string) (a an
 		}
 	}
 	s.metrics.minted.Add(float64(len(stored)))
-	a.status, a.outcome, a.result, a.tokens = http.StatusOK, OutcomeOK, res, stored
+	a.status, a.outcome, a.result, a.encoded, a.tokens = http.StatusOK, OutcomeOK, res, encoded, stored
 	return a
 }
 
@@ -360,8 +400,8 @@ func failureHarness(status int, outcome, msg, harness string) answer {
 	return answer{status: status, outcome: outcome, harness: harness, body: ErrorBody{Error: ErrorInfo{Code: outcome, Message: msg}}}
 }
 
-// acquireSlot takes a render slot, waiting up to QueueWait. It reports false when none freed up
-// in time or ctx ended.
+// acquireSlot takes a render slot, queueing for up to QueueWait when none is free. It reports
+// false when the queue is full, no slot freed up in time, or ctx ended.
 func (s *Server) acquireSlot(ctx context.Context) bool {
 	select {
 	case s.sem <- struct{}{}:
@@ -371,6 +411,11 @@ func (s *Server) acquireSlot(ctx context.Context) bool {
 	if s.cfg.QueueWait < 0 {
 		return false
 	}
+	if s.queued.Add(1) > int64(s.cfg.QueueLength) {
+		s.queued.Add(-1)
+		return false
+	}
+	defer s.queued.Add(-1)
 	t := time.NewTimer(s.cfg.QueueWait)
 	defer t.Stop()
 	select {
@@ -397,6 +442,10 @@ func (s *Server) readBody(r *http.Request) ([]byte, answer, bool) {
 	switch {
 	case errors.As(err, &mbe):
 		return nil, failure(http.StatusRequestEntityTooLarge, OutcomeTooLarge, fmt.Sprintf("request body larger than %d bytes", s.cfg.MaxBody)), false
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		a := failure(http.StatusRequestTimeout, OutcomeBodyTimeout, fmt.Sprintf("the request body did not arrive within %s", s.cfg.BodyTimeout))
+		a.err = fmt.Errorf("read request body: %w", err)
+		return nil, a, false
 	case err != nil:
 		a := failure(http.StatusBadRequest, OutcomeBadRequest, "read request body")
 		a.err = fmt.Errorf("read request body: %w", err)
@@ -453,8 +502,8 @@ func makeRoots(base, id string) (string, host.Roots, *os.File, error) {
 
 // classify turns a render error into an answer: status, outcome, plugin failure kind and a
 // scrubbed message.
-func (s *Server) classify(ctx, reqCtx context.Context, body []byte, minted []string, res *host.Result, err error, harness string) answer {
-	scrub := newScrubber(body, minted...)
+func (s *Server) classify(ctx, reqCtx context.Context, id string, body []byte, minted []string, res *host.Result, err error, harness string) answer {
+	scrub := newErrorScrubber(body, err, minted...)
 	clean := errors.New(scrub.clean(err.Error()))
 	var a answer
 	kind := pluginKind(err)
@@ -464,6 +513,7 @@ func (s *Server) classify(ctx, reqCtx context.Context, body []byte, minted []str
 	}
 	var pe *panicError
 	var tse *tokenStoreError
+	var rtl *responseTooLargeError
 	switch {
 	case reqCtx.Err() != nil:
 		a = failureHarness(http.StatusServiceUnavailable, OutcomeCanceled, "request canceled", harness)
@@ -471,8 +521,10 @@ func (s *Server) classify(ctx, reqCtx context.Context, body []byte, minted []str
 		a = failureHarness(http.StatusServiceUnavailable, OutcomeTimeout, fmt.Sprintf("render did not finish within %s", s.cfg.Timeout), harness)
 	case errors.As(err, &tse):
 		a = failureHarness(http.StatusServiceUnavailable, OutcomeTokenStore, "the token store did not answer; nothing was rendered, retry", harness)
+	case errors.As(err, &rtl):
+		a = failureHarness(http.StatusRequestEntityTooLarge, OutcomeTooLarge, rtl.Error(), harness)
 	case errors.As(err, &pe):
-		a = failureHarness(http.StatusInternalServerError, OutcomeInternal, "internal error", harness)
+		a = failureHarness(http.StatusInternalServerError, OutcomeInternal, internalMessage(id), harness)
 		s.log.Error("renderer panicked", "err", scrub.clean(pe.value), "stack", string(pe.stack))
 	case class == host.ClassUsage:
 		a = failureHarness(http.StatusBadRequest, OutcomeBadRequest, clean.Error(), harness)
@@ -482,7 +534,7 @@ func (s *Server) classify(ctx, reqCtx context.Context, body []byte, minted []str
 		a = failureHarness(http.StatusBadRequest, OutcomeBadRequest, clean.Error(), harness)
 	case class == host.ClassRejected:
 		a = failureHarness(http.StatusUnprocessableEntity, OutcomeRejected, clean.Error(), harness)
-		a.body.Dropped = droppedOf(res, err)
+		a.body.Dropped = capDiagnostics(droppedOf(res, err))
 	case class == host.ClassPlugin:
 		if kind == "" {
 			kind = "other"
@@ -490,10 +542,16 @@ func (s *Server) classify(ctx, reqCtx context.Context, body []byte, minted []str
 		a = failureHarness(http.StatusBadGateway, OutcomePlugin, "plugin failure ("+kind+"): "+clean.Error(), harness)
 		a.kind = kind
 	default:
-		a = failureHarness(http.StatusInternalServerError, OutcomeInternal, "internal error", harness)
+		a = failureHarness(http.StatusInternalServerError, OutcomeInternal, internalMessage(id), harness)
 	}
 	a.err = clean
 	return a
+}
+
+// internalMessage is the message of a 500: what went wrong is in the log line of the request
+// id, which the answer names (as its X-Request-Id header does).
+func internalMessage(id string) string {
+	return "internal error (request " + id + "; the server's log has the cause)"
 }
 
 // badBodyCodes are the refusals that mean the body is not a JSON object document at all: they
@@ -583,7 +641,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		status = http.StatusInternalServerError
 		b, _ = json.Marshal(ErrorBody{Error: ErrorInfo{Code: OutcomeInternal, Message: "encode answer"}})
 	}
-	b = append(b, '\n')
+	writeBytes(w, status, append(b, '\n'))
+}
+
+// writeBytes answers b, an encoded JSON document with its trailing newline.
+func writeBytes(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(b)))

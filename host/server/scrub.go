@@ -3,27 +3,41 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
-	"sort"
 	"strconv"
-	"strings"
+
+	"github.com/loadout-dev/loadout/host/redact"
 )
 
 // secretMembers are the request members whose string values may be secrets: a server's env and
 // headers, and the run's tokens.
 var secretMembers = map[string]bool{"env": true, "headers": true, "tokens": true}
 
-// minScrubLen is the shortest value the scrubber masks; shorter values would mangle messages
-// without protecting anything a guess could not find.
+// minScrubLen is the shortest value the structural fallback masks; shorter values would mangle
+// messages without protecting anything a guess could not find.
 const minScrubLen = 4
 
-// mask replaces a scrubbed value.
-const mask = "[redacted]"
-
-// scrubber masks the secret-bearing values of one request body in text. It is used only on
-// error paths: building it walks the body's tokens.
+// scrubber masks a request's secrets in text, with host/redact's model (every spelling of
+// every secret, leftmost-longest), as `loadout redact` does. It is used only on error paths.
 type scrubber struct {
-	values []string // longest first, so a value is masked before any value it contains
+	r *redact.Redactor
+}
+
+// redactions is an error that knows its request's redaction set (*host.VettedError).
+type redactions interface{ Redactions() []string }
+
+// newErrorScrubber masks what err's request holds secret. Once the policy vetted the request,
+// the error carries the request's redaction set and exactly those secrets are masked (with the
+// credential of each "Bearer <credential>" alone); before that, which values are secrets is
+// not known yet and every value under an env, headers or tokens member is (newScrubber).
+// minted are the run tokens minted for the request, masked in either case.
+func newErrorScrubber(body []byte, err error, minted ...string) *scrubber {
+	var rd redactions
+	if errors.As(err, &rd) {
+		return &scrubber{r: redact.New(append(redact.WithCredentials(rd.Redactions()), minted...))}
+	}
+	return newScrubber(body, minted...)
 }
 
 // newScrubber collects every string value found under an "env", "headers" or "tokens" member
@@ -101,16 +115,8 @@ func newScrubber(body []byte, extra ...string) *scrubber {
 			all = append(all, q[1:len(q)-1])
 		}
 	}
-	sort.SliceStable(all, func(i, j int) bool { return len(all[i]) > len(all[j]) })
-	return &scrubber{values: all}
+	return &scrubber{r: redact.New(all)}
 }
 
 // clean returns msg with every collected value masked.
-func (s *scrubber) clean(msg string) string {
-	for _, v := range s.values {
-		if strings.Contains(msg, v) {
-			msg = strings.ReplaceAll(msg, v, mask)
-		}
-	}
-	return msg
-}
+func (s *scrubber) clean(msg string) string { return s.r.String(msg) }

@@ -1,6 +1,6 @@
 // Package server is loadout's HTTP API: `POST /v1/render` runs the same render as
 // `loadout render --format json`, `GET /v1/plugins` lists the loaded plugins, `GET /healthz`
-// reports whether a good renderer set is loaded, and `GET /metrics` serves Prometheus metrics.
+// reports whether a good renderer set is loaded and the token store answers, and `GET /metrics` serves Prometheus metrics.
 // `POST /v1/tokens/resolve` and `DELETE /v1/runs/{run}` resolve and revoke the run tokens
 // renders mint (docs/TOKENS.md).
 //
@@ -20,8 +20,9 @@
 // called from any goroutine (reloads are serialized), and Plugins/Healthy read the current set
 // under a lock. While a reload compiles the policies, policy decisions wait for it (OPA's
 // partial evaluation writes to terms every evaluation reads; host/policy), about 13 ms for the
-// embedded policies. Renders are bounded by MaxConcurrent slots; a request over the limit waits up to
-// QueueWait for a slot and is then answered 503 with Retry-After. A request's headers and body
+// embedded policies. Renders are bounded by MaxConcurrent slots; a request over the limit
+// queues, up to QueueLength requests, for at most QueueWait, and is answered 503 with
+// Retry-After when the queue is full or its wait is over. A request's headers and body
 // are read, each within its own deadline (HeaderTimeout, BodyTimeout), before it takes a slot,
 // so slow clients hold only their own connections.
 //
@@ -33,9 +34,12 @@
 //
 // Request bodies are never logged, nor is a run token: a minted token reaches the plugin as a
 // placeholder only, is written where the server's credential goes, and is stored hashed
-// (host/tokens). Error messages answered to clients or logged are scrubbed of
-// every value the request carried under an "env", "headers" or "tokens" member (raw and
-// escaped spellings), so a parser or plugin error that quotes a value cannot echo a secret.
+// (host/tokens). Error messages answered to clients or logged are scrubbed with host/redact,
+// as `loadout redact` masks logs: once the policy vetted the request, its secrets (every
+// spelling of each) and nothing else; before, every value the request carried under an "env",
+// "headers" or "tokens" member, since which are secrets is not decided yet. A parser or plugin
+// error that quotes a secret cannot echo it, and one that quotes a value that is no secret
+// (a path with "loadout" in it, beside a header "X-Client: loadout") stays readable.
 package server
 
 import (
@@ -78,7 +82,7 @@ const (
 	DefaultTimeout       = 10 * time.Second
 	DefaultBodyTimeout   = 5 * time.Second
 	DefaultHeaderTimeout = 5 * time.Second
-	DefaultQueueWait     = 100 * time.Millisecond
+	DefaultQueueWait     = 5 * time.Second
 	DefaultShutdownGrace = 15 * time.Second
 	DefaultDebounce      = 250 * time.Millisecond
 )
@@ -93,9 +97,16 @@ type Config struct {
 	// MaxBody is the largest request body accepted, in bytes; larger bodies get 413. Default
 	// DefaultMaxBody (1 MiB).
 	MaxBody int64
+	// MaxResponse is the largest render answer sent, in bytes; a render whose answer (its
+	// drops and warnings already capped at MaxReported each) is larger is answered 413 and
+	// leaves nothing written and no token stored. Default DefaultMaxResponse (4 MiB).
+	MaxResponse int64
 	// MaxConcurrent bounds the renders running at once; default 2×GOMAXPROCS.
 	MaxConcurrent int
-	// QueueWait is how long a render over the limit waits for a slot before it is answered 503;
+	// QueueLength bounds the renders waiting for a slot (each holds its body, up to MaxBody);
+	// a render over it is answered 503 at once. Default 4×MaxConcurrent.
+	QueueLength int
+	// QueueWait is how long a queued render waits for a slot before it is answered 503;
 	// default DefaultQueueWait, a negative value answers 503 at once.
 	QueueWait time.Duration
 	// Timeout bounds each render once its body is read; default DefaultTimeout. A render cut
@@ -169,6 +180,8 @@ type Server struct {
 	apiKey []byte // SHA-256 of Config.TokenAPIKey; nil when unset
 
 	active atomic.Int64 // render handlers running
+	queued atomic.Int64 // renders waiting for a slot
+	forced atomic.Bool  // the grace period ran out: requests still running are cut off
 }
 
 // set is one loaded Renderer with its reference count. refs counts the requests using it plus
@@ -195,8 +208,14 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
 	}
+	if cfg.MaxResponse <= 0 {
+		cfg.MaxResponse = DefaultMaxResponse
+	}
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = 2 * runtime.GOMAXPROCS(0)
+	}
+	if cfg.QueueLength <= 0 {
+		cfg.QueueLength = 4 * cfg.MaxConcurrent
 	}
 	if cfg.QueueWait == 0 {
 		cfg.QueueWait = DefaultQueueWait
@@ -458,6 +477,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	err := hs.Shutdown(graceCtx)
 	if err != nil {
 		s.log.Warn("grace period over; cancelling in-flight requests", "err", err)
+		s.forced.Store(true)
 		cancelBase()
 		_ = hs.Close() // the grace error is the one to report
 	}

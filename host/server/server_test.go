@@ -237,7 +237,7 @@ func TestAccessLog(t *testing.T) {
 	assert.Equal(t, OutcomeRejected, line["outcome"], "access log outcome")
 	assert.Equal(t, float64(422), line["status"], "access log status")
 	assert.Contains(t, line, "duration", "access log duration")
-	assert.Contains(t, line["err"], "[redacted]", "the logged error masks the secret")
+	assert.Contains(t, line["err"], "[REDACTED]", "the logged error masks the secret")
 	assert.NotContains(t, logs.String(), testSecret, "logs echo a secret")
 	assert.NotContains(t, logs.String(), "mcp.example.com", "logs hold the request body")
 }
@@ -257,11 +257,11 @@ func TestScrubber(t *testing.T) {
 	tests := []struct {
 		in, want string
 	}{
-		{in: "env A=plain-secret refused", want: "env A=[redacted] refused"},
-		{in: "first dup-secret then", want: "first [redacted] then"},
-		{in: `escaped quo\"teé and quo"teé`, want: `escaped [redacted] and [redacted]`},
-		{in: "token tok-secret", want: "token [redacted]"},
-		{in: "nested nested-secret", want: "nested [redacted]"},
+		{in: "env A=plain-secret refused", want: "env A=[REDACTED] refused"},
+		{in: "first dup-secret then", want: "first [REDACTED] then"},
+		{in: `escaped quo\"teé and quo"teé`, want: `escaped [REDACTED] and [REDACTED]`},
+		{in: "token tok-secret", want: "token [REDACTED]"},
+		{in: "nested nested-secret", want: "nested [REDACTED]"},
 		{in: "args not-secret and user alice stay", want: "args not-secret and user alice stay"},
 	}
 	for _, tc := range tests {

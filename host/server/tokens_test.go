@@ -40,7 +40,7 @@ func mintRequest(harness, run string) string {
 // redisService is a token service over the Redis at addr: one per replica.
 func redisService(t *testing.T, addr string) *tokens.Service {
 	t.Helper()
-	st, err := tokens.OpenRedis(context.Background(), "redis://"+addr+"/0", nil)
+	st, err := tokens.OpenRedis(context.Background(), "redis://"+addr+"/0", tokens.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	svc, err := tokens.New(tokens.Config{Store: st})

@@ -101,7 +101,10 @@ func (s *Bolt) Put(_ context.Context, entries []Entry) error {
 		s.lastSweep = now
 	}
 	s.sweepMu.Unlock()
-	return s.db.Update(func(tx *bolt.Tx) error {
+	// Batch commits the Puts of concurrent renders in one transaction, one fsync: each alone
+	// would hold its render slot through a commit of its own. A Put that fails (a revoked run)
+	// is run again alone, so it fails alone; the function may run twice and is idempotent.
+	return s.db.Batch(func(tx *bolt.Tx) error {
 		if sweep {
 			if err := boltSweep(tx, now); err != nil {
 				return err

@@ -7,15 +7,24 @@ import (
 	"time"
 )
 
+// Options are the settings of Open beside the store's name.
+type Options struct {
+	// Now is the clock of the stores that keep their own expiry (nil: time.Now).
+	Now func() time.Time
+	// AllowLostRevocations lets a Redis store be used whose persistence cannot keep a
+	// revocation through a crash, or whose settings cannot be read (see OpenRedis).
+	AllowLostRevocations bool
+}
+
 // Open opens the store a --token-store value names:
 //
 //	"" or "memory"            the in-process map (default; tokens are lost on exit)
 //	file:PATH                 a bbolt file (one process; tokens survive a restart)
 //	redis://host:port/db      Redis, shared by every replica (rediss:// for TLS)
 //
-// now is the clock of the stores that keep their own expiry (nil: time.Now). The caller
-// closes the store.
-func Open(ctx context.Context, spec string, now func() time.Time) (Store, error) {
+// The caller closes the store.
+func Open(ctx context.Context, spec string, o Options) (Store, error) {
+	now := o.Now
 	switch {
 	case spec == "" || spec == "memory":
 		return NewMemory(now), nil
@@ -26,7 +35,7 @@ func Open(ctx context.Context, spec string, now func() time.Time) (Store, error)
 		}
 		return OpenBolt(path, now)
 	case strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"):
-		return OpenRedis(ctx, spec, now)
+		return OpenRedis(ctx, spec, o)
 	}
 	// The value is not echoed: a mistyped redis URL may carry a password.
 	return nil, fmt.Errorf("tokens: the store is not memory, file:PATH or redis://host:port/db")

@@ -35,9 +35,10 @@ type Redis struct {
 }
 
 // OpenRedis connects to the Redis database of url (redis://[user:pass@]host:port/db, or
-// rediss:// for TLS) and checks it answers. now is the clock the records' expiry is checked
-// on (nil: time.Now); Redis expires the keys on its own clock.
-func OpenRedis(ctx context.Context, url string, now func() time.Time) (*Redis, error) {
+// rediss:// for TLS) and checks it answers and keeps what it is told (CheckPersistence). o.Now
+// is the clock the records' expiry is checked on (nil: time.Now); Redis expires the keys on
+// its own clock.
+func OpenRedis(ctx context.Context, url string, o Options) (*Redis, error) {
 	opts, err := redis.ParseURL(url)
 	if err != nil {
 		// url.Error quotes the whole URL, password included: keep only what went wrong.
@@ -47,13 +48,30 @@ func OpenRedis(ctx context.Context, url string, now func() time.Time) (*Redis, e
 		}
 		return nil, fmt.Errorf("tokens: redis url: %w", err)
 	}
-	return NewRedis(ctx, opts, DefaultRedisPrefix, now)
+	return NewRedis(ctx, opts, DefaultRedisPrefix, o)
 }
 
-// NewRedis is OpenRedis with client options and a key prefix.
-func NewRedis(ctx context.Context, opts *redis.Options, prefix string, now func() time.Time) (*Redis, error) {
+// NewRedis is OpenRedis with client options and a key prefix. Unless o.AllowLostRevocations,
+// every connection the client makes, the first and each reconnect (after Redis restarted,
+// perhaps with other settings), checks the persistence first (CheckPersistence): a store that
+// would lose a revocation answers no call.
+func NewRedis(ctx context.Context, opts *redis.Options, prefix string, o Options) (*Redis, error) {
+	now := o.Now
 	if now == nil {
 		now = time.Now
+	}
+	if !o.AllowLostRevocations {
+		onConnect := opts.OnConnect
+		opts.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
+			if err := CheckPersistence(ctx, cn); err != nil {
+				// The client hands its caller the error inside the one OnConnect returns.
+				return fmt.Errorf("on connect: %w", err)
+			}
+			if onConnect != nil {
+				return onConnect(ctx, cn)
+			}
+			return nil
+		}
 	}
 	c := redis.NewClient(opts)
 	if err := c.Ping(ctx).Err(); err != nil {
@@ -61,6 +79,32 @@ func NewRedis(ctx context.Context, opts *redis.Options, prefix string, now func(
 		return nil, fmt.Errorf("tokens: redis %s: %w", opts.Addr, err)
 	}
 	return &Redis{c: c, prefix: prefix, now: now}, nil
+}
+
+// ErrLostRevocations is the error of a Redis whose persistence would lose a revocation, or
+// whose persistence settings cannot be read.
+var ErrLostRevocations = errors.New("revocations may be lost")
+
+// CheckPersistence reads Redis's persistence settings (CONFIG GET append*) and fails, with
+// ErrLostRevocations in the chain, unless every write reaches the append-only file, fsynced,
+// before Redis answers it: appendonly yes and appendfsync always. Anything less loses the
+// writes since the last fsync or snapshot when Redis crashes: a revoked token resolves again
+// (snapshots) and a revoked run is minted new tokens (no persistence). appendfsync everysec
+// keeps them through a crash of the Redis process but not of its machine (up to a second of
+// writes), so it is refused as well. An operator who disabled CONFIG gets the same refusal:
+// what cannot be read is not assumed.
+func CheckPersistence(ctx context.Context, c redis.Cmdable) error {
+	cfg, err := c.ConfigGet(ctx, "append*").Result()
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		return fmt.Errorf("%w: Redis did not answer CONFIG GET append* (%v), so whether it keeps a revoked run through a crash is unknown; allow CONFIG GET, or accept the loss (serve: --token-store-allow-lost-revocations)", ErrLostRevocations, err)
+	}
+	if cfg["appendonly"] != "yes" || cfg["appendfsync"] != "always" {
+		return fmt.Errorf("%w: Redis has appendonly %q and appendfsync %q, so a crash loses the revocations since its last fsync or snapshot and a revoked run's tokens may resolve again; set appendonly yes and appendfsync always (docs/TOKENS.md), or accept the loss (serve: --token-store-allow-lost-revocations)", ErrLostRevocations, cfg["appendonly"], cfg["appendfsync"])
+	}
+	return nil
 }
 
 // RedisLogger routes the Redis client's own log lines (dial failures, pool trouble) to log
@@ -179,6 +223,15 @@ func (s *Redis) RevokeRun(ctx context.Context, run string, hold time.Duration) (
 		return 0, redisErr("revoke", err)
 	}
 	return n, nil
+}
+
+// Ping implements Pinger: Redis answers, and (unless lost revocations are allowed) a new
+// connection found its persistence keeps every write.
+func (s *Redis) Ping(ctx context.Context) error {
+	if err := s.c.Ping(ctx).Err(); err != nil {
+		return redisErr("ping", err)
+	}
+	return nil
 }
 
 // Close implements Store.

@@ -82,7 +82,7 @@ var storeKinds = []storeKind{
 	}},
 	{"redis", func(t *testing.T) harness {
 		addr := testredis.Start(t)
-		r, err := OpenRedis(context.Background(), "redis://"+addr+"/0", nil)
+		r, err := OpenRedis(context.Background(), "redis://"+addr+"/0", Options{})
 		require.NoError(t, err)
 		t.Cleanup(func() { r.Close() })
 		return harness{store: r, now: time.Now, dump: func(t *testing.T) []byte { return dumpRedis(t, r.c) }}
@@ -354,9 +354,11 @@ func testRevokeHoldEnds(t *testing.T, h harness) {
 		return
 	}
 	hold := 300 * time.Millisecond
+	// The hold starts inside the call, on the store's clock; a durable Redis answers only after
+	// its fsync, so the time is taken before the call.
+	began := time.Now()
 	_, err := h.store.RevokeRun(ctx, "run-h", hold)
 	require.NoError(t, err)
-	began := time.Now()
 	_, e := entry(t, "run-h", "docs", time.Now().Add(time.Hour))
 	ok := false
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
@@ -394,7 +396,7 @@ func TestRedisReplicasShare(t *testing.T) {
 	addr := testredis.Start(t)
 	ctx := context.Background()
 	open := func() *Redis {
-		r, err := OpenRedis(ctx, "redis://"+addr+"/3", nil)
+		r, err := OpenRedis(ctx, "redis://"+addr+"/3", Options{})
 		require.NoError(t, err)
 		t.Cleanup(func() { r.Close() })
 		return r
@@ -413,7 +415,7 @@ func TestRedisReplicasShare(t *testing.T) {
 	assert.ErrorIs(t, a.Put(ctx, []Entry{e}), ErrRevoked, "a replica mints for a run another revoked")
 
 	// Another database of the same server shares nothing.
-	other, err := OpenRedis(ctx, "redis://"+addr+"/4", nil)
+	other, err := OpenRedis(ctx, "redis://"+addr+"/4", Options{})
 	require.NoError(t, err)
 	defer other.Close()
 	require.NoError(t, other.Put(ctx, []Entry{e}))
@@ -423,7 +425,7 @@ func TestRedisUnreachable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	ln := freeLoopbackAddr(t)
-	_, err := OpenRedis(ctx, "redis://"+ln+"/0", nil)
+	_, err := OpenRedis(ctx, "redis://"+ln+"/0", Options{})
 	require.Error(t, err, "a store that does not answer fails at open, not at the first mint")
 }
 
@@ -463,17 +465,17 @@ func TestBoltReopen(t *testing.T) {
 func TestOpen(t *testing.T) {
 	ctx := context.Background()
 	for _, spec := range []string{"", "memory"} {
-		s, err := Open(ctx, spec, nil)
+		s, err := Open(ctx, spec, Options{})
 		require.NoError(t, err)
 		assert.IsType(t, &Memory{}, s)
 		s.Close()
 	}
-	s, err := Open(ctx, "file:"+filepath.Join(t.TempDir(), "t.db"), nil)
+	s, err := Open(ctx, "file:"+filepath.Join(t.TempDir(), "t.db"), Options{})
 	require.NoError(t, err)
 	assert.IsType(t, &Bolt{}, s)
 	s.Close()
 	for _, bad := range []string{"file:", "postgres://x", "mem", "redis://u:hunter2@[::1"} {
-		_, err := Open(ctx, bad, nil)
+		_, err := Open(ctx, bad, Options{})
 		require.Error(t, err, bad)
 		assert.NotContains(t, err.Error(), "hunter2", "an error echoes a password")
 	}

@@ -156,6 +156,20 @@ func (s *Service) MaxTTL() time.Duration { return s.maxTTL }
 // once the render succeeded, Commit makes the tokens of the servers it kept resolvable.
 func (s *Service) Begin() *Mint { return &Mint{svc: s} }
 
+// Pinger is a Store that can say whether it answers (Redis); a store without it is in the
+// process and always answers.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// Check reports whether the store answers: nil, or why not.
+func (s *Service) Check(ctx context.Context) error {
+	if p, ok := s.store.(Pinger); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}
+
 // Mint holds the tokens minted for one render until they are committed. It is used by one
 // render: Mint once, then Commit once.
 type Mint struct {
