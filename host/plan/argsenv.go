@@ -120,12 +120,21 @@ func (c *checker) checkHarnessArgs(args []string) {
 		if r.required && !seen[r.flag] {
 			c.add("", "args", RuleArg, "required flag %s is missing", r.flag)
 		}
+		if r.value == argTools {
+			for _, t := range c.in.Request.Run.BuiltinTools {
+				if !c.builtinRules[t] {
+					c.add("", "args", RuleToolRestrictions, "the run pre-approves built-in tool %q (run.builtinTools) but %s does not name it", truncate(t, 64), r.flag)
+				}
+			}
+		}
 	}
 }
 
 // checkToolRules checks one --allowedTools argument the way Claude Code splits it (at commas
-// and whitespace): every rule in it must be a built-in tool of the harness, mcp__<id> for a
-// vetted enabled server without a restriction, or mcp__<id>__<tool> for one of its vetted tools.
+// and whitespace): every rule in it must be a built-in tool the run pre-approves
+// (run.builtinTools, each once, and one of the harness's), mcp__<id> for a vetted enabled server
+// without a restriction, or mcp__<id>__<tool> for one of its vetted tools. The built-in part is
+// compared exactly: checkHarnessArgs wants every pre-approved tool named.
 func (c *checker) checkToolRules(field, arg string) {
 	rules := strings.FieldsFunc(arg, isRuleSeparator)
 	if len(rules) == 0 {
@@ -133,6 +142,16 @@ func (c *checker) checkToolRules(field, arg string) {
 	}
 	for _, rule := range rules {
 		if slices.Contains(c.h.builtinTools, rule) {
+			switch {
+			case !slices.Contains(c.in.Request.Run.BuiltinTools, rule):
+				c.add("", field, RuleToolRestrictions, "built-in tool %q is not one the run pre-approves (run.builtinTools %q)", rule, c.in.Request.Run.BuiltinTools)
+			case c.builtinRules[rule]:
+				c.add("", field, RuleToolRestrictions, "built-in tool %q is given twice", rule)
+			}
+			if c.builtinRules == nil {
+				c.builtinRules = map[string]bool{}
+			}
+			c.builtinRules[rule] = true
 			continue
 		}
 		rest, ok := strings.CutPrefix(rule, "mcp__")

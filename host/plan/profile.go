@@ -361,6 +361,11 @@ func (p *Profile) compile() (*harness, error) {
 			return nil, fmt.Errorf("tools.builtin[%d] %q is not a tool name", i, t)
 		}
 	}
+	if len(p.Tools.Builtin) > 0 && p.Tools.In != "args" {
+		// A run's pre-approved built-in tools go into the tools argument; without one a listed
+		// tool could never be granted and would only look supported.
+		return nil, fmt.Errorf("tools.builtin: only a tools.in args profile has a list to pre-approve built-in tools in")
+	}
 	h.builtinTools = slices.Clone(p.Tools.Builtin)
 	for i, a := range p.Args {
 		if !profileFlag.MatchString(a.Flag) {
@@ -529,6 +534,10 @@ func (vs valueSyntax) readLiteral(s string) (string, bool) {
 // ExposureNative reports whether the harness renders exposure and toolExposure itself
 // (tools.in exposure); for any other the host turns them into tool lists (host/exposure).
 func (p *Profile) ExposureNative() bool { return p.Tools.In == "exposure" }
+
+// BuiltinTools are the harness's own tools a run may pre-approve (tools.builtin); none when the
+// profile lists none.
+func (p *Profile) BuiltinTools() []string { return slices.Clone(p.Tools.Builtin) }
 
 // DenyList reports whether the harness has a list of tools it must not offer: a server key
 // meaning denyTools, or an args rule of value denyTools.

@@ -15,7 +15,9 @@
 //     values travel in alias variables of the config's env map, and a cwd becomes env's -C,
 //     since Claude has no per-server working directory.
 //   - args: --mcp-config <file> [--allowedTools <rule>...] [--disallowedTools <rule>...]
-//     --strict-mcp-config; --disallowedTools names every tool the host denies (the ones the
+//     --strict-mcp-config; --allowedTools pre-approves exactly the run's built-in tools
+//     (run.builtinTools, none by default) and, when a server is restricted, the servers' rules;
+//     --disallowedTools names every tool the host denies (the ones the
 //     request's exposure hides), which Claude then does not offer at all. --allowedTools
 //     is variadic in Claude Code (docs/FORMATS.md §1.3): every rule is its own argv entry
 //     right after the flag, and the boolean --strict-mcp-config closes the list, so a prompt or flag the
@@ -56,16 +58,6 @@ var Manifest = abi.Manifest{
 	Transports:   []string{abi.TransportStdio, abi.TransportHTTP},
 	NativeSkills: true,
 	Roots:        []string{abi.RootConfig, abi.RootRun, abi.RootCheckout},
-}
-
-// builtinTools are the tools Claude Code 2.1.328 offers by default in -p mode (docs/FORMATS.md
-// §1.3). They go into --allowedTools whenever that flag is present, so that restricting an MCP
-// server never takes a built-in tool away.
-var builtinTools = []string{
-	"Task", "Bash", "CronCreate", "CronDelete", "CronList", "DesignSync", "Edit",
-	"EnterWorktree", "ExitWorktree", "ListAgents", "Monitor", "NotebookEdit", "Read", "ReportFindings",
-	"ScheduleWakeup", "SendMessage", "Skill", "TaskStop", "ToolSearch", "WebFetch", "WebSearch",
-	"Workflow", "Write",
 }
 
 const (
@@ -120,11 +112,16 @@ func Render(req abi.Request) (abi.Plan, error) {
 		plan.Env = append(plan.Env, abi.Pair{Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"})
 	}
 	plan.Args = append(plan.Args, "--mcp-config", "{{loadout.root.run}}/"+mcpConfigPath)
-	if rules, warns, restricted := allowRules(rendered); restricted {
+	rules, warns, restricted := allowRules(rendered)
+	if restricted || len(req.Run.BuiltinTools) > 0 {
+		// Exactly the built-in tools the run pre-approves, and the servers' rules only when one
+		// is restricted: restricting a server never pre-approves a built-in tool.
 		plan.Args = append(plan.Args, "--allowedTools")
-		plan.Args = append(plan.Args, builtinTools...)
-		plan.Args = append(plan.Args, rules...)
-		plan.Warnings = append(plan.Warnings, warns...)
+		plan.Args = append(plan.Args, req.Run.BuiltinTools...)
+		if restricted {
+			plan.Args = append(plan.Args, rules...)
+			plan.Warnings = append(plan.Warnings, warns...)
+		}
 	}
 	if deny := denyRules(rendered); len(deny) > 0 {
 		plan.Args = append(plan.Args, "--disallowedTools")
