@@ -26,7 +26,7 @@ const bashMarker = "bash-ran.marker"
 // loopback stand-in for the Messages API that asks to run Bash, and reads whether Claude ran it
 // (the marker file) or denied it (permission_denials): an unrestricted and a restricted request
 // both get Bash denied, since restricting a server pre-approves no built-in tool; only
-// run.builtinTools grants it (docs/SECURITY.md §2.2).
+// run.builtinTools grants it (docs/SECURITY.md R15).
 func TestClaudeBuiltinToolsPreApproval(t *testing.T) {
 	c := findCLIs(t)
 	cases := []struct {

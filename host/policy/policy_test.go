@@ -453,12 +453,12 @@ func TestExamplePolicies(t *testing.T) {
 		return err
 	})
 	require.NoError(t, err)
-	require.Len(t, extra, 6, "three examples, each with its test")
+	require.Len(t, extra, 8, "four examples, each with its test")
 	tree := withDefaults(t, extra)
-	rep, err := RunTests(ctx, tree, TestOptions{Run: "corp_hosts_test|command_denylist_test|per_user_github_test"})
+	rep, err := RunTests(ctx, tree, TestOptions{Run: "corp_hosts_test|command_denylist_test|per_user_github_test|builtin_tools_test"})
 	require.NoError(t, err)
 	assert.True(t, rep.OK(), "the examples' tests pass: %+v", rep.Results)
-	assert.Len(t, rep.Results, 4)
+	assert.Len(t, rep.Results, 6)
 
 	e, err := New(ctx, Config{FS: tree})
 	require.NoError(t, err)
@@ -471,6 +471,13 @@ func TestExamplePolicies(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"outside:host_not_allowed", "fetch:command_denied"}, refused)
+
+	req, _, err := spec.Parse([]byte(`{"run":{"builtinTools":["Read","Bash"]}}`))
+	require.NoError(t, err)
+	d, err = e.Decide(ctx, req, nil, "")
+	require.NoError(t, err)
+	require.Len(t, d.Run.Drop, 1, "the builtin_tools example trims the shell")
+	assert.Equal(t, "Bash", d.Run.Drop[0].Key)
 }
 
 // TestMessagesNeverCarrySecrets: a rule that quotes a secret in its message does not leak
