@@ -166,7 +166,7 @@ func (c *checker) checkToolRules(field, arg string) {
 			c.add("", field, RuleToolRestrictions, "rule %q names no vetted enabled server", truncate(rule, 64))
 		case !hasTool && v.ToolsRestricted:
 			c.add("", field, RuleToolRestrictions, "rule %q grants every tool of a restricted server", truncate(rule, 64))
-		case hasTool && (!v.ToolsRestricted || !slices.Contains(v.AllowedTools, tool)):
+		case hasTool && (!v.ToolsRestricted || !slices.Contains(c.spellAll(v.AllowedTools), tool)):
 			c.add("", field, RuleToolRestrictions, "rule %q is not one of the vetted tool rules", truncate(rule, 64))
 		}
 	}
@@ -182,7 +182,7 @@ func (c *checker) checkDenyRule(field, arg string) {
 		c.vettedDeny = map[string]bool{}
 		for _, v := range c.in.Request.Servers {
 			for _, t := range v.DeniedTools {
-				c.vettedDeny["mcp__"+v.ID+"__"+t] = true
+				c.vettedDeny["mcp__"+v.ID+"__"+c.h.toolNames.spell(t)] = true
 			}
 		}
 	}
@@ -193,6 +193,15 @@ func (c *checker) checkDenyRule(field, arg string) {
 		c.add("", field, RuleToolRestrictions, "deny rule %q is given twice", truncate(arg, 64))
 	}
 	c.denyRules[arg] = true
+}
+
+// spellAll is tools as the harness's rules name them (tools.names), in order.
+func (c *checker) spellAll(tools []string) []string {
+	out := make([]string, len(tools))
+	for i, t := range tools {
+		out[i] = c.h.toolNames.spell(t)
+	}
+	return out
 }
 
 // isRuleSeparator reports whether Claude Code splits a tool rule argument at r.

@@ -43,6 +43,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
@@ -263,7 +264,10 @@ func allowRules(servers []abi.Server) ([]string, []abi.Warning, bool) {
 		}
 		restricted = true
 		for _, tool := range s.AllowedTools {
-			rule := "mcp__" + s.ID + "__" + tool
+			rule := toolName(s.ID, tool)
+			if slices.Contains(rules, rule) {
+				continue // another allowed tool Claude names the same
+			}
 			if len(rule) > maxToolName {
 				warns = append(warns, abi.Warning{Code: warnToolName, Server: s.ID,
 					Message: fmt.Sprintf("tool name %q has %d characters; Claude Code drops tools whose name exceeds %d", rule, len(rule), maxToolName)})
@@ -274,22 +278,25 @@ func allowRules(servers []abi.Server) ([]string, []abi.Warning, bool) {
 	return rules, warns, restricted
 }
 
-// denyRules returns the --disallowedTools rules of the rendered servers: mcp__<id>__<tool> for
-// every tool a server denies (the ones its exposure hides), in server order. A denied tool is
-// not offered to the model at all (docs/FORMATS.md §1.3).
+// denyRules returns the --disallowedTools rules of the rendered servers: the name Claude gives
+// every tool a server denies (the ones its exposure hides), once each, in server order. A denied
+// tool is not offered to the model at all (docs/FORMATS.md §1.3, §4.1).
 func denyRules(servers []abi.Server) []string {
 	var rules []string
 	for _, s := range servers {
 		for _, t := range s.DeniedTools {
-			rules = append(rules, "mcp__"+s.ID+"__"+t)
+			if rule := toolName(s.ID, t); !slices.Contains(rules, rule) {
+				rules = append(rules, rule)
+			}
 		}
 	}
 	return rules
 }
 
-// toolName is the name Claude Code gives an MCP tool: mcp__<server>__<tool>, every character
-// outside [A-Za-z0-9_-] replaced by "_" (docs/FORMATS.md §1.1). The --allowedTools rule keeps the
-// tool's own spelling.
+// toolName is the name Claude Code gives an MCP tool, which its --allowedTools and
+// --disallowedTools rules match: mcp__<server>__<tool>, every character outside [A-Za-z0-9_-]
+// replaced by "_" (docs/FORMATS.md §1.1, §4.1; tools.names of the profile). A rule spelled
+// mcp__s__admin.delete would match nothing.
 func toolName(server, tool string) string {
 	b := []byte("mcp__" + server + "__" + tool)
 	for i, c := range b {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -275,4 +276,17 @@ func validRunes(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// TestToolRulesSpellClaudesNames: an allow or deny rule names a tool as Claude Code does, a "."
+// replaced by "_" (docs/FORMATS.md §4.1): mcp__a__admin.delete would match nothing, so the
+// hidden tool would stay callable. Two tools Claude names alike give one rule.
+func TestToolRulesSpellClaudesNames(t *testing.T) {
+	s := stdio("a", true, "read.all", "read_all")
+	s.DeniedTools = []string{"admin.delete", "admin_delete"}
+	plan := mustRender(t, abi.Request{ABIVersion: abi.Version, Servers: []abi.Server{s}})
+	assert.Equal(t, []string{"mcp__a__read_all"}, allowedTools(t, plan.Args), "--allowedTools")
+	i := slices.Index(plan.Args, "--disallowedTools")
+	require.GreaterOrEqual(t, i, 0, "args %q carry --disallowedTools", plan.Args)
+	assert.Equal(t, []string{"mcp__a__admin_delete", "--strict-mcp-config"}, plan.Args[i+1:], "--disallowedTools")
 }
