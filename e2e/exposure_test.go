@@ -111,6 +111,11 @@ func TestExposureHidesTools(t *testing.T) {
 // claudeOffered reads the tools array of the stream-json init message, which Claude Code prints
 // before it calls the model: the tools the model is offered, denied ones left out.
 func claudeOffered(t *testing.T, dir string, r rendered) []string {
+	return claudeOfferedBy(t, dir, r, map[string]string{"everything": "connected", "restricted": "connected"})
+}
+
+// claudeOfferedBy is claudeOffered for servers whose init status must be status.
+func claudeOfferedBy(t *testing.T, dir string, r rendered, status map[string]string) []string {
 	c := findCLIs(t)
 	env := harnessEnv(c, filepath.Join(dir, "home"), r.Env, "CLAUDE_CONFIG_DIR="+filepath.Join(dir, "config"))
 	argv := append([]string{c.Claude, "-p"}, r.Args...)
@@ -121,11 +126,11 @@ func claudeOffered(t *testing.T, dir string, r rendered) []string {
 	require.NoError(t, err, "claude %v: want the stream-json init line", r.Args)
 	var in claudeInit
 	require.NoError(t, json.Unmarshal(line, &in), "decode claude init line %s", line)
-	status := map[string]string{}
+	got := map[string]string{}
 	for _, s := range in.MCPServers {
-		status[s.Name] = s.Status
+		got[s.Name] = s.Status
 	}
-	assert.Equal(t, map[string]string{"everything": "connected", "restricted": "connected"}, status, "claude: the rendered servers connect")
+	assert.Equal(t, status, got, "claude: the rendered servers connect")
 	var out []string
 	for _, tool := range in.Tools {
 		if rest, ok := strings.CutPrefix(tool, "mcp__"); ok {
@@ -133,6 +138,58 @@ func claudeOffered(t *testing.T, dir string, r rendered) []string {
 		}
 	}
 	return out
+}
+
+// TestExposureHidesDottedTool hides a tool whose name holds a "." (admin.delete, offered by the
+// canary beside canary_ping) and asks each real CLI, offline, which tools of the server it offers
+// the model: only canary_ping. Claude Code names the tool mcp__dot__admin_delete, so its deny
+// rule is spelled so (profile tools.names); Codex and Gemini CLI match the server's own name.
+func TestExposureHidesDottedTool(t *testing.T) {
+	c := findCLIs(t)
+	canary := canaryBinary(t)
+	cases := []struct {
+		harness string
+		tools   func(t *testing.T, dir string, r rendered) []string
+	}{
+		{"claude", func(t *testing.T, dir string, r rendered) []string {
+			return claudeOfferedBy(t, dir, r, map[string]string{"dot": "connected"})
+		}},
+		{"codex", codexOffered},
+		{"gemini", geminiOffered},
+	}
+	for _, tc := range cases {
+		t.Run(tc.harness, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			cmd, _ := json.Marshal(canary)
+			report, _ := json.Marshal(filepath.Join(dir, "canary-report.json"))
+			req := `{"harness": "` + tc.harness + `", "run": {"user": "e2e"}, "mcpServers": [
+  {"id": "dot", "command": ` + string(cmd) + `, "args": [` + string(report) + `, "tool=admin.delete"], "toolExposure": {"admin.delete": "hidden"}}]}`
+			r := renderRequest(t, tc.harness, dir, c, req)
+			got := tc.tools(t, dir, r)
+			t.Logf("%s offers the model: %v", tc.harness, got)
+			assert.Equal(t, []string{"dot/canary_ping"}, got, "%s offers the exposed canary_ping and not the hidden admin.delete, however spelled", tc.harness)
+		})
+	}
+}
+
+// renderRequest renders req for harness with the loadout binary into dir (a git checkout under
+// it) and returns the plan's args and env.
+func renderRequest(t *testing.T, harness, dir string, c clis, req string) rendered {
+	t.Helper()
+	reqPath := filepath.Join(dir, "request.json")
+	require.NoError(t, os.WriteFile(reqPath, []byte(req), 0o600), "write the request")
+	checkout := filepath.Join(dir, "checkout")
+	out, err := exec.Command("git", "init", "-q", checkout).CombinedOutput()
+	require.NoError(t, err, "git init %s: %s", checkout, out)
+	env := []string{"PATH=" + c.NodeBin + ":/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, "LANG=C.UTF-8"}
+	res, err := run(context.Background(), renderTimeout, dir, env, nil,
+		loadoutBinary(t), "render", "--harness", harness, "--out", dir, reqPath, "--format", "json")
+	require.NoError(t, err, "loadout render --harness %s", harness)
+	require.Equal(t, 0, res.Exit, "loadout render --harness %s exit status; stderr: %s", harness, tail(res.Stderr))
+	var rr renderResult
+	require.NoError(t, json.Unmarshal(res.Stdout, &rr), "decode the render result: %s", res.Stdout)
+	return rendered{Args: rr.Args, Env: rr.Env, Servers: rr.Servers}
 }
 
 // codexOffered asks the app-server for each server's tools (mcpServerStatus/list), which starts
