@@ -142,7 +142,8 @@ func claudeOfferedBy(t *testing.T, dir string, r rendered, status map[string]str
 
 // TestExposureHidesDottedTool hides a tool whose name holds a "." (admin.delete, offered by the
 // canary beside canary_ping) and asks each real CLI, offline, which tools of the server it offers
-// the model: only canary_ping. Claude Code names the tool mcp__dot__admin_delete, so its deny
+// the model: only canary_ping, while a second canary that hides nothing shows the dotted tool is
+// listed at all. Claude Code names the tool mcp__dot__admin_delete, so its deny
 // rule is spelled so (profile tools.names); Codex and Gemini CLI match the server's own name.
 func TestExposureHidesDottedTool(t *testing.T) {
 	c := findCLIs(t)
@@ -152,25 +153,67 @@ func TestExposureHidesDottedTool(t *testing.T) {
 		tools   func(t *testing.T, dir string, r rendered) []string
 	}{
 		{"claude", func(t *testing.T, dir string, r rendered) []string {
-			return claudeOfferedBy(t, dir, r, map[string]string{"dot": "connected"})
+			return claudeOfferedBy(t, dir, r, map[string]string{"dot": "connected", "shown": "connected"})
 		}},
 		{"codex", codexOffered},
 		{"gemini", geminiOffered},
+		{"copilot", copilotOffered},
 	}
 	for _, tc := range cases {
 		t.Run(tc.harness, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			cmd, _ := json.Marshal(canary)
-			report, _ := json.Marshal(filepath.Join(dir, "canary-report.json"))
+			report := func(name string) string { b, _ := json.Marshal(filepath.Join(dir, name)); return string(b) }
 			req := `{"harness": "` + tc.harness + `", "run": {"user": "e2e"}, "mcpServers": [
-  {"id": "dot", "command": ` + string(cmd) + `, "args": [` + string(report) + `, "tool=admin.delete"], "toolExposure": {"admin.delete": "hidden"}}]}`
+  {"id": "dot", "command": ` + string(cmd) + `, "args": [` + report("dot.json") + `, "tool=admin.delete"], "toolExposure": {"admin.delete": "hidden"}},
+  {"id": "shown", "command": ` + string(cmd) + `, "args": [` + report("shown.json") + `, "tool=admin.delete"]}]}`
 			r := renderRequest(t, tc.harness, dir, c, req)
 			got := tc.tools(t, dir, r)
 			t.Logf("%s offers the model: %v", tc.harness, got)
-			assert.Equal(t, []string{"dot/canary_ping"}, got, "%s offers the exposed canary_ping and not the hidden admin.delete, however spelled", tc.harness)
+			var dot, shown []string
+			for _, tool := range got {
+				if rest, ok := strings.CutPrefix(tool, "dot/"); ok {
+					dot = append(dot, rest)
+				}
+				if rest, ok := strings.CutPrefix(tool, "shown/"); ok {
+					shown = append(shown, rest)
+				}
+			}
+			assert.Equal(t, []string{"canary_ping"}, dot, "%s offers dot's exposed canary_ping and not its hidden admin.delete, however spelled", tc.harness)
+			assert.Len(t, shown, 2, "%s offers both tools of shown, which hides nothing: the listing shows a dotted tool (%v)", tc.harness, shown)
+			assert.Contains(t, shown, "canary_ping", "%s offers shown's canary_ping", tc.harness)
 		})
 	}
+}
+
+// copilotOffered runs copilot -p against a closed loopback model endpoint and reads, from its
+// debug log, the tools the failed first model call would have offered (named <server>-<tool>).
+func copilotOffered(t *testing.T, dir string, r rendered) []string {
+	c := findCLIs(t)
+	env := harnessEnv(c, filepath.Join(dir, "home"), r.Env, "COPILOT_OFFLINE=true", "COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:"+closedPort(t),
+		"COPILOT_MODEL=gpt-4o", "COPILOT_AUTO_UPDATE=false")
+	logDir := filepath.Join(dir, "copilot-logs")
+	argv := append([]string{c.Copilot}, r.Args...)
+	argv = append(argv, "-p", "Reply with OK.", "--output-format", "json", "--log-dir", logDir, "--log-level", "all")
+	_, err := firstLine(context.Background(), copilotTimeout, filepath.Join(dir, "checkout"), env, func(b []byte) bool {
+		return strings.Contains(string(b), `"model.call_failure"`)
+	}, argv...)
+	require.NoError(t, err, "copilot -p: want a failed model call")
+	logs, err := filepath.Glob(filepath.Join(logDir, "*.log"))
+	require.NoError(t, err, "glob the copilot logs")
+	require.NotEmpty(t, logs, "copilot -p --log-dir %s wrote no log", logDir)
+	var out []string
+	for _, l := range logs {
+		b, err := os.ReadFile(l)
+		require.NoError(t, err, "read %s", l)
+		for _, m := range copilotTool.FindAllStringSubmatch(string(b), -1) {
+			if server, tool, ok := strings.Cut(m[1], "-"); ok && (server == "dot" || server == "shown") && !slices.Contains(out, server+"/"+tool) {
+				out = append(out, server+"/"+tool)
+			}
+		}
+	}
+	return out
 }
 
 // renderRequest renders req for harness with the loadout binary into dir (a git checkout under
