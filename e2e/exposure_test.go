@@ -158,6 +158,7 @@ func TestExposureHidesDottedTool(t *testing.T) {
 		{"codex", codexOffered},
 		{"gemini", geminiOffered},
 		{"copilot", copilotOffered},
+		{"pi", piOffered},
 	}
 	for _, tc := range cases {
 		t.Run(tc.harness, func(t *testing.T) {
@@ -210,6 +211,40 @@ func copilotOffered(t *testing.T, dir string, r rendered) []string {
 		for _, m := range copilotTool.FindAllStringSubmatch(string(b), -1) {
 			if server, tool, ok := strings.Cut(m[1], "-"); ok && (server == "dot" || server == "shown") && !slices.Contains(out, server+"/"+tool) {
 				out = append(out, server+"/"+tool)
+			}
+		}
+	}
+	return out
+}
+
+// piOffered reads `pi mcp list --json`, which connects each server and resolves every tool's
+// exposure with the function Pi registers the tool by (toolExposure keyed by the server's own
+// tool name, docs/FORMATS.md §4.1): the tools whose exposure is not hidden.
+func piOffered(t *testing.T, dir string, r rendered) []string {
+	c := findCLIs(t)
+	env := harnessEnv(c, filepath.Join(dir, "home"), r.Env)
+	res, err := run(context.Background(), piTimeout, filepath.Join(dir, "checkout"), env, nil, c.Pi, "mcp", "list", "--json")
+	require.NoError(t, err, "pi mcp list --json")
+	var list struct {
+		Servers []struct {
+			Name         string            `json:"name"`
+			State        string            `json:"state"`
+			Exposure     string            `json:"exposure"`
+			Tools        []string          `json:"tools"`
+			ToolExposure map[string]string `json:"toolExposure"`
+		} `json:"servers"`
+	}
+	require.NoError(t, json.Unmarshal(res.Stdout, &list), "decode pi mcp list --json (exit %d, stderr %s): %s", res.Exit, tail(res.Stderr), res.Stdout)
+	var out []string
+	for _, s := range list.Servers {
+		assert.Equal(t, "connected", s.State, "pi: server %q state", s.Name)
+		for _, tool := range s.Tools {
+			e, ok := s.ToolExposure[tool]
+			if !ok {
+				e = s.Exposure
+			}
+			if e != "hidden" {
+				out = append(out, s.Name+"/"+tool)
 			}
 		}
 	}
