@@ -51,6 +51,8 @@ const starterNotes = `What %[1]s holds (the request is strict JSON: no comments,
   harness      the agent CLI to render for (claude, codex, pi); render --harness overrides it
   run          ambientAuth: false keeps the agent in its own isolated config home;
                user: who the run is for (checked against a shared server's users)
+               builtinTools: the harness's own tools (Read, Edit, …) the agent may use
+               without asking (absent: none, whatever the servers' allowedTools)
   skills       name, description (one line), instructions (the SKILL.md body) and resources
                (files beside SKILL.md, by relative path)
   mcpServers   id, transport stdio (command, args, env) or http (url, headers);
