@@ -396,14 +396,19 @@ func (r *runner) checkArgRules(o *output, hf harnessFormat, req abi.Request, ren
 		}
 		restricted = true
 		for _, t := range s.AllowedTools {
-			want = append(want, "mcp__"+s.ID+"__"+t)
+			if rule := "mcp__" + s.ID + "__" + hf.prof.RuleToolName(t); !slices.Contains(want, rule) {
+				want = append(want, rule)
+			}
 		}
 	}
+	// Each rule names its tool as the harness's rules match it (tools.names), once.
 	wantDeny := []string{}
 	for _, s := range req.Servers {
 		if rendered[s.ID] {
 			for _, t := range s.DeniedTools {
-				wantDeny = append(wantDeny, "mcp__"+s.ID+"__"+t)
+				if rule := "mcp__" + s.ID + "__" + hf.prof.RuleToolName(t); !slices.Contains(wantDeny, rule) {
+					wantDeny = append(wantDeny, rule)
+				}
 			}
 		}
 	}
@@ -415,10 +420,12 @@ func (r *runner) checkArgRules(o *output, hf harnessFormat, req abi.Request, ren
 	}
 	got, present := toolRules(o.res.Args, hf.prof.ToolsFlag())
 	switch {
-	case present != restricted:
-		r.fail("format: %s present=%t, want %t (some rendered server restricts its tools: %t)", hf.prof.ToolsFlag(), present, restricted, restricted)
-	case present && !slices.Equal(got, want):
+	case present != (restricted || len(req.Run.BuiltinTools) > 0):
+		r.fail("format: %s present=%t, want %t (some rendered server restricts its tools: %t; built-in tools pre-approved: %q)", hf.prof.ToolsFlag(), present, !present, restricted, req.Run.BuiltinTools)
+	case present && restricted && !slices.Equal(got, want):
 		r.fail("format: %s MCP rules %q, want %q", hf.prof.ToolsFlag(), got, want)
+	case present && !restricted && len(got) > 0:
+		r.fail("format: %s MCP rules %q, want none: no rendered server restricts its tools", hf.prof.ToolsFlag(), got)
 	}
 }
 

@@ -303,7 +303,7 @@ config:
     description: description, exposure: exposure, toolExposure: toolExposure, timeout: timeout}
   timeoutUnit: ms
 valueSyntax: literal
-tools: {in: exposure}
+tools: {in: exposure, names: {exact: true}}
 `))
 	if err != nil {
 		panic(err)

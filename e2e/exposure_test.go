@@ -111,6 +111,11 @@ func TestExposureHidesTools(t *testing.T) {
 // claudeOffered reads the tools array of the stream-json init message, which Claude Code prints
 // before it calls the model: the tools the model is offered, denied ones left out.
 func claudeOffered(t *testing.T, dir string, r rendered) []string {
+	return claudeOfferedBy(t, dir, r, map[string]string{"everything": "connected", "restricted": "connected"})
+}
+
+// claudeOfferedBy is claudeOffered for servers whose init status must be status.
+func claudeOfferedBy(t *testing.T, dir string, r rendered, status map[string]string) []string {
 	c := findCLIs(t)
 	env := harnessEnv(c, filepath.Join(dir, "home"), r.Env, "CLAUDE_CONFIG_DIR="+filepath.Join(dir, "config"))
 	argv := append([]string{c.Claude, "-p"}, r.Args...)
@@ -121,11 +126,11 @@ func claudeOffered(t *testing.T, dir string, r rendered) []string {
 	require.NoError(t, err, "claude %v: want the stream-json init line", r.Args)
 	var in claudeInit
 	require.NoError(t, json.Unmarshal(line, &in), "decode claude init line %s", line)
-	status := map[string]string{}
+	got := map[string]string{}
 	for _, s := range in.MCPServers {
-		status[s.Name] = s.Status
+		got[s.Name] = s.Status
 	}
-	assert.Equal(t, map[string]string{"everything": "connected", "restricted": "connected"}, status, "claude: the rendered servers connect")
+	assert.Equal(t, status, got, "claude: the rendered servers connect")
 	var out []string
 	for _, tool := range in.Tools {
 		if rest, ok := strings.CutPrefix(tool, "mcp__"); ok {
@@ -133,6 +138,136 @@ func claudeOffered(t *testing.T, dir string, r rendered) []string {
 		}
 	}
 	return out
+}
+
+// TestExposureHidesDottedTool hides a tool whose name holds a "." (admin.delete, offered by the
+// canary beside canary_ping) and asks each real CLI, offline, which tools of the server it offers
+// the model: only canary_ping, while a second canary that hides nothing shows the dotted tool is
+// listed at all. Claude Code names the tool mcp__dot__admin_delete, so its deny
+// rule is spelled so (profile tools.names); Codex and Gemini CLI match the server's own name.
+func TestExposureHidesDottedTool(t *testing.T) {
+	c := findCLIs(t)
+	canary := canaryBinary(t)
+	cases := []struct {
+		harness string
+		tools   func(t *testing.T, dir string, r rendered) []string
+	}{
+		{"claude", func(t *testing.T, dir string, r rendered) []string {
+			return claudeOfferedBy(t, dir, r, map[string]string{"dot": "connected", "shown": "connected"})
+		}},
+		{"codex", codexOffered},
+		{"gemini", geminiOffered},
+		{"copilot", copilotOffered},
+		{"pi", piOffered},
+	}
+	for _, tc := range cases {
+		t.Run(tc.harness, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			cmd, _ := json.Marshal(canary)
+			report := func(name string) string { b, _ := json.Marshal(filepath.Join(dir, name)); return string(b) }
+			req := `{"harness": "` + tc.harness + `", "run": {"user": "e2e"}, "mcpServers": [
+  {"id": "dot", "command": ` + string(cmd) + `, "args": [` + report("dot.json") + `, "tool=admin.delete"], "toolExposure": {"admin.delete": "hidden"}},
+  {"id": "shown", "command": ` + string(cmd) + `, "args": [` + report("shown.json") + `, "tool=admin.delete"]}]}`
+			r := renderRequest(t, tc.harness, dir, c, req)
+			got := tc.tools(t, dir, r)
+			t.Logf("%s offers the model: %v", tc.harness, got)
+			var dot, shown []string
+			for _, tool := range got {
+				if rest, ok := strings.CutPrefix(tool, "dot/"); ok {
+					dot = append(dot, rest)
+				}
+				if rest, ok := strings.CutPrefix(tool, "shown/"); ok {
+					shown = append(shown, rest)
+				}
+			}
+			assert.Equal(t, []string{"canary_ping"}, dot, "%s offers dot's exposed canary_ping and not its hidden admin.delete, however spelled", tc.harness)
+			assert.Len(t, shown, 2, "%s offers both tools of shown, which hides nothing: the listing shows a dotted tool (%v)", tc.harness, shown)
+			assert.Contains(t, shown, "canary_ping", "%s offers shown's canary_ping", tc.harness)
+		})
+	}
+}
+
+// copilotOffered runs copilot -p against a closed loopback model endpoint and reads, from its
+// debug log, the tools the failed first model call would have offered (named <server>-<tool>).
+func copilotOffered(t *testing.T, dir string, r rendered) []string {
+	c := findCLIs(t)
+	env := harnessEnv(c, filepath.Join(dir, "home"), r.Env, "COPILOT_OFFLINE=true", "COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:"+closedPort(t),
+		"COPILOT_MODEL=gpt-4o", "COPILOT_AUTO_UPDATE=false")
+	logDir := filepath.Join(dir, "copilot-logs")
+	argv := append([]string{c.Copilot}, r.Args...)
+	argv = append(argv, "-p", "Reply with OK.", "--output-format", "json", "--log-dir", logDir, "--log-level", "all")
+	_, err := firstLine(context.Background(), copilotTimeout, filepath.Join(dir, "checkout"), env, func(b []byte) bool {
+		return strings.Contains(string(b), `"model.call_failure"`)
+	}, argv...)
+	require.NoError(t, err, "copilot -p: want a failed model call")
+	logs, err := filepath.Glob(filepath.Join(logDir, "*.log"))
+	require.NoError(t, err, "glob the copilot logs")
+	require.NotEmpty(t, logs, "copilot -p --log-dir %s wrote no log", logDir)
+	var out []string
+	for _, l := range logs {
+		b, err := os.ReadFile(l)
+		require.NoError(t, err, "read %s", l)
+		for _, m := range copilotTool.FindAllStringSubmatch(string(b), -1) {
+			if server, tool, ok := strings.Cut(m[1], "-"); ok && (server == "dot" || server == "shown") && !slices.Contains(out, server+"/"+tool) {
+				out = append(out, server+"/"+tool)
+			}
+		}
+	}
+	return out
+}
+
+// piOffered reads `pi mcp list --json`, which connects each server and resolves every tool's
+// exposure with the function Pi registers the tool by (toolExposure keyed by the server's own
+// tool name, docs/FORMATS.md §4.1): the tools whose exposure is not hidden.
+func piOffered(t *testing.T, dir string, r rendered) []string {
+	c := findCLIs(t)
+	env := harnessEnv(c, filepath.Join(dir, "home"), r.Env)
+	res, err := run(context.Background(), piTimeout, filepath.Join(dir, "checkout"), env, nil, c.Pi, "mcp", "list", "--json")
+	require.NoError(t, err, "pi mcp list --json")
+	var list struct {
+		Servers []struct {
+			Name         string            `json:"name"`
+			State        string            `json:"state"`
+			Exposure     string            `json:"exposure"`
+			Tools        []string          `json:"tools"`
+			ToolExposure map[string]string `json:"toolExposure"`
+		} `json:"servers"`
+	}
+	require.NoError(t, json.Unmarshal(res.Stdout, &list), "decode pi mcp list --json (exit %d, stderr %s): %s", res.Exit, tail(res.Stderr), res.Stdout)
+	var out []string
+	for _, s := range list.Servers {
+		assert.Equal(t, "connected", s.State, "pi: server %q state", s.Name)
+		for _, tool := range s.Tools {
+			e, ok := s.ToolExposure[tool]
+			if !ok {
+				e = s.Exposure
+			}
+			if e != "hidden" {
+				out = append(out, s.Name+"/"+tool)
+			}
+		}
+	}
+	return out
+}
+
+// renderRequest renders req for harness with the loadout binary into dir (a git checkout under
+// it) and returns the plan's args and env.
+func renderRequest(t *testing.T, harness, dir string, c clis, req string) rendered {
+	t.Helper()
+	reqPath := filepath.Join(dir, "request.json")
+	require.NoError(t, os.WriteFile(reqPath, []byte(req), 0o600), "write the request")
+	checkout := filepath.Join(dir, "checkout")
+	out, err := exec.Command("git", "init", "-q", checkout).CombinedOutput()
+	require.NoError(t, err, "git init %s: %s", checkout, out)
+	env := []string{"PATH=" + c.NodeBin + ":/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, "LANG=C.UTF-8"}
+	res, err := run(context.Background(), renderTimeout, dir, env, nil,
+		loadoutBinary(t), "render", "--harness", harness, "--out", dir, reqPath, "--format", "json")
+	require.NoError(t, err, "loadout render --harness %s", harness)
+	require.Equal(t, 0, res.Exit, "loadout render --harness %s exit status; stderr: %s", harness, tail(res.Stderr))
+	var rr renderResult
+	require.NoError(t, json.Unmarshal(res.Stdout, &rr), "decode the render result: %s", res.Stdout)
+	return rendered{Args: rr.Args, Env: rr.Env, Servers: rr.Servers}
 }
 
 // codexOffered asks the app-server for each server's tools (mcpServerStatus/list), which starts

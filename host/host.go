@@ -201,7 +201,7 @@ func (h *Host) vet(ctx context.Context, body []byte, hostEnv []spec.Pair, harnes
 	}
 	h.refuseReserved(req, d, harness)
 	refuseUserCommands(req, d)
-	v, err := policy.Vet(req, d, hostEnv, policy.VetOptions{ContentByRef: !h.cfg.InlineContent, Exposure: h.exposure(req, harness)})
+	v, err := policy.Vet(req, d, hostEnv, policy.VetOptions{ContentByRef: !h.cfg.InlineContent, Exposure: h.exposure(req, harness), Builtin: h.builtin(req, harness)})
 	if err != nil {
 		return nil, err
 	}
@@ -280,6 +280,20 @@ func (h *Host) exposure(req *spec.Request, harness string) *exposure.Harness {
 		return nil
 	}
 	return &exposure.Harness{Name: name, Native: prof.ExposureNative(), Deny: prof.DenyList()}
+}
+
+// builtin is the rendering harness's own tools as its profile lists them, or nil when no loaded
+// plugin renders the request's harness.
+func (h *Host) builtin(req *spec.Request, harness string) *policy.Builtin {
+	name, err := pickHarness(req.Harness, harness)
+	if err != nil {
+		return nil
+	}
+	prof := h.plugins[name].Profile
+	if prof == nil {
+		return nil
+	}
+	return &policy.Builtin{Harness: name, Tools: prof.BuiltinTools()}
 }
 
 // Minter mints the run tokens a request's servers ask for (mcpServers[i].token) before the
@@ -427,6 +441,7 @@ func (h *Host) result(p *Prepared, rr RenderRequest, m *materialize.Result) (*Re
 		ServerDetails:  details,
 		Skills:         make([]string, 0, len(areq.Skills)),
 		Resources:      make(ResourceList, 0, len(areq.Skills)),
+		BuiltinTools:   append([]string{}, areq.Run.BuiltinTools...),
 		Dropped:        slices.Concat(p.Diags, p.Vetted.Dropped()),
 		Files:          make([]FileResult, 0, len(m.Files)),
 		Args:           m.Args,

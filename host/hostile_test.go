@@ -108,6 +108,9 @@ func oauthKey(meaning string) func(t target) bool {
 	}
 }
 
+// grantsBuiltins: the harness pre-approves its own tools in a tools argument (tools.builtin).
+func grantsBuiltins(t target) bool { return len(t.p.Tools.Builtin) > 0 }
+
 func claudeArgs(t target) bool {
 	return slices.ContainsFunc(t.p.Args, func(a plan.ProfileArg) bool { return a.Flag == "--mcp-config" })
 }
@@ -132,6 +135,7 @@ var hostileAttacks = map[string]expectation{
 	"description-injected":       when(hasKey("description"), plan.RuleServerMismatch),
 	"tools-widened":              always(plan.RuleToolRestrictions),
 	"tools-ignored":              always(plan.RuleToolRestrictions),
+	"builtin-tools-granted":      when(grantsBuiltins, plan.RuleToolRestrictions),
 	"env-config-home":            always(plan.RuleEnv),
 	"env-trust-all":              always(plan.RuleEnv),
 	"env-base-url":               always(plan.RuleEnv),

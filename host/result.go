@@ -21,6 +21,10 @@ type Result struct {
 	ServerDetails []ServerDetail `json:"serverDetails"`
 	Skills        []string       `json:"skills"`
 	Resources     ResourceList   `json:"resources"`
+	// BuiltinTools are the harness's own tools the run pre-approves (run.builtinTools as the
+	// policy and the harness's profile left them), in request order; empty when none: a
+	// restricted server never adds one.
+	BuiltinTools []string `json:"builtinTools"`
 	// Dropped lists every entry the parser or the policy removed or changed, in request order.
 	Dropped  []spec.Diagnostic `json:"dropped"`
 	Files    []FileResult      `json:"files"`

@@ -17,7 +17,7 @@ func fullRequest() abi.Request {
 	return abi.Request{
 		ABIVersion: abi.Version,
 		Harness:    "claude",
-		Run:        abi.Run{AmbientAuth: true, User: "ada"},
+		Run:        abi.Run{AmbientAuth: true, User: "ada", BuiltinTools: []string{"Read", "Edit"}},
 		Servers: []abi.Server{
 			{
 				ID: "files", Transport: abi.TransportStdio, Command: "/usr/bin/mcp-files",

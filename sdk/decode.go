@@ -504,6 +504,9 @@ func (d *decoder) run(r *abi.Run) error {
 		case "user":
 			r.User, err = d.str("run.user")
 			return 1 << 1, err
+		case "builtinTools":
+			r.BuiltinTools, err = d.strings("run.builtinTools")
+			return 1 << 2, err
 		}
 		return 0, nil
 	})

@@ -52,7 +52,9 @@ no misspelt field: one refuses the request, or drops its server or skill):
   harness      the agent CLI to render for (claude, codex, pi); render --harness overrides it
   run          ambientAuth: false keeps the agent in its own isolated config home;
                user: who the run is for (checked against a shared server's users);
-               groups: the groups that user belongs to, for rules that grant by group
+               groups: the groups that user belongs to, for rules that grant by group;
+               builtinTools: the harness's own tools (Read, Edit, …) the agent may use
+               without asking (absent: none, whatever the servers' allowedTools)
   skills       name, description (one line), instructions (the SKILL.md body) and resources
                (files beside SKILL.md, by relative path)
   mcpServers   id, transport stdio (command, args, env) or http (url, headers);

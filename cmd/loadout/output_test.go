@@ -139,3 +139,31 @@ func TestRenderJSONMatchesTheResultSchema(t *testing.T) {
 		})
 	}
 }
+
+// TestRenderShowsBuiltinTools: the text and JSON results say which built-in tools the run
+// pre-approves: none unless run.builtinTools asks, and only those the harness's profile lists.
+func TestRenderShowsBuiltinTools(t *testing.T) {
+	dir := t.TempDir()
+	none := filepath.Join(dir, "none.json")
+	require.NoError(t, os.WriteFile(none, []byte(`{"mcpServers":[{"id":"a","command":"/usr/bin/srv","allowedTools":["read"]}]}`), 0o644))
+	code, stdout, stderr := runCLI(t, "", append([]string{"render", "--harness", "claude", "--dry-run", none}, pluginArgs(t)...)...)
+	require.Equal(t, exitOK, code, "stderr %s", stderr)
+	assert.Contains(t, stdout, "\nbuilt-in tools pre-approved: (none)\n", "a restricted server pre-approves no built-in tool: %s", stdout)
+
+	some := filepath.Join(dir, "some.json")
+	require.NoError(t, os.WriteFile(some, []byte(`{"run":{"builtinTools":["Read","Edit","shell"]},"mcpServers":[{"id":"a","command":"/usr/bin/srv"}]}`), 0o644))
+	code, stdout, stderr = runCLI(t, "", append([]string{"render", "--harness", "claude", "--dry-run", some}, pluginArgs(t)...)...)
+	require.Equal(t, exitOK, code, "stderr %s", stderr)
+	assert.Contains(t, stdout, "\nbuilt-in tools pre-approved: Read, Edit\n", "the run's tools Claude Code has: %s", stdout)
+	assert.Contains(t, stdout, "warning builtin_tool_unknown: ", "the unknown one is warned about: %s", stdout)
+	code, stdout, stderr = runCLI(t, "", append([]string{"render", "--harness", "claude", "--dry-run", "--format", "json", some}, pluginArgs(t)...)...)
+	require.Equal(t, exitOK, code, "stderr %s", stderr)
+	var res struct {
+		BuiltinTools []string `json:"builtinTools"`
+		Args         []string `json:"args"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res), "decode %s", stdout)
+	assert.Equal(t, []string{"Read", "Edit"}, res.BuiltinTools, "the JSON result's builtinTools")
+	assert.Contains(t, res.Args, "Read", "--allowedTools names the run's tools")
+	assert.NotContains(t, res.Args, "Bash", "and no other built-in tool")
+}

@@ -306,6 +306,7 @@ func writeResultText(w io.Writer, r *host.Result, o textOptions) error {
 	fmt.Fprintf(&b, "harness %s (%s)\n", r.Harness, mode)
 	fmt.Fprintf(&b, "servers: %s\n", listOrNone(r.Servers))
 	fmt.Fprintf(&b, "skills:  %s\n", listOrNone(r.Skills))
+	fmt.Fprintf(&b, "built-in tools pre-approved: %s\n", listOrNone(r.BuiltinTools))
 	for _, sr := range r.Resources {
 		if len(sr.Paths) > 0 {
 			fmt.Fprintf(&b, "  %s: %s\n", sr.Skill, strings.Join(sr.Paths, ", "))

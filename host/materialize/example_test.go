@@ -16,7 +16,7 @@ paths: [{root: config, path: agent.json}]
 config: {root: config, path: agent.json, format: json, servers: servers,
   serverKeys: {command: command, args: args, env: env, url: url, headers: headers, allowedTools: allowTools}}
 valueSyntax: literal
-tools: {in: config}
+tools: {in: config, names: {exact: true}}
 `))
 	if err != nil {
 		fmt.Println("profile:", err)

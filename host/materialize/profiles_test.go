@@ -14,7 +14,7 @@ paths:
 config: {root: config, path: agent.toml, format: toml, servers: servers,
   serverKeys: {command: command, args: args, env: env, url: url, headers: headers, allowedTools: allowTools}}
 valueSyntax: literal
-tools: {in: config}
+tools: {in: config, names: {exact: true}}
 `
 
 var profiles = func() plan.Profiles {

@@ -120,12 +120,21 @@ func (c *checker) checkHarnessArgs(args []string) {
 		if r.required && !seen[r.flag] {
 			c.add("", "args", RuleArg, "required flag %s is missing", r.flag)
 		}
+		if r.value == argTools {
+			for _, t := range c.in.Request.Run.BuiltinTools {
+				if !c.builtinRules[t] {
+					c.add("", "args", RuleToolRestrictions, "the run pre-approves built-in tool %q (run.builtinTools) but %s does not name it", truncate(t, 64), r.flag)
+				}
+			}
+		}
 	}
 }
 
 // checkToolRules checks one --allowedTools argument the way Claude Code splits it (at commas
-// and whitespace): every rule in it must be a built-in tool of the harness, mcp__<id> for a
-// vetted enabled server without a restriction, or mcp__<id>__<tool> for one of its vetted tools.
+// and whitespace): every rule in it must be a built-in tool the run pre-approves
+// (run.builtinTools, each once, and one of the harness's), mcp__<id> for a vetted enabled server
+// without a restriction, or mcp__<id>__<tool> for one of its vetted tools. The built-in part is
+// compared exactly: checkHarnessArgs wants every pre-approved tool named.
 func (c *checker) checkToolRules(field, arg string) {
 	rules := strings.FieldsFunc(arg, isRuleSeparator)
 	if len(rules) == 0 {
@@ -133,6 +142,16 @@ func (c *checker) checkToolRules(field, arg string) {
 	}
 	for _, rule := range rules {
 		if slices.Contains(c.h.builtinTools, rule) {
+			switch {
+			case !slices.Contains(c.in.Request.Run.BuiltinTools, rule):
+				c.add("", field, RuleToolRestrictions, "built-in tool %q is not one the run pre-approves (run.builtinTools %q)", rule, c.in.Request.Run.BuiltinTools)
+			case c.builtinRules[rule]:
+				c.add("", field, RuleToolRestrictions, "built-in tool %q is given twice", rule)
+			}
+			if c.builtinRules == nil {
+				c.builtinRules = map[string]bool{}
+			}
+			c.builtinRules[rule] = true
 			continue
 		}
 		rest, ok := strings.CutPrefix(rule, "mcp__")
@@ -147,7 +166,7 @@ func (c *checker) checkToolRules(field, arg string) {
 			c.add("", field, RuleToolRestrictions, "rule %q names no vetted enabled server", truncate(rule, 64))
 		case !hasTool && v.ToolsRestricted:
 			c.add("", field, RuleToolRestrictions, "rule %q grants every tool of a restricted server", truncate(rule, 64))
-		case hasTool && (!v.ToolsRestricted || !slices.Contains(v.AllowedTools, tool)):
+		case hasTool && (!v.ToolsRestricted || !slices.Contains(c.spellAll(v.AllowedTools), tool)):
 			c.add("", field, RuleToolRestrictions, "rule %q is not one of the vetted tool rules", truncate(rule, 64))
 		}
 	}
@@ -163,7 +182,7 @@ func (c *checker) checkDenyRule(field, arg string) {
 		c.vettedDeny = map[string]bool{}
 		for _, v := range c.in.Request.Servers {
 			for _, t := range v.DeniedTools {
-				c.vettedDeny["mcp__"+v.ID+"__"+t] = true
+				c.vettedDeny["mcp__"+v.ID+"__"+c.h.toolNames.spell(t)] = true
 			}
 		}
 	}
@@ -174,6 +193,15 @@ func (c *checker) checkDenyRule(field, arg string) {
 		c.add("", field, RuleToolRestrictions, "deny rule %q is given twice", truncate(arg, 64))
 	}
 	c.denyRules[arg] = true
+}
+
+// spellAll is tools as the harness's rules name them (tools.names), in order.
+func (c *checker) spellAll(tools []string) []string {
+	out := make([]string, len(tools))
+	for i, t := range tools {
+		out[i] = c.h.toolNames.spell(t)
+	}
+	return out
 }
 
 // isRuleSeparator reports whether Claude Code splits a tool rule argument at r.

@@ -237,6 +237,8 @@ type checker struct {
 	vs      []error
 	// allowedToolsFlag: the args hold --allowedTools (set by the claude argument rule).
 	allowedToolsFlag bool
+	// builtinRules are the built-in tools the tools flag names.
+	builtinRules map[string]bool
 	// denyRules: the rules the deny flag holds (set by the denyTools argument rule), and
 	// vettedDeny the rules of every tool a vetted server denies.
 	denyRules, vettedDeny map[string]bool

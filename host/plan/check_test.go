@@ -224,6 +224,19 @@ func TestCheckHostilePlans(t *testing.T) {
 		{"claude tools widened with a comma", "claude", func(p *abi.Plan, _ *plan.Input) { p.Args[3] = "Read,mcp__beta__delete_everything" }, plan.RuleToolRestrictions},
 		{"claude tools widened with a space", "claude", func(p *abi.Plan, _ *plan.Input) { p.Args[3] = "Edit mcp__beta__admin" }, plan.RuleToolRestrictions},
 		{"claude tool rule with a pattern", "claude", func(p *abi.Plan, _ *plan.Input) { p.Args[3] = "Bash(curl:*)" }, plan.RuleToolRestrictions},
+		// The built-in part of --allowedTools is exactly run.builtinTools.
+		{"claude pre-approves a built-in tool the run does not", "claude", func(_ *abi.Plan, in *plan.Input) { in.Request.Run.BuiltinTools = []string{"Read"} }, plan.RuleToolRestrictions},
+		{"claude pre-approves built-in tools when none is", "claude", func(_ *abi.Plan, in *plan.Input) { in.Request.Run.BuiltinTools = nil }, plan.RuleToolRestrictions},
+		{"claude adds built-in tools", "claude", func(p *abi.Plan, _ *plan.Input) {
+			p.Args = slices.Insert(p.Args, 3, "Write", "Edit", "WebFetch")
+		}, plan.RuleToolRestrictions},
+		{"claude adds a built-in tool in one argument", "claude", func(p *abi.Plan, _ *plan.Input) { p.Args[4] = "Read,Write" }, plan.RuleToolRestrictions},
+		{"claude leaves out a pre-approved built-in tool", "claude", func(p *abi.Plan, _ *plan.Input) { p.Args = slices.Delete(p.Args, 4, 5) }, plan.RuleToolRestrictions},
+		{"claude names a built-in tool twice", "claude", func(p *abi.Plan, _ *plan.Input) { p.Args = slices.Insert(p.Args, 3, "Bash") }, plan.RuleToolRestrictions},
+		{"claude drops --allowedTools with built-ins pre-approved", "claude", func(p *abi.Plan, in *plan.Input) {
+			in.Request.Servers[1].ToolsRestricted, in.Request.Servers[1].AllowedTools = false, nil
+			p.Args = []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--strict-mcp-config"}
+		}, plan.RuleToolRestrictions},
 		{"claude restricted tool named for an unrestricted server", "claude", func(p *abi.Plan, _ *plan.Input) { p.Args[5] = "mcp__alpha__anything" }, plan.RuleToolRestrictions},
 		// The harness env: an allowlist with pinned values.
 		{"claude config dir in the checkout", "claude", func(p *abi.Plan, _ *plan.Input) {
@@ -298,6 +311,27 @@ func TestCheckHostilePlans(t *testing.T) {
 	}
 }
 
+// TestCheckBuiltinTools: the built-in tools a plan pre-approves are exactly the run's, whether
+// or not a server is restricted.
+func TestCheckBuiltinTools(t *testing.T) {
+	t.Parallel()
+	in := input("claude")
+	in.Request.Run.BuiltinTools = nil
+	p := claudePlan()
+	p.Args = []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--allowedTools", "mcp__alpha", "mcp__beta__search", "--strict-mcp-config"}
+	require.NoError(t, plan.Check(p, in), "a restricted server's rules without any built-in tool")
+
+	in.Request.Run.BuiltinTools = []string{"Read"}
+	in.Request.Servers[1].ToolsRestricted, in.Request.Servers[1].AllowedTools = false, nil
+	p.Args = []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--allowedTools", "Read", "--strict-mcp-config"}
+	require.NoError(t, plan.Check(p, in), "the run's built-in tool with no server restricted")
+
+	p.Args = []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--allowedTools", "Read", "Bash", "--strict-mcp-config"}
+	err := plan.Check(p, in)
+	require.Error(t, err, "Bash beyond run.builtinTools")
+	assert.Contains(t, err.Error(), `built-in tool "Bash" is not one the run pre-approves`, "the violation names the tool")
+}
+
 func TestCheckReportsEveryViolation(t *testing.T) {
 	t.Parallel()
 	p := claudePlan()
@@ -314,7 +348,7 @@ func TestCheckOmittedServerWithWarning(t *testing.T) {
 	t.Parallel()
 	p := claudePlan()
 	p.Files[0].Content = claudeConfig[:strings.Index(claudeConfig, `,"beta"`)] + "}}"
-	p.Args = []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--strict-mcp-config"}
+	p.Args = []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--allowedTools", "Bash", "Read", "--strict-mcp-config"}
 	p.Warnings = []abi.Warning{{Code: "transport_unsupported", Server: "beta", Message: "not rendered"}}
 	require.NoError(t, plan.Check(p, input("claude")), "Check(claude plan omitting beta with a warning naming it) = error, want nil")
 }

@@ -15,7 +15,7 @@ paths:
 config: {root: config, path: mcp.json, format: json, servers: servers,
   serverKeys: {command: command, args: args, env: env, url: url, headers: headers, allowedTools: allowTools}}
 valueSyntax: literal
-tools: {in: config}
+tools: {in: config, names: {exact: true}}
 `
 
 // Decode reads a plugin's output strictly; Check then reports every rule the plan breaks.

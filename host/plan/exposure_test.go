@@ -105,3 +105,48 @@ func TestCheckAllowListRequired(t *testing.T) {
 	require.Error(t, err, "Check(acme plan without beta's allow list) = nil")
 	assert.Contains(t, rules(err), plan.RuleToolRestrictions, "rules; error: %v", err)
 }
+
+// TestCheckSpellsToolNamesAsTheHarness: a rule names a tool as the harness's rules match it
+// (tools.names): Claude Code replaces a "." by "_", so a hidden admin.delete is denied as
+// mcp__alpha__admin_delete and a deny rule spelled with the "." (which matches nothing) is
+// refused; Codex matches the server's own names, so its deny list keeps the ".".
+func TestCheckSpellsToolNamesAsTheHarness(t *testing.T) {
+	t.Parallel()
+	claude := func(deny ...string) *abi.Plan {
+		p := claudePlan()
+		end := len(p.Args) - 1
+		args := append(append([]string{}, p.Args[:end]...), "--disallowedTools")
+		p.Args = append(append(args, deny...), p.Args[end:]...)
+		return p
+	}
+	in := input("claude")
+	in.Request.Servers[0].DeniedTools = []string{"admin.delete"}
+	require.NoError(t, plan.Check(claude("mcp__alpha__admin_delete"), in), "claude: the hidden tool as Claude names it")
+	err := plan.Check(claude("mcp__alpha__admin.delete"), in)
+	require.Error(t, err, "claude: a deny rule with the tool's own spelling matches nothing")
+	assert.Contains(t, rules(err), plan.RuleToolRestrictions, "rules; error: %v", err)
+
+	in = input("claude")
+	in.Request.Servers[1].AllowedTools = []string{"read.all"}
+	p := claudePlan()
+	p.Args[6] = "mcp__beta__read_all"
+	require.NoError(t, plan.Check(p, in), "claude: an allowed dotted tool as Claude names it")
+	p.Args[6] = "mcp__beta__read.all"
+	assert.Error(t, plan.Check(p, in), "claude: an allow rule with the tool's own spelling")
+
+	const codexAlpha = "LOADOUT_SPAWN_3 = \"test\" }\n"
+	in = input("codex")
+	in.Request.Servers[0].DeniedTools = []string{"admin.delete"}
+	for deny, ok := range map[string]bool{`["admin.delete"]`: true, `["admin_delete"]`: false} {
+		p := codexPlan()
+		p.Files[0].Content = strings.Replace(p.Files[0].Content, codexAlpha, codexAlpha+"disabled_tools = "+deny+"\n", 1)
+		if err := plan.Check(p, in); ok {
+			assert.NoError(t, err, "codex disabled_tools = %s", deny)
+		} else {
+			assert.Error(t, err, "codex disabled_tools = %s", deny)
+		}
+	}
+	prof := profileOf("claude")
+	assert.Equal(t, "admin_delete_x-y", prof.RuleToolName("admin.delete x-y"), "claude keeps [A-Za-z0-9_-]")
+	assert.Equal(t, "admin.delete", profileOf("codex").RuleToolName("admin.delete"), "codex is exact")
+}

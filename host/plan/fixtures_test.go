@@ -45,10 +45,15 @@ func input(harness string) plan.Input {
 	if roots == nil {
 		roots = []string{abi.RootConfig, abi.RootRun, abi.RootCheckout}
 	}
+	req := vetted(harness)
+	if harness == "claude" {
+		// The built-in tools claudePlan pre-approves.
+		req.Run.BuiltinTools = []string{"Bash", "Read"}
+	}
 	return plan.Input{
 		Manifest: abi.Manifest{Name: "render." + harness, ABIVersion: abi.Version, Harness: harness, Roots: roots},
 		Profile:  profileOf(harness),
-		Request:  vetted(harness),
+		Request:  req,
 		Secrets: []plan.Secret{
 			{Placeholder: secretKey, Value: "s3cr3t-key", Server: "alpha", Field: plan.FieldEnv, Key: "API_KEY"},
 			{Placeholder: secretAuth, Value: "tok\"en\\with\nescapes", Server: "beta", Field: plan.FieldHeaders, Key: "Authorization"},

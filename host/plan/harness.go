@@ -63,6 +63,8 @@ type harness struct {
 	args         []argRule
 	env          []envRule
 	builtinTools []string
+	// toolNames spells a tool's name as the CLI's rules match it (tools.names); nil: exact.
+	toolNames *toolNames
 	// literal spells a stdio server's command, args and cwd so that the harness passes them on
 	// unchanged (Claude expands ${NAME} in them).
 	literal func(string) string
@@ -774,7 +776,7 @@ func (c *checker) compareTimeout(name string, r rendered, v abi.Server) {
 func (c *checker) compareTools(name string, r rendered, v abi.Server) {
 	if r.hasEnabledTools {
 		for _, t := range r.enabledTools {
-			if v.ToolsRestricted && !slices.Contains(v.AllowedTools, t) {
+			if v.ToolsRestricted && !slices.Contains(c.spellAll(v.AllowedTools), t) {
 				c.add(name, r.loc+".enabled_tools", RuleToolRestrictions, "tool %q is not in the vetted allowedTools", truncate(t, 64))
 			}
 		}
@@ -835,13 +837,13 @@ func (c *checker) compareDenied(name string, r rendered, v abi.Server) {
 			}
 			got = append(got, lit)
 		}
-		if !slices.Equal(got, v.DeniedTools) && (len(got) > 0 || len(v.DeniedTools) > 0) {
-			c.add(name, r.loc+".denyTools", RuleToolRestrictions, "the tool deny list is %q; the vetted server denies exactly %q", truncateAll(got), v.DeniedTools)
+		if want := c.spellAll(v.DeniedTools); !slices.Equal(got, want) && (len(got) > 0 || len(want) > 0) {
+			c.add(name, r.loc+".denyTools", RuleToolRestrictions, "the tool deny list is %q; the vetted server denies exactly %q", truncateAll(got), want)
 		}
 	case c.in.Profile.DenyFlag() != "":
 		flag := c.in.Profile.DenyFlag()
 		for _, t := range v.DeniedTools {
-			if !c.denyRules["mcp__"+v.ID+"__"+t] {
+			if !c.denyRules["mcp__"+v.ID+"__"+c.h.toolNames.spell(t)] {
 				c.add("", "args", RuleToolRestrictions, "server %q denies tool %q but %s does not name it", v.ID, truncate(t, 64), flag)
 			}
 		}

@@ -196,7 +196,7 @@ config:
   serverKeys: {command: command, url: url%s}
 %s
 valueSyntax: literal
-tools: {in: config}
+tools: {in: config, names: {exact: true}}
 `
 	for _, tc := range []struct{ name, keys, oauth, want string }{
 		{"oauth keys without an oauth key", "", "  oauthKeys: {clientId: clientId}", "no server key means oauth"},

@@ -91,6 +91,22 @@ type ProfileTools struct {
 	// Builtin are the harness's own tools, which a tools argument may name besides the vetted
 	// servers' rules.
 	Builtin []string `yaml:"builtin"`
+	// Names is how the CLI spells an MCP tool's name where its rules match it (its allow and
+	// deny lists): required wherever tools.in is not none.
+	Names ProfileToolNames `yaml:"names"`
+}
+
+// ProfileToolNames is how a CLI normalises an MCP tool's name before its allow and deny rules
+// match it (measured per CLI, docs/FORMATS.md §4.1): Exact, or every character outside Keep
+// replaced by Replacement. The host spells every rule it writes or checks through it.
+type ProfileToolNames struct {
+	// Exact: the rules match the tool's name as the server spells it.
+	Exact bool `yaml:"exact"`
+	// Keep is the characters the CLI keeps, as ASCII ranges and characters ("A-Za-z0-9_-":
+	// a "-" last is itself).
+	Keep string `yaml:"keep"`
+	// Replacement is the one character, itself kept, that replaces every other.
+	Replacement string `yaml:"replacement"`
 }
 
 // ProfileArg is one flag a plugin may return.
@@ -362,6 +378,16 @@ func (p *Profile) compile() (*harness, error) {
 			return nil, fmt.Errorf("tools.builtin[%d] %q is not a tool name", i, t)
 		}
 	}
+	names, err := compileToolNames(p.Tools.Names, p.Tools.In)
+	if err != nil {
+		return nil, err
+	}
+	h.toolNames = names
+	if len(p.Tools.Builtin) > 0 && p.Tools.In != "args" {
+		// A run's pre-approved built-in tools go into the tools argument; without one a listed
+		// tool could never be granted and would only look supported.
+		return nil, fmt.Errorf("tools.builtin: only a tools.in args profile has a list to pre-approve built-in tools in")
+	}
 	h.builtinTools = slices.Clone(p.Tools.Builtin)
 	for i, a := range p.Args {
 		if !profileFlag.MatchString(a.Flag) {
@@ -530,6 +556,79 @@ func (vs valueSyntax) readLiteral(s string) (string, bool) {
 // ExposureNative reports whether the harness renders exposure and toolExposure itself
 // (tools.in exposure); for any other the host turns them into tool lists (host/exposure).
 func (p *Profile) ExposureNative() bool { return p.Tools.In == "exposure" }
+
+// toolNames is a compiled tools.names: nil keeps a name exact; otherwise keep[c] says whether
+// the CLI keeps byte c, and repl replaces every other byte (a multi-byte character becomes one
+// repl per byte, as the CLI's per-UTF-16-unit replacement may not: names are ASCII here).
+type toolNames struct {
+	keep [256]bool
+	repl byte
+}
+
+// compileToolNames checks and compiles tools.names: exactly one of exact, or keep with a
+// replacement it keeps; none for a profile whose tools.in is none.
+func compileToolNames(n ProfileToolNames, in string) (*toolNames, error) {
+	switch {
+	case in == "none":
+		if n != (ProfileToolNames{}) {
+			return nil, fmt.Errorf("tools.names: a profile without tools has no tool names")
+		}
+		return nil, nil
+	case n.Exact && (n.Keep != "" || n.Replacement != ""):
+		return nil, fmt.Errorf("tools.names: exact takes no keep or replacement")
+	case n.Exact:
+		return nil, nil
+	case n.Keep == "":
+		return nil, fmt.Errorf("tools.names: say how the CLI spells a tool's name in its rules: exact: true, or keep and replacement (docs/PROFILES.md §2)")
+	}
+	tn := &toolNames{}
+	k := n.Keep
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if c < 0x21 || c > 0x7e {
+			return nil, fmt.Errorf("tools.names.keep %q: only printable ASCII", n.Keep)
+		}
+		if i+2 < len(k) && k[i+1] == '-' {
+			hi := k[i+2]
+			if hi < c || hi > 0x7e {
+				return nil, fmt.Errorf("tools.names.keep %q: bad range %c-%c", n.Keep, c, hi)
+			}
+			for x := c; x <= hi; x++ {
+				tn.keep[x] = true
+			}
+			i += 2
+			continue
+		}
+		tn.keep[c] = true
+	}
+	if len(n.Replacement) != 1 || !tn.keep[n.Replacement[0]] {
+		return nil, fmt.Errorf("tools.names.replacement %q: one character that keep keeps", n.Replacement)
+	}
+	tn.repl = n.Replacement[0]
+	return tn, nil
+}
+
+// spell is tool as the CLI names it in its rules.
+func (tn *toolNames) spell(tool string) string {
+	if tn == nil {
+		return tool
+	}
+	b := []byte(tool)
+	for i, c := range b {
+		if !tn.keep[c] {
+			b[i] = tn.repl
+		}
+	}
+	return string(b)
+}
+
+// RuleToolName is tool as the harness's rules name it (tools.names): the name the host writes
+// into, and expects in, the CLI's allow and deny lists.
+func (p *Profile) RuleToolName(tool string) string { return p.h.toolNames.spell(tool) }
+
+// BuiltinTools are the harness's own tools a run may pre-approve (tools.builtin); none when the
+// profile lists none.
+func (p *Profile) BuiltinTools() []string { return slices.Clone(p.Tools.Builtin) }
 
 // DenyList reports whether the harness has a list of tools it must not offer: a server key
 // meaning denyTools, or an args rule of value denyTools.

@@ -67,6 +67,10 @@ func TestParseProfileRefuses(t *testing.T) {
 		{"env pinned to a flag", "skills: {dir: skills}", "skills: {dir: skills}\nenv:\n  - {name: NODE_OPTIONS, value: --inspect, when: always}", "a switch (false, true, 0, 1)"},
 		{"bad flag", "skills: {dir: skills}", "skills: {dir: skills}\nargs:\n  - {flag: \"-y; rm\"}", "flag"},
 		{"tools in args without a tools flag", "in: config", "in: args", "tools.in args"},
+		{"tool names not declared", "  names: {exact: true}\n", "", "tools.names"},
+		{"tool names both exact and kept", "names: {exact: true}", "names: {exact: true, keep: A-Z, replacement: _}", "tools.names"},
+		{"tool names replaced by a character not kept", "names: {exact: true}", "names: {keep: A-Z, replacement: _}", "tools.names.replacement"},
+		{"tool names with a bad range", "names: {exact: true}", "names: {keep: Z-A_, replacement: _}", "tools.names.keep"},
 		{"timeout unit without a timeout key", "  format: json", "  format: json\n  timeoutUnit: s", "no server key means timeout"},
 		{"unknown timeout unit", "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    timeout: timeout\n  timeoutUnit: minutes", "none of s, ms"},
 	}

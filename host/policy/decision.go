@@ -19,6 +19,8 @@ type Decision struct {
 	Servers []ServerDecision `json:"servers"`
 	// Skills is aligned by index with the request's skills (input.skills).
 	Skills []SkillDecision `json:"skills"`
+	// Run is the verdict on the run's own entries (input.run).
+	Run RunDecision `json:"run"`
 	// Secrets names every env and header entry a rule declares a secret, of every server, in
 	// request order. A stored token is a secret whatever the rules say; it is not listed.
 	Secrets  []SecretRef `json:"secrets"`
@@ -59,6 +61,12 @@ type Drop struct {
 	Key    string `json:"key"`
 	Reason Reason `json:"reason"`
 	Secret bool   `json:"secret,omitempty"`
+}
+
+// RunDecision is the verdict on the run: Drop removes entries of run.builtinTools (Field
+// "builtinTools", Key the tool), in request order, one per code.
+type RunDecision struct {
+	Drop []Drop `json:"drop"`
 }
 
 // SkillDecision is the verdict on one skill.
@@ -196,6 +204,7 @@ type decoder struct {
 	d   *Decision
 	// drops and secrets by entry; warnings with the index of their server (-1: none).
 	drops       map[entry][]Reason
+	runDrops    map[string][]Reason // by run.builtinTools entry
 	secretDrops map[entry]bool
 	secrets     map[entry]bool
 	warnings    []indexedWarning
@@ -226,7 +235,7 @@ func (e *Engine) decode(v ast.Value, req *spec.Request) (*Decision, error) {
 		Warnings: []Warning{},
 		Document: make([]RuleOutput, 0, len(e.sources)),
 	}
-	dec := &decoder{e: e, req: req, d: d, drops: map[entry][]Reason{}, secretDrops: map[entry]bool{}, secrets: map[entry]bool{}}
+	dec := &decoder{e: e, req: req, d: d, drops: map[entry][]Reason{}, runDrops: map[string][]Reason{}, secretDrops: map[entry]bool{}, secrets: map[entry]bool{}}
 	for n, src := range e.sources {
 		path := src.pkg + "." + src.name
 		t := results.Elem(n)
@@ -308,7 +317,7 @@ func (dec *decoder) request(src source, msg string) {
 // fields lists the keys an element of each rule may have, and which are required.
 var fields = map[string]map[string]bool{
 	"deny":   {"server": false, "skill": false, "code": true, "msg": false, "field": false},
-	"drop":   {"server": true, "field": true, "key": true, "code": true, "msg": false, "secret": false},
+	"drop":   {"server": false, "field": true, "key": true, "code": true, "msg": false, "secret": false},
 	"secret": {"server": true, "field": true, "key": true},
 	"warn":   {"server": false, "skill": false, "code": true, "msg": false},
 }
@@ -467,6 +476,12 @@ func (dec *decoder) drop(obj ast.Object, src source, at string) error {
 	if err := checkKeys(obj, "drop", at); err != nil {
 		return err
 	}
+	if stringField(obj, "field") == "builtinTools" {
+		return dec.runDrop(obj, src, at)
+	}
+	if obj.Get(ast.StringTerm("server")) == nil {
+		return &MalformedError{Path: at, Msg: `has no "server" (only a builtinTools drop is about the run)`}
+	}
 	en, err := dec.entryOf(obj, at, "env", "headers", "allowedTools")
 	if err != nil {
 		return err
@@ -485,6 +500,27 @@ func (dec *decoder) drop(obj ast.Object, src source, at string) error {
 			dec.secretDrops[en] = true
 		}
 	}
+	return nil
+}
+
+// runDrop reads a drop of a run.builtinTools entry: no server, the key one of the request's
+// built-in tools, no secret.
+func (dec *decoder) runDrop(obj ast.Object, src source, at string) error {
+	for _, k := range []string{"server", "secret"} {
+		if obj.Get(ast.StringTerm(k)) != nil {
+			return &MalformedError{Path: at + "." + k, Msg: "a builtinTools drop is about the run: it takes no " + k}
+		}
+	}
+	kt := obj.Get(ast.StringTerm("key"))
+	key, ok := kt.Value.(ast.String)
+	if !ok || !slices.Contains(dec.req.Run.BuiltinTools, string(key)) {
+		return &MalformedError{Path: at + ".key", Msg: fmt.Sprintf("is %s, which run.builtinTools does not list", show(kt))}
+	}
+	c, msg, err := code(obj, at)
+	if err != nil {
+		return err
+	}
+	dec.runDrops[string(key)] = append(dec.runDrops[string(key)], Reason{Code: c, Message: msg, Rule: dec.e.where(src, c)})
 	return nil
 }
 
@@ -596,6 +632,12 @@ func (dec *decoder) finish() {
 			if dec.secrets[entry{i, "headers", p.Name}] {
 				d.Secrets = append(d.Secrets, SecretRef{Server: i, Field: "headers", Key: p.Name})
 			}
+		}
+	}
+	d.Run.Drop = []Drop{}
+	for _, t := range dec.req.Run.BuiltinTools {
+		for _, r := range sortedReasons(dec.runDrops[t]) {
+			d.Run.Drop = append(d.Run.Drop, Drop{Field: "builtinTools", Key: t, Reason: r})
 		}
 	}
 	for k := range d.Skills {

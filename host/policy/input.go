@@ -62,6 +62,7 @@ func buildInput(req *spec.Request, hostEnv []spec.Pair, opt inputOptions) ast.Va
 			item("ambientAuth", ast.Boolean(req.Run.AmbientAuth)),
 			item("container", ast.Boolean(req.Run.Container)),
 			item("enabled", enabledValue(req.Run.Enabled)),
+			item("builtinTools", strings_(req.Run.BuiltinTools)),
 		)),
 		item("hostEnv", ast.NewArray(env...)),
 		item("servers", ast.NewArray(servers...)),

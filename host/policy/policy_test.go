@@ -447,11 +447,11 @@ func TestExamplePolicies(t *testing.T) {
 	tree := os.DirFS("../../examples/policies")
 	files, err := fs.Glob(tree, "loadout/*.rego")
 	require.NoError(t, err)
-	require.Len(t, files, 8, "four examples, each with its test")
+	require.Len(t, files, 10, "five examples, each with its test")
 	rep, err := RunTests(ctx, tree, TestOptions{Name: "examples/policies"})
 	require.NoError(t, err)
 	assert.True(t, rep.OK(), "the examples' tests pass: %+v", rep.Results)
-	assert.Len(t, rep.Results, 7)
+	assert.Len(t, rep.Results, 9)
 
 	e, err := New(ctx, Config{FS: tree, Name: "examples/policies"})
 	require.NoError(t, err)
@@ -464,6 +464,13 @@ func TestExamplePolicies(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"outside:host_not_allowed", "fetch:command_denied"}, refused)
+
+	req, _, err := spec.Parse([]byte(`{"run":{"builtinTools":["Read","Bash"]}}`))
+	require.NoError(t, err)
+	d, err = e.Decide(ctx, req, nil, "")
+	require.NoError(t, err)
+	require.Len(t, d.Run.Drop, 1, "the builtin_tools example trims the shell")
+	assert.Equal(t, "Bash", d.Run.Drop[0].Key)
 }
 
 // TestMessagesNeverCarrySecrets: a rule that quotes a secret in its message does not leak

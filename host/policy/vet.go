@@ -29,7 +29,28 @@ type VetOptions struct {
 	// Otherwise each server's exposure becomes the tool lists the harness enforces, and a
 	// server whose exposure the harness cannot enforce is refused (host/exposure).
 	Exposure *exposure.Harness
+	// Builtin is what the rendering harness's profile says of its own tools; nil when no
+	// harness renders the request (policy eval), and run.builtinTools stays as the policy left
+	// it.
+	Builtin *Builtin
 }
+
+// Builtin is a harness's own tools, as its profile lists them (tools.builtin): the only ones a
+// run may pre-approve on it. A harness without such a list pre-approves none.
+type Builtin struct {
+	Harness string
+	Tools   []string
+}
+
+// Warning codes of the run's built-in tools.
+const (
+	// CodeBuiltinToolsUnsupported: the run asks to pre-approve built-in tools and the harness
+	// has no list to grant them in; none is granted.
+	CodeBuiltinToolsUnsupported = "builtin_tools_unsupported"
+	// CodeBuiltinToolUnknown: the run asks to pre-approve a tool the harness's profile does
+	// not list as its own; it is not granted.
+	CodeBuiltinToolUnknown = "builtin_tool_unknown"
+)
 
 // Vetted is a request the policy approved, in the form a renderer may see. Only this package
 // can make one (Vet), so nothing reaches a renderer without passing the policy. A Vetted is
@@ -227,6 +248,7 @@ func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (
 		}
 		vt.skill(sk, opts)
 	}
+	vt.builtinTools(req, d, opts.Builtin)
 	vt.redactions(req, d)
 	vt.maskMessages()
 	if denied := vt.out.decision.Denied; len(denied) > 0 {
@@ -245,6 +267,46 @@ func (e *DeniedError) Error() string {
 		parts[i] = r.Message + " [" + r.Rule + "]"
 	}
 	return "request denied by policy: " + strings.Join(parts, "; ")
+}
+
+// builtinTools sets the run's pre-approved built-in tools: run.builtinTools without the ones
+// the policy dropped (reported in dropped), and, for a rendering harness, only those its
+// profile lists; any other is left out with a warning, never granted and never silent.
+func (vt *vetter) builtinTools(req *spec.Request, d *Decision, h *Builtin) {
+	var kept []string
+	for i, t := range req.Run.BuiltinTools {
+		dropped := false
+		for _, dr := range d.Run.Drop {
+			if dr.Key == t {
+				r := dr.Reason
+				r.Message = "builtinTools " + strconv.Quote(t) + " removed: " + r.Message
+				vt.drop(spec.KindRequest, "", "run.builtinTools["+strconv.Itoa(i)+"]", r)
+				dropped = true
+			}
+		}
+		if !dropped {
+			kept = append(kept, t)
+		}
+	}
+	if h != nil && len(kept) > 0 {
+		rule := "profile " + h.Harness
+		if len(h.Tools) == 0 {
+			vt.out.warnings = append(vt.out.warnings, Warning{Code: CodeBuiltinToolsUnsupported, Rule: rule,
+				Message: fmt.Sprintf("harness %s has no list of pre-approved built-in tools (profile tools.builtin); run.builtinTools %q is not granted", h.Harness, kept)})
+			kept = nil
+		}
+		var known []string
+		for _, t := range kept {
+			if slices.Contains(h.Tools, t) {
+				known = append(known, t)
+				continue
+			}
+			vt.out.warnings = append(vt.out.warnings, Warning{Code: CodeBuiltinToolUnknown, Rule: rule,
+				Message: fmt.Sprintf("run.builtinTools %q is not a built-in tool of harness %s (profile tools.builtin); it is not granted", t, h.Harness)})
+		}
+		kept = known
+	}
+	vt.out.req.Run.BuiltinTools = kept
 }
 
 // maskMessages masks every secret spelling in the messages of the drops, the warnings and the
@@ -284,6 +346,10 @@ func (vt *vetter) maskMessages() {
 			sd.Reasons[k].Message = mask(sd.Reasons[k].Message)
 		}
 		d.Skills[i] = sd
+	}
+	d.Run.Drop = slices.Clone(d.Run.Drop)
+	for k := range d.Run.Drop {
+		d.Run.Drop[k].Reason.Message = mask(d.Run.Drop[k].Reason.Message)
 	}
 	d.Warnings = slices.Clone(d.Warnings)
 	for i := range d.Warnings {
@@ -799,6 +865,7 @@ func checkNoPlaceholder(req *spec.Request) error {
 
 func copyRequest(r abi.Request) abi.Request {
 	out := r
+	out.Run.BuiltinTools = slices.Clone(r.Run.BuiltinTools)
 	out.Servers = make([]abi.Server, len(r.Servers))
 	for i, s := range r.Servers {
 		s.Args = slices.Clone(s.Args)

@@ -46,6 +46,10 @@ const (
 	CodeInvalidGroups = "invalid_groups"
 	// CodeRunRevoked: a server asks for a run token for a run whose tokens were revoked.
 	CodeRunRevoked = "run_revoked"
+	// CodeInvalidBuiltinTools: run.builtinTools is not a list of distinct tool names
+	// (BuiltinToolPattern). It pre-approves the harness's own tools, so a bad value refuses the
+	// request rather than granting a guess.
+	CodeInvalidBuiltinTools = "invalid_builtin_tools"
 )
 
 // Codes of a Diagnostic: one dropped or changed entry. They are stable snake_case strings.

@@ -14,7 +14,7 @@ import (
 // headers, toolExposure and tokens are free-form and never compared.
 var (
 	requestFields  = []string{"harness", "run", "skills", "mcpServers", "userServers", "tokens"}
-	runFields      = []string{"ambientAuth", "user", "groups", "enabled", "id", "container"}
+	runFields      = []string{"ambientAuth", "user", "groups", "enabled", "id", "container", "builtinTools"}
 	skillFields    = []string{"name", "description", "instructions", "resources"}
 	resourceFields = []string{"relPath", "content"}
 	serverFields   = []string{
@@ -418,6 +418,8 @@ func (p *parser) run(v *value, run *Run) {
 			default:
 				p.wrongType(KindRequest, "", "run.id", "a string", &m.val)
 			}
+		case "builtinTools":
+			run.BuiltinTools = p.builtinTools(&m.val)
 		default:
 			p.unknownRefused("run", m.name, runFields)
 		}
@@ -454,6 +456,63 @@ func (p *parser) groups(v *value, run *Run) {
 		groups = append(groups, e.str)
 	}
 	run.Groups = groups
+}
+
+// builtinTools reads run.builtinTools: null or a list of distinct tool names, each matching
+// BuiltinToolPattern. It widens what the agent may do unasked, so anything else refuses the
+// request (CodeInvalidBuiltinTools) rather than granting a guess.
+func (p *parser) builtinTools(v *value) []string {
+	switch v.kind {
+	case kindNull:
+		return []string{}
+	case kindArray:
+	default:
+		p.refuse("run.builtinTools", CodeInvalidBuiltinTools, "run.builtinTools is "+kindName(v.kind)+", not a list of built-in tool names")
+		return []string{}
+	}
+	out := make([]string, 0, len(v.elems))
+	for i := range v.elems {
+		e := &v.elems[i]
+		field := indexPath("run.builtinTools", i)
+		switch {
+		case e.kind != kindString:
+			p.refuse(field, CodeInvalidBuiltinTools, field+" is "+kindName(e.kind)+", not a tool name")
+		case !validBuiltinTool(e.str):
+			p.refuse(field, CodeInvalidBuiltinTools, field+" "+strconv.Quote(cut(e.str, 64))+" is not a tool name (^[A-Za-z][A-Za-z0-9_-]{0,63}$)")
+		case slices.Contains(out, e.str):
+			p.refuse(field, CodeInvalidBuiltinTools, field+" "+strconv.Quote(e.str)+" is listed twice")
+		default:
+			out = append(out, e.str)
+			continue
+		}
+		return []string{}
+	}
+	return out
+}
+
+// BuiltinToolPattern is the shape of a run.builtinTools entry: a harness's own tool by its
+// plain name (no rule syntax such as Bash(git:*), no separator a CLI would split at).
+const BuiltinToolPattern = `^[A-Za-z][A-Za-z0-9_-]{0,63}$`
+
+// cut is s shortened to at most n bytes, for a message.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func validBuiltinTool(s string) bool {
+	if len(s) == 0 || len(s) > 64 || !(s[0] >= 'A' && s[0] <= 'Z' || s[0] >= 'a' && s[0] <= 'z') {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // stringMap keeps the string values of an object in request order.

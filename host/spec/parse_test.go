@@ -645,3 +645,37 @@ func TestParseAccessFieldEmptiesRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestParseBuiltinTools: run.builtinTools pre-approves the harness's own tools, so only a list
+// of distinct plain tool names is read; anything else refuses the request, naming the entry.
+func TestParseBuiltinTools(t *testing.T) {
+	t.Parallel()
+	req, diags := mustParse(t, `{"run":{"builtinTools":["Read","Edit","run_shell_command"]}}`)
+	assert.Equal(t, []string{"Read", "Edit", "run_shell_command"}, req.Run.BuiltinTools, "the listed tools, in order")
+	assert.Empty(t, diags, "a valid list is no diagnostic")
+	req, _ = mustParse(t, `{"run":{"builtinTools":null}}`)
+	assert.Empty(t, req.Run.BuiltinTools, "null grants none")
+	req, _ = mustParse(t, `{"run":{}}`)
+	assert.Empty(t, req.Run.BuiltinTools, "absent grants none")
+
+	refused := []struct{ body, field string }{
+		{`{"run":{"builtinTools":"Bash"}}`, "run.builtinTools"},
+		{`{"run":{"builtinTools":{"Bash":true}}}`, "run.builtinTools"},
+		{`{"run":{"builtinTools":["Read",1]}}`, "run.builtinTools[1]"},
+		{`{"run":{"builtinTools":["Bash(git status:*)"]}}`, "run.builtinTools[0]"},
+		{`{"run":{"builtinTools":["Read,Bash"]}}`, "run.builtinTools[0]"},
+		{`{"run":{"builtinTools":["Read Bash"]}}`, "run.builtinTools[0]"},
+		{`{"run":{"builtinTools":["-Bash"]}}`, "run.builtinTools[0]"},
+		{`{"run":{"builtinTools":[""]}}`, "run.builtinTools[0]"},
+		{`{"run":{"builtinTools":["Read","Read"]}}`, "run.builtinTools[1]"},
+		{`{"run":{"builtinTools":["` + strings.Repeat("A", 65) + `"]}}`, "run.builtinTools[0]"},
+	}
+	for _, tc := range refused {
+		_, _, err := spec.Parse([]byte(tc.body))
+		var re *spec.RejectError
+		require.ErrorAs(t, err, &re, "Parse(%s) must refuse the request", tc.body)
+		assert.Equal(t, spec.CodeInvalidBuiltinTools, re.Code, "Parse(%s) code", tc.body)
+		assert.Equal(t, tc.field, re.Field, "Parse(%s) field", tc.body)
+		assert.Contains(t, re.Message, tc.field, "Parse(%s) message names the field", tc.body)
+	}
+}

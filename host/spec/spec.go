@@ -49,6 +49,10 @@ type Run struct {
 	// to. The parser does not judge it; the minter does (host/tokens.ValidRunID), and only when
 	// a server asks for a token.
 	ID string `json:"id"`
+	// BuiltinTools are the harness's own tools (Bash, Read, …) the run pre-approves
+	// (run.builtinTools), distinct, in request order; empty when none. The policy may trim them,
+	// and a harness pre-approves only those its profile lists (tools.builtin).
+	BuiltinTools []string `json:"builtinTools"`
 }
 
 // Pair is one entry of an ordered string map.

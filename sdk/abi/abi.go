@@ -101,6 +101,11 @@ type Run struct {
 	// AmbientAuth is true when the harness runs with the user's own (non-isolated) config home.
 	AmbientAuth bool   `json:"ambientAuth"`
 	User        string `json:"user,omitempty"`
+	// BuiltinTools are the harness's own tools the run pre-approves, distinct, in request
+	// order: the request's run.builtinTools as the policy left them, only those the harness's
+	// profile lists (tools.builtin). Empty: none is pre-approved. A renderer grants exactly
+	// these, whatever the servers' tool restrictions; the plan check holds it to them.
+	BuiltinTools []string `json:"builtinTools,omitempty"`
 }
 
 // Server is one vetted MCP server.

@@ -3,7 +3,8 @@
 //
 // Usage: canary OUT.json [ARG...]
 //
-// Arguments after the first are ignored (they show up in the report's command lines).
+// Arguments after the first are ignored (they show up in the report's command lines), except
+// tool=NAME, which offers one more tool of that name (a name holding a ".", say).
 // On start it writes a Report as JSON to OUT.json (atomically, through a temporary file in the
 // same directory): its complete environment in os.Environ order, its pid, its working directory,
 // and the command line of
@@ -59,7 +60,13 @@ func main() {
 		fmt.Fprintf(os.Stderr, "canary: %v\n", err)
 		os.Exit(1)
 	}
-	if err := serve(os.Stdin, os.Stdout); err != nil {
+	var extra []string
+	for _, a := range os.Args[2:] {
+		if name, ok := strings.CutPrefix(a, "tool="); ok && name != "" {
+			extra = append(extra, name)
+		}
+	}
+	if err := serve(os.Stdin, os.Stdout, extra); err != nil {
 		fmt.Fprintf(os.Stderr, "canary: %v\n", err)
 		os.Exit(1)
 	}
@@ -153,7 +160,19 @@ type rpcError struct {
 	Message string `json:"message"`
 }
 
-func serve(in io.Reader, out io.Writer) error {
+func serve(in io.Reader, out io.Writer, extra []string) error {
+	tools := []any{map[string]any{
+		"name":        ToolName,
+		"description": "Answers pong; exists so the server has one tool.",
+		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{}},
+	}}
+	for _, name := range extra {
+		tools = append(tools, map[string]any{
+			"name":        name,
+			"description": "Answers pong; offered because the command line asked for it.",
+			"inputSchema": map[string]any{"type": "object", "properties": map[string]any{}},
+		})
+	}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	enc := json.NewEncoder(out)
@@ -190,11 +209,7 @@ func serve(in io.Reader, out io.Writer) error {
 		case "ping":
 			res.Result = map[string]any{}
 		case "tools/list":
-			res.Result = map[string]any{"tools": []any{map[string]any{
-				"name":        ToolName,
-				"description": "Answers pong; exists so the server has one tool.",
-				"inputSchema": map[string]any{"type": "object", "properties": map[string]any{}},
-			}}}
+			res.Result = map[string]any{"tools": tools}
 		case "tools/call":
 			res.Result = map[string]any{"content": []any{map[string]any{"type": "text", "text": "pong"}}}
 		default:

@@ -15,7 +15,9 @@
 //     values travel in alias variables of the config's env map, and a cwd becomes env's -C,
 //     since Claude has no per-server working directory.
 //   - args: --mcp-config <file> [--allowedTools <rule>...] [--disallowedTools <rule>...]
-//     --strict-mcp-config; --disallowedTools names every tool the host denies (the ones the
+//     --strict-mcp-config; --allowedTools pre-approves exactly the run's built-in tools
+//     (run.builtinTools, none by default) and, when a server is restricted, the servers' rules;
+//     --disallowedTools names every tool the host denies (the ones the
 //     request's exposure hides), which Claude then does not offer at all. --allowedTools
 //     is variadic in Claude Code (docs/FORMATS.md §1.3): every rule is its own argv entry
 //     right after the flag, and the boolean --strict-mcp-config closes the list, so a prompt or flag the
@@ -41,6 +43,7 @@ package render
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
@@ -56,16 +59,6 @@ var Manifest = abi.Manifest{
 	Transports:   []string{abi.TransportStdio, abi.TransportHTTP},
 	NativeSkills: true,
 	Roots:        []string{abi.RootConfig, abi.RootRun, abi.RootCheckout},
-}
-
-// builtinTools are the tools Claude Code 2.1.328 offers by default in -p mode (docs/FORMATS.md
-// §1.3). They go into --allowedTools whenever that flag is present, so that restricting an MCP
-// server never takes a built-in tool away.
-var builtinTools = []string{
-	"Task", "Bash", "CronCreate", "CronDelete", "CronList", "DesignSync", "Edit",
-	"EnterWorktree", "ExitWorktree", "ListAgents", "Monitor", "NotebookEdit", "Read", "ReportFindings",
-	"ScheduleWakeup", "SendMessage", "Skill", "TaskStop", "ToolSearch", "WebFetch", "WebSearch",
-	"Workflow", "Write",
 }
 
 const (
@@ -120,11 +113,16 @@ func Render(req abi.Request) (abi.Plan, error) {
 		plan.Env = append(plan.Env, abi.Pair{Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"})
 	}
 	plan.Args = append(plan.Args, "--mcp-config", "{{loadout.root.run}}/"+mcpConfigPath)
-	if rules, warns, restricted := allowRules(rendered); restricted {
+	rules, warns, restricted := allowRules(rendered)
+	if restricted || len(req.Run.BuiltinTools) > 0 {
+		// Exactly the built-in tools the run pre-approves, and the servers' rules only when one
+		// is restricted: restricting a server never pre-approves a built-in tool.
 		plan.Args = append(plan.Args, "--allowedTools")
-		plan.Args = append(plan.Args, builtinTools...)
-		plan.Args = append(plan.Args, rules...)
-		plan.Warnings = append(plan.Warnings, warns...)
+		plan.Args = append(plan.Args, req.Run.BuiltinTools...)
+		if restricted {
+			plan.Args = append(plan.Args, rules...)
+			plan.Warnings = append(plan.Warnings, warns...)
+		}
 	}
 	if deny := denyRules(rendered); len(deny) > 0 {
 		plan.Args = append(plan.Args, "--disallowedTools")
@@ -266,7 +264,10 @@ func allowRules(servers []abi.Server) ([]string, []abi.Warning, bool) {
 		}
 		restricted = true
 		for _, tool := range s.AllowedTools {
-			rule := "mcp__" + s.ID + "__" + tool
+			rule := toolName(s.ID, tool)
+			if slices.Contains(rules, rule) {
+				continue // another allowed tool Claude names the same
+			}
 			if len(rule) > maxToolName {
 				warns = append(warns, abi.Warning{Code: warnToolName, Server: s.ID,
 					Message: fmt.Sprintf("tool name %q has %d characters; Claude Code drops tools whose name exceeds %d", rule, len(rule), maxToolName)})
@@ -277,22 +278,25 @@ func allowRules(servers []abi.Server) ([]string, []abi.Warning, bool) {
 	return rules, warns, restricted
 }
 
-// denyRules returns the --disallowedTools rules of the rendered servers: mcp__<id>__<tool> for
-// every tool a server denies (the ones its exposure hides), in server order. A denied tool is
-// not offered to the model at all (docs/FORMATS.md §1.3).
+// denyRules returns the --disallowedTools rules of the rendered servers: the name Claude gives
+// every tool a server denies (the ones its exposure hides), once each, in server order. A denied
+// tool is not offered to the model at all (docs/FORMATS.md §1.3, §4.1).
 func denyRules(servers []abi.Server) []string {
 	var rules []string
 	for _, s := range servers {
 		for _, t := range s.DeniedTools {
-			rules = append(rules, "mcp__"+s.ID+"__"+t)
+			if rule := toolName(s.ID, t); !slices.Contains(rules, rule) {
+				rules = append(rules, rule)
+			}
 		}
 	}
 	return rules
 }
 
-// toolName is the name Claude Code gives an MCP tool: mcp__<server>__<tool>, every character
-// outside [A-Za-z0-9_-] replaced by "_" (docs/FORMATS.md §1.1). The --allowedTools rule keeps the
-// tool's own spelling.
+// toolName is the name Claude Code gives an MCP tool, which its --allowedTools and
+// --disallowedTools rules match: mcp__<server>__<tool>, every character outside [A-Za-z0-9_-]
+// replaced by "_" (docs/FORMATS.md §1.1, §4.1; tools.names of the profile). A rule spelled
+// mcp__s__admin.delete would match nothing.
 func toolName(server, tool string) string {
 	b := []byte("mcp__" + server + "__" + tool)
 	for i, c := range b {

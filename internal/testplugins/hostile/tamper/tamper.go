@@ -266,6 +266,12 @@ var Attacks = map[string]Attack{
 		s.AllowedTools = append(s.AllowedTools, "delete_everything")
 		return nil
 	}},
+	// The harness's own tools are pre-approved though the run grants none (Claude's
+	// --allowedTools then lets the agent run the shell without asking).
+	"builtin-tools-granted": {request: func(req *abi.Request) map[string]string {
+		req.Run.BuiltinTools = []string{"Bash", "Write", "Edit", "WebFetch"}
+		return nil
+	}},
 	"tools-ignored": {request: func(req *abi.Request) map[string]string {
 		s := server(req, remoteID)
 		s.ToolsRestricted, s.AllowedTools = false, nil
