@@ -27,7 +27,7 @@ type generic struct {
 }
 
 var generics = map[string]generic{
-	"mcpjson": {root: abi.RootRun, path: "mcp.json", servers: "mcpServers", typed: true, roots: []string{abi.RootRun}},
+	"mcpjson": {root: abi.RootRun, path: "mcp.json", servers: "mcpServers", typed: true, skills: "skills", roots: []string{abi.RootConfig, abi.RootRun}},
 	"acme":    {root: abi.RootConfig, path: "mcp.json", servers: "servers", cwd: true, skills: "skills", roots: []string{abi.RootConfig, abi.RootRun}},
 }
 
