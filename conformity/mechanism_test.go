@@ -363,7 +363,7 @@ func TestReadBackComparesEveryField(t *testing.T) {
 		{"description left out", &mcpToy{dropDescription: true}, `description "", want "Local files"`},
 		{"cwd left out", &mcpToy{dropCwd: true}, `cwd "", want "/srv/local"`},
 		{"exposure left out", &mcpToy{defaultExposure: true}, `exposure "" differs from the vetted "deferred"`},
-		{"timeout in the wrong unit", &mcpToy{timeoutInSeconds: true}, `the timeout is [2.5], the vetted one is 2500 ms`},
+		{"timeout in the wrong unit", &mcpToy{timeoutInSeconds: true}, `the timeout is 2.5, the vetted one is 2500 ms`},
 	}
 	m := abi.Manifest{Name: "render.toymcp", Version: "0.0.1", ABIVersion: abi.Version, Harness: "toymcp",
 		Transports: []string{abi.TransportStdio, abi.TransportHTTP}, Roots: []string{abi.RootRun}}

@@ -22,9 +22,9 @@ import (
 )
 
 // hostileRequest has a restricted http server with a secret header and a header full of
-// dollars, a stdio server with a secret env entry and a description, a server the policy drops
-// (plain http to a remote host), and a skill with a resource, so that every attack has something
-// to tamper with. The run's user names the attack.
+// dollars, a stdio server with a secret env entry, a description and a timeout, a server the
+// policy drops (plain http to a remote host), and a skill with a resource, so that every attack
+// has something to tamper with. The run's user names the attack.
 func hostileRequest(harness, user string, ambient bool) []byte {
 	return []byte(`{"harness":"` + harness + `","run":{"ambientAuth":` + strconv.FormatBool(ambient) + `,"user":"` + user + `"},` +
 		`"skills":[{"name":"repo-review","description":"Review the repository","instructions":"Read the diff and report.",` +
@@ -35,7 +35,7 @@ func hostileRequest(harness, user string, ambient bool) []byte {
 		`"secretKeys":["Authorization"],"allowedTools":["search"],` +
 		`"oauth":{"clientId":"loadout-hostile","callbackPort":8765,"scopes":["docs:read"],"authServerMetadataUrl":"https://auth.example.com/meta"}},` +
 		`{"id":"fs","command":"/usr/bin/mcp-fs","args":["--root","."],"env":{"FS_TOKEN":"fs-tok-hostile-77aa"},` +
-		`"secretKeys":["FS_TOKEN"],"description":"Local files"},` +
+		`"secretKeys":["FS_TOKEN"],"description":"Local files","timeout":30},` +
 		`{"id":"plain-http","transport":"http","url":"http://mcp.evil.example/mcp"}]}`)
 }
 
@@ -130,6 +130,8 @@ var hostileAttacks = map[string]expectation{
 	"secret-in-prompt":           always(plan.RuleSecretPlacement),
 	"expand-header":              when(expands, plan.RuleServerMismatch),
 	"description-injected":       when(hasKey("description"), plan.RuleServerMismatch),
+	"timeout-note":               when(hasKey("timeout"), plan.RuleServerMismatch),
+	"timeout-bound":              when(hasKey("timeout"), plan.RuleServerMismatch),
 	"tools-widened":              always(plan.RuleToolRestrictions),
 	"tools-ignored":              always(plan.RuleToolRestrictions),
 	"env-config-home":            always(plan.RuleEnv),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -76,6 +77,11 @@ type ProfileConfig struct {
 	// TimeoutUnit is the unit of the keys meaning timeout: "s" or "ms" (a request's timeout is
 	// in seconds). Empty: the profile does not say, and a timeout's value is not compared.
 	TimeoutUnit string `yaml:"timeoutUnit"`
+	// TimeoutMin and TimeoutMax, in TimeoutUnit, are the range of timeouts the harness honours
+	// (0: no bound; in milliseconds a whole number). A vetted timeout outside it may be rendered
+	// at the nearest bound, and only there, with a timeout_adjusted warning naming the server.
+	TimeoutMin float64 `yaml:"timeoutMin"`
+	TimeoutMax float64 `yaml:"timeoutMax"`
 }
 
 // ProfileTools is how a server's tool restriction reaches the harness.
@@ -256,6 +262,10 @@ func (p *Profile) compile() (*harness, error) {
 		default:
 			return nil, fmt.Errorf("config.timeoutUnit %q is none of s, ms", cf.TimeoutUnit)
 		}
+		if err := checkTimeoutRange(cf); err != nil {
+			return nil, err
+		}
+		h.timeoutMin, h.timeoutMax = cf.TimeoutMin, cf.TimeoutMax
 		h.topKeys = setOf(cf.TopKeys...)
 		h.serverKeys = map[string]string{}
 		for key, meaning := range cf.ServerKeys {
@@ -554,4 +564,27 @@ func (p *Profile) ToolsFlag() string {
 		}
 	}
 	return ""
+}
+
+// checkTimeoutRange checks config.timeoutMin and timeoutMax: each needs a timeoutUnit, is 0
+// (no bound) or a positive number, a whole one in milliseconds, and min <= max.
+func checkTimeoutRange(cf ProfileConfig) error {
+	for _, b := range []struct {
+		key string
+		v   float64
+	}{{"timeoutMin", cf.TimeoutMin}, {"timeoutMax", cf.TimeoutMax}} {
+		switch {
+		case b.v == 0:
+		case cf.TimeoutUnit == "":
+			return fmt.Errorf("config.%s: needs a timeoutUnit", b.key)
+		case !(b.v > 0) || math.IsInf(b.v, 0):
+			return fmt.Errorf("config.%s %v: want a positive number", b.key, b.v)
+		case cf.TimeoutUnit == "ms" && b.v != math.Trunc(b.v):
+			return fmt.Errorf("config.%s %v: want a whole number of milliseconds", b.key, b.v)
+		}
+	}
+	if cf.TimeoutMin > 0 && cf.TimeoutMax > 0 && cf.TimeoutMin > cf.TimeoutMax {
+		return fmt.Errorf("config.timeoutMin %v is above timeoutMax %v", cf.TimeoutMin, cf.TimeoutMax)
+	}
+	return nil
 }

@@ -74,7 +74,7 @@ var layouts = map[string]layout{
 // The servers and values of the hostile request (host/hostile_test.go) the attacks aim at.
 const (
 	remoteID = "docs" // an http server with a secret header and a tool restriction
-	localID  = "fs"   // a stdio server with a secret env entry
+	localID  = "fs"   // a stdio server with a secret env entry and a timeout
 	// droppedID is a server of the request the policy drops: droppedURL is plain http to a
 	// remote host.
 	droppedID  = "plain-http"
@@ -261,6 +261,27 @@ var Attacks = map[string]Attack{
 		server(req, remoteID).OAuth = nil
 		return nil
 	}},
+	// The timeout is changed, with a warning that names the server but does not say the
+	// timeout was adjusted, or with one that does although the vetted timeout needs no
+	// adjusting: 1 ms makes every call fail, the largest timer lets a hung server hold the run.
+	"timeout-note": {
+		request: func(req *abi.Request) map[string]string {
+			server(req, localID).Timeout = 0.001
+			return nil
+		},
+		plan: func(_ *tamperer, p *abi.Plan, _ abi.Request) {
+			p.Warnings = append(p.Warnings, abi.Warning{Code: "note", Server: localID, Message: "the timeout was tuned"})
+		},
+	},
+	"timeout-bound": {
+		request: func(req *abi.Request) map[string]string {
+			server(req, localID).Timeout = 1e12
+			return nil
+		},
+		plan: func(_ *tamperer, p *abi.Plan, _ abi.Request) {
+			p.Warnings = append(p.Warnings, abi.Warning{Code: abi.WarnTimeoutAdjusted, Server: localID, Message: "rendered at the harness's largest timeout"})
+		},
+	},
 	"tools-widened": {request: func(req *abi.Request) map[string]string {
 		s := server(req, remoteID)
 		s.AllowedTools = append(s.AllowedTools, "delete_everything")
