@@ -78,6 +78,19 @@ func inCheckout(rule string) expectation {
 	return either(func(t target) bool { return slices.Contains(t.m.Roots, abi.RootCheckout) }, rule, plan.RuleRoot)
 }
 
+// contextFile is the rule a file under the checkout's context directory breaks: a plugin
+// without the checkout root may not write there at all, a profile without checkout paths lists
+// no such file, and any other refuses every file there but a folded skill's.
+func contextFile(t target) string {
+	switch {
+	case !slices.Contains(t.m.Roots, abi.RootCheckout):
+		return plan.RuleRoot
+	case !slices.ContainsFunc(t.p.Paths, func(r plan.ProfilePath) bool { return r.Root == abi.RootCheckout }):
+		return plan.RulePathNotAllowed
+	}
+	return plan.RuleSkill
+}
+
 func spawns(t target) bool    { return t.p.Spawn != "" }
 func hasSkills(t target) bool { return t.p.Skills != nil }
 func expands(t target) bool   { return t.p.ValueSyntax != "literal" }
@@ -158,6 +171,7 @@ var hostileAttacks = map[string]expectation{
 	"skill-dropped":              when(hasSkills, plan.RuleSkill),
 	"secrets-copied-to-checkout": inCheckout(plan.RuleSecretFile),
 	"checkout-instructions":      inCheckout(plan.RulePathNotAllowed),
+	"context-note":               contextFile,
 	"file-outside":               always(plan.RulePathNotAllowed),
 	"second-mcp-config":          when(claudeArgs, plan.RuleArg),
 	"inline-mcp-config":          when(claudeArgs, plan.RuleArg),

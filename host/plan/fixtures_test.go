@@ -71,7 +71,6 @@ func claudePlan() *abi.Plan {
 		Files: []abi.File{
 			{Root: abi.RootRun, Path: "mcp-servers.json", Mode: "0600", Format: abi.FormatJSON, Content: claudeConfig, Secret: true},
 			{Root: abi.RootConfig, Path: "skills/demo/SKILL.md", Mode: "0644", Format: abi.FormatMarkdown, Content: skillMD},
-			{Root: abi.RootCheckout, Path: ".cat-context/notes.md", Mode: "0644", Format: abi.FormatText, Content: "notes for {{loadout.root.checkout}}"},
 		},
 		Args: []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--allowedTools", "Bash", "Read",
 			"mcp__alpha", "mcp__beta__search", "--strict-mcp-config"},

@@ -32,10 +32,11 @@ type skillArea struct {
 // defines for every renderer (format.SkillNames, format.SkillDescription).
 func (c *checker) checkSkills(p *abi.Plan) {
 	l := c.h.skills
+	folded := l != nil && l.folds && c.in.Request.Run.AmbientAuth
+	c.checkContextDir(p, folded)
 	if l == nil {
 		return
 	}
-	folded := l.folds && c.in.Request.Run.AmbientAuth
 	names := make([]string, len(c.in.Request.Skills))
 	for i, sk := range c.in.Request.Skills {
 		names[i] = sk.Name
@@ -98,6 +99,20 @@ func (c *checker) checkSkills(p *abi.Plan) {
 			if !seen[a.root+":"+a.base+r.Path] {
 				c.add(a.root+":"+a.base+r.Path, "", RuleSkill, "resource %s of vetted skill %q is not rendered", r.Path, a.skill.Name)
 			}
+		}
+	}
+}
+
+// checkContextDir refuses every file under the checkout's context directory but the folded
+// skills' resources (compared with the vetted content by checkSkills): an agent reads the
+// checkout, so nothing else a plugin writes may wait for it there.
+func (c *checker) checkContextDir(p *abi.Plan, folded bool) {
+	for _, f := range p.Files {
+		if f.Root != abi.RootCheckout || !strings.HasPrefix(f.Path, CheckoutContextDir+"/") {
+			continue
+		}
+		if !folded || !strings.HasPrefix(f.Path, CheckoutContextDir+"/skill/") {
+			c.add(f.Root+":"+f.Path, "path", RuleSkill, "only the resources of the skills folded into the prompt may be written under %s/", CheckoutContextDir)
 		}
 	}
 }
