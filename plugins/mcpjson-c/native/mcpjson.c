@@ -24,6 +24,9 @@
 
 #define HARNESS "mcpjson"
 
+/* The largest timeout rendered, in milliseconds (24 hours): the profile's timeoutMax. */
+#define MAX_TIMEOUT_MS 86400000LL
+
 static arena call_arena;
 static buffer output;
 
@@ -210,9 +213,8 @@ static void check_request(failure *f, const json_value *req) {
 		check_pairs(f, s, "toolExposure");
 		get_bool(f, s, "toolsRestricted");
 		get_bool(f, s, "enabled");
-		double t = get_number(f, s, "timeout");
-		if (t < 0 || t > 86400) {
-			failf(f, "invalid_input", "timeout", "out of range");
+		if (get_number(f, s, "timeout") < 0) {
+			failf(f, "invalid_input", "timeout", "negative");
 		}
 		const json_value *oauth = want(f, json_get(s, "oauth"), J_OBJECT, "oauth");
 		if (oauth != NULL) {
@@ -406,10 +408,19 @@ static void render_server(render_state *st, const json_value *s, const json_valu
 	}
 	double timeout = get_number(&ignore, s, "timeout");
 	if (timeout > 0) {
-		char ms[32];
-		snprintf(ms, sizeof ms, "%lld", (long long)(timeout * 1000 + 0.5));
+		/* Milliseconds rounded, at least 1; above MAX_TIMEOUT_MS (the profile's timeoutMax) the
+		 * bound, with a timeout_adjusted warning. */
+		long long ms = timeout * 1000 > MAX_TIMEOUT_MS ? MAX_TIMEOUT_MS : (long long)(timeout * 1000 + 0.5);
+		if (ms < 1) {
+			ms = 1;
+		}
+		char text[32];
+		snprintf(text, sizeof text, "%lld", ms);
 		buf_str(b, ",\n      \"timeout\": ");
-		buf_str(b, ms);
+		buf_str(b, text);
+		if (timeout * 1000 > MAX_TIMEOUT_MS) {
+			warn(st, "timeout_adjusted", id, none, "the timeout of server \"", id, "\" exceeds 24 hours; rendered as 86400000 ms");
+		}
 	}
 	buf_str(b, "\n    }");
 
