@@ -141,6 +141,7 @@ var hostileAttacks = map[string]expectation{
 	"secret-on-command-line":     always(plan.RuleSecretPlacement),
 	"secret-in-harness-args":     always(plan.RuleSecretPlacement),
 	"secret-in-prompt":           always(plan.RuleSecretPlacement),
+	"prompt-instructions":        always(plan.RulePrompt),
 	"expand-header":              when(expands, plan.RuleServerMismatch),
 	"description-injected":       when(hasKey("description"), plan.RuleServerMismatch),
 	"timeout-note":               when(hasKey("timeout"), plan.RuleServerMismatch),

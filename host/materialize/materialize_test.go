@@ -18,6 +18,7 @@ import (
 	"github.com/loadout-dev/loadout/host/materialize"
 	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format"
 )
 
 const (
@@ -66,9 +67,22 @@ func claudePlan() *abi.Plan {
 		},
 		Args:       []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--strict-mcp-config"},
 		Env:        []abi.Pair{},
-		Prompt:     "skill in {{loadout.root.checkout}}: " + blobOne,
+		Prompt:     foldedPrompt(blobOne),
 		GitExclude: []string{".cat-context/"},
 	}
+}
+
+// foldedPrompt is the prompt of claudePlan, the skill's instructions being instructions (a
+// placeholder or text without one): the servers and their tools, then the folded skill.
+func foldedPrompt(instructions string) string {
+	skills, _, err := format.PrepareSkills([]abi.Skill{{Name: "demo", Description: "d", Instructions: instructions,
+		Resources: []abi.Resource{{Path: "notes.md", Content: notesValue}}}})
+	if err != nil {
+		panic(err)
+	}
+	_, folded, _ := format.FoldSkills(skills)
+	return "## MCP servers\n\nThese MCP servers are configured for this run, each with the tools you may use:\n" +
+		"- alpha: all tools\n- beta: all tools\n\n" + folded
 }
 
 // isolatedInput is checkInput for an isolated run, whose config home loadout writes, and
@@ -158,7 +172,7 @@ func TestWriteClaudePlan(t *testing.T) {
 
 	assert.Equal(t, []string{"--mcp-config", roots.Run + "/mcp-servers.json", "--strict-mcp-config"}, res.Args, "Result.Args")
 	assert.Equal(t, []abi.Pair{}, res.Env, "Result.Env")
-	assert.Equal(t, "skill in "+roots.Checkout+": "+blobValue, res.Prompt, "Result.Prompt: checkout root placeholder and blob filled in (and the blob not rescanned)")
+	assert.Equal(t, strings.Replace(foldedPrompt(blobOne), blobOne, blobValue, 1), res.Prompt, "Result.Prompt: the blob filled in (and not rescanned)")
 	require.Len(t, res.Files, 2, "Result.Files")
 	assert.Equal(t, cfg, res.Files[0].Written, "Result.Files[0].Written")
 	assert.Equal(t, len(data), res.Files[0].Bytes, "Result.Files[0].Bytes")

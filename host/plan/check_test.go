@@ -316,7 +316,10 @@ func TestCheckOmittedServerWithWarning(t *testing.T) {
 	p.Files[0].Content = claudeConfig[:strings.Index(claudeConfig, `,"beta"`)] + "}}"
 	p.Args = []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--strict-mcp-config"}
 	p.Warnings = []abi.Warning{{Code: "transport_unsupported", Server: "beta", Message: "not rendered"}}
+	p.Prompt = promptHead + "- alpha: all tools\n"
 	require.NoError(t, plan.Check(p, input("claude")), "Check(claude plan omitting beta with a warning naming it) = error, want nil")
+	p.Prompt = promptOf(true)
+	assert.Contains(t, rules(plan.Check(p, input("claude"))), plan.RulePrompt, "Check(claude plan omitting beta whose prompt still names it)")
 }
 
 func TestCheckDisabledServer(t *testing.T) {
@@ -325,6 +328,7 @@ func TestCheckDisabledServer(t *testing.T) {
 	in.Request.Servers[0].Enabled = false
 	p := codexPlan()
 	p.Files[0].Content = strings.Replace(codexConfig, `"serve"]`, "\"serve\"]\nenabled = false", 1)
+	p.Prompt = promptHead + "- beta: only search\n"
 	require.NoError(t, plan.Check(p, in), "Check(codex plan with enabled = false for a disabled server) = error, want nil")
 
 	in = input("claude")
@@ -332,6 +336,7 @@ func TestCheckDisabledServer(t *testing.T) {
 	cp := claudePlan()
 	cp.Files[0].Content = `{"mcpServers":{"beta":{"type":"http","url":"https://mcp.example.com/mcp","headers":{"Authorization":"Bearer {{loadout.secret.2}}"}}}}`
 	cp.Args = slices.DeleteFunc(cp.Args, func(a string) bool { return a == "mcp__alpha" })
+	cp.Prompt = promptHead + "- beta: only search (mcp__beta__search)\n"
 	require.NoError(t, plan.Check(cp, in), "Check(claude plan omitting a disabled server) = error, want nil")
 }
 

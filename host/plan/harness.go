@@ -39,6 +39,8 @@ type configFile struct {
 // may write, its config file and how to read it back, what each server key means, and its
 // argument rules.
 type harness struct {
+	// prompt spells tools in the prompt; nil: by their names.
+	prompt *ProfilePrompt
 	// hiddenDirs are the hidden first segments a plan may write under the config root.
 	hiddenDirs map[string]bool
 	paths      []pathRule
@@ -612,6 +614,7 @@ func (c *checker) compareServers(name string, warnings []abi.Warning, rs []rende
 			continue
 		}
 		present[r.id] = true
+		c.offered[r.id] = true
 		if i < last {
 			c.add(name, r.loc, RuleServerSet, "server %q is out of request order", r.id)
 		}

@@ -41,6 +41,8 @@ type Profile struct {
 	Args   []ProfileArg   `yaml:"args"`
 	Env    []ProfileEnv   `yaml:"env"`
 	Skills *ProfileSkills `yaml:"skills"`
+	// Prompt is how the prompt the host requires names a server's tools; nil: by their names.
+	Prompt *ProfilePrompt `yaml:"prompt"`
 	// ReservedNames are server ids the harness refuses to load (it reports them and goes on
 	// without them): the host refuses such a server before anything is rendered, so that no
 	// prompt names a server the harness will not have.
@@ -50,6 +52,14 @@ type Profile struct {
 	Validate []string `yaml:"validate"`
 
 	h *harness
+}
+
+// ProfilePrompt spells a tool in the prompt as "<tool> (<qualified>)": Qualified with its
+// slots {server} and {tool} filled in, every byte but an ASCII letter, a digit or one of
+// QualifiedChars then replaced by "_" (the name the harness shows the model).
+type ProfilePrompt struct {
+	Qualified      string `yaml:"qualified"`
+	QualifiedChars string `yaml:"qualifiedChars"`
 }
 
 // ProfilePath allows one path under a root: a file, "dir/**" (everything under dir) or "**".
@@ -435,6 +445,17 @@ func (p *Profile) compile() (*harness, error) {
 			return nil, fmt.Errorf("skills.dir %s is not under any of paths of the config root", s.Dir)
 		}
 		h.skills = &skillsLayout{dir: s.Dir, folds: s.Folds}
+	}
+	if pr := p.Prompt; pr != nil {
+		if !strings.Contains(pr.Qualified, "{tool}") || strings.Count(pr.Qualified, "{") != strings.Count(pr.Qualified, "{server}")+strings.Count(pr.Qualified, "{tool}") {
+			return nil, fmt.Errorf("prompt.qualified %q: want a template with the slot {tool} and no other than {server}", pr.Qualified)
+		}
+		for i := 0; i < len(pr.QualifiedChars); i++ {
+			if c := pr.QualifiedChars[i]; c < 0x21 || c > 0x7e {
+				return nil, fmt.Errorf("prompt.qualifiedChars: want printable ASCII")
+			}
+		}
+		h.prompt = pr
 	}
 	return h, nil
 }

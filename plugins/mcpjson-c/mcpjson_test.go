@@ -204,7 +204,8 @@ func TestMCPJSONPlugin(t *testing.T) {
 	assert.Equal(t, fullRequest().Servers[0].Args, doc.MCPServers["files"].Args, "args survive escaping byte for byte")
 	assert.Equal(t, map[string]string{"PATH": "/usr/bin", "MODE": "ro", "TOKEN": "{{loadout.secret.1}}"}, doc.MCPServers["files"].Env, "env: hostEnv, then env winning")
 
-	assert.Equal(t, "MCP server files: use only these tools: read, list.\nMCP server docs: use none of its tools.\n", plan.Prompt, "prompt states the permitted tools")
+	assert.Equal(t, "## MCP servers\n\nThese MCP servers are configured for this run, each with the tools you may use:\n- files: only read, list\n- docs: no tools\n", plan.Prompt, "prompt states the permitted tools")
+	assert.Equal(t, format.ServersPrompt([]abi.Server{fullRequest().Servers[0], fullRequest().Servers[1]}, nil), plan.Prompt, "the prompt is the one the host writes")
 	assert.Equal(t, []string{}, plan.Args, "args")
 	assert.Equal(t, []abi.Pair{}, plan.Env, "env")
 	assert.Equal(t, []string{}, plan.GitExclude, "gitExclude")

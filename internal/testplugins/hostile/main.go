@@ -97,6 +97,13 @@ func (g generic) render(req abi.Request) (abi.Plan, error) {
 		}
 		servers.Set(s.ID, e)
 	}
+	var offered []abi.Server
+	for _, s := range req.Servers {
+		if s.Enabled {
+			offered = append(offered, s)
+		}
+	}
+	p.Prompt = format.ServersPrompt(offered, nil)
 	content, err := format.MarshalJSON(format.NewObject().Set(g.servers, servers))
 	if err != nil {
 		return p, err

@@ -4,10 +4,11 @@
  * mcpjson.c - the "mcpjson" renderer: a loadout plugin written in C11 against sdk/ABI.md.
  *
  * It renders the vetted MCP servers as one generic {"mcpServers": {...}} file (the .mcp.json
- * shape: stdio command/args/env, http type/url/headers, allowedTools for a restricted server,
- * also stated in the prompt) at root "run", path "mcp.json", mode 0600, secret when any env or
- * header pair is secret. Skills are installed at root "config" under skills/<name>/, each
- * SKILL.md in sdk/format's canonical form. What that shape cannot say comes back as a warning,
+ * shape: stdio command/args/env, http type/url/headers, allowedTools for a restricted server)
+ * at root "run", path "mcp.json", mode 0600, secret when any env or header pair is secret.
+ * Skills are installed at root "config" under skills/<name>/, each SKILL.md in sdk/format's
+ * canonical form, and the prompt names each server and its tools as the host writes them
+ * (format.ServersPrompt). What that shape cannot say comes back as a warning,
  * never silently lost: unsupported transports, disabled servers, cwd, exposure, OAuth,
  * lifecycle and duplicate ids.
  *
@@ -434,18 +435,21 @@ static void render_server(render_state *st, const json_value *s, const json_valu
 	if (exposure.len || pairs_of(s, "toolExposure") != NULL) {
 		warn(st, "exposure_unsupported", id, none, "the mcp.json format has no tool exposure; server \"", id, "\" is exposed directly");
 	}
-	if (get_bool(&ignore, s, "toolsRestricted")) {
-		const json_value *tools = json_get(s, "allowedTools");
-		size_t n = (tools != NULL && tools->type == J_ARRAY) ? tools->len : 0;
-		buf_str(&st->prompt, "MCP server ");
-		buf_bytes(&st->prompt, id.s, id.len);
-		buf_str(&st->prompt, n ? ": use only these tools: " : ": use none of its tools.");
-		for (size_t i = 0; i < n; i++) {
-			buf_str(&st->prompt, i ? ", " : "");
-			buf_bytes(&st->prompt, tools->items[i]->string.s, tools->items[i]->string.len);
-		}
-		buf_str(&st->prompt, n ? ".\n" : "\n");
+	/* The prompt's line for the server, as the host writes it (format.ServersPrompt). */
+	buf_str(&st->prompt, "- ");
+	buf_bytes(&st->prompt, id.s, id.len);
+	if (!get_bool(&ignore, s, "toolsRestricted")) {
+		buf_str(&st->prompt, ": all tools\n");
+		return;
 	}
+	const json_value *tools = json_get(s, "allowedTools");
+	size_t n = (tools != NULL && tools->type == J_ARRAY) ? tools->len : 0;
+	buf_str(&st->prompt, n ? ": only " : ": no tools");
+	for (size_t i = 0; i < n; i++) {
+		buf_str(&st->prompt, i ? ", " : "");
+		buf_bytes(&st->prompt, tools->items[i]->string.s, tools->items[i]->string.len);
+	}
+	buf_str(&st->prompt, "\n");
 }
 
 /* ---- skills: sdk/format's canonical SKILL.md (SkillNames, SkillDescription, SkillMarkdown) --
@@ -785,7 +789,16 @@ static void write_plan(buffer *out, render_state *st) {
 	buf_bytes(out, st->files.len ? st->files.p : "", st->files.len);
 	buf_str(out, "]");
 	buf_str(out, ",\"args\":[],\"env\":[],\"prompt\":");
-	buf_json_string(out, st->prompt.len ? st->prompt.p : "", st->prompt.len);
+	buffer prompt = {0};
+	if (st->prompt.len) {
+		buf_str(&prompt, "## MCP servers\n\nThese MCP servers are configured for this run, each with the tools you may use:\n");
+		buf_bytes(&prompt, st->prompt.p, st->prompt.len);
+	}
+	buf_json_string(out, prompt.len ? prompt.p : "", prompt.len);
+	if (prompt.oom) {
+		out->oom = 1;
+	}
+	buf_free(&prompt);
 	buf_str(out, ",\"gitExclude\":[],\"warnings\":[");
 	buf_bytes(out, st->warnings.len ? st->warnings.p : "", st->warnings.len);
 	buf_str(out, "]}");
