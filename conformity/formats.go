@@ -269,8 +269,11 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 			bad("headers %s, want %s", pairsString(got, v), pairsString(want, v))
 		}
 	}
-	if unit := hf.prof.Config.TimeoutUnit; unit != "" && !warned {
-		r.compareTimeout(e, s, unit)
+	if hf.prof.Config.TimeoutUnit != "" {
+		adjusted := slices.ContainsFunc(o.res.Warnings, func(w host.Warning) bool {
+			return w.Server == s.ID && w.Code == abi.WarnTimeoutAdjusted
+		})
+		r.compareTimeout(e, s, hf.prof.Config, adjusted)
 	}
 	switch hf.tools {
 	case "config":
@@ -325,17 +328,29 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 
 // compareTimeout compares the timeout keys of e with the vetted timeout (seconds): none when
 // the request sets none, else exactly one, in the profile's unit (milliseconds rounded to the
-// nearest one).
-func (r *runner) compareTimeout(e entry, s abi.Server, unit string) {
+// nearest one), or, when adjusted (a timeout_adjusted warning names the server), the nearest
+// bound of the profile's range for a vetted timeout outside it.
+func (r *runner) compareTimeout(e entry, s abi.Server, cf plan.ProfileConfig, adjusted bool) {
 	want := s.Timeout
-	if unit == "ms" {
+	if cf.TimeoutUnit == "ms" {
 		want = max(math.Round(want*1000), 1)
+	}
+	bound := want
+	if cf.TimeoutMin > 0 {
+		bound = max(bound, cf.TimeoutMin)
+	}
+	if cf.TimeoutMax > 0 {
+		bound = min(bound, cf.TimeoutMax)
 	}
 	switch {
 	case s.Timeout <= 0 && len(e.timeouts) > 0:
 		r.fail("format: server %q: timeout %v, the vetted server sets none", e.id, e.timeouts)
-	case s.Timeout > 0 && (len(e.timeouts) != 1 || e.timeouts[0] != want):
-		r.fail("format: server %q: timeout %v, want [%v] (%s)", e.id, e.timeouts, want, unit)
+	case s.Timeout <= 0:
+	case len(e.timeouts) != 1:
+		r.fail("format: server %q: timeout %v, want [%v] (%s)", e.id, e.timeouts, want, cf.TimeoutUnit)
+	case e.timeouts[0] == want, adjusted && e.timeouts[0] == bound:
+	default:
+		r.fail("format: server %q: timeout %v, want [%v] (%s)", e.id, e.timeouts, want, cf.TimeoutUnit)
 	}
 }
 

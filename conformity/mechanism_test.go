@@ -96,7 +96,7 @@ func TestParseExceptions(t *testing.T) {
 // toy is a renderer for a made-up harness that writes one text file naming every server and
 // skill. Its knobs turn it into the faulty plugins the suite must catch.
 type toy struct {
-	nondeterministic bool // the prompt carries a counter
+	nondeterministic bool // the file carries a counter
 	dropHTTPSilently bool // the manifest lists stdio only, and http servers vanish without a warning
 	hideSkills       bool // skill names are left out
 	leakCommandOf    string
@@ -139,11 +139,10 @@ func (ty *toy) render(req abi.Request) (abi.Plan, error) {
 	}
 	b.WriteString(ty.leakCommandOf)
 	b.WriteString(ty.mentionURL)
-	p := abi.Plan{Files: []abi.File{{Root: abi.RootRun, Path: "toy.txt", Mode: "0600", Format: abi.FormatText, Content: b.String()}}}
 	if ty.nondeterministic {
-		p.Prompt = fmt.Sprint(ty.calls.Add(1))
+		fmt.Fprintf(&b, "call %d\n", ty.calls.Add(1))
 	}
-	return p, nil
+	return abi.Plan{Files: []abi.File{{Root: abi.RootRun, Path: "toy.txt", Mode: "0600", Format: abi.FormatText, Content: b.String()}}}, nil
 }
 
 // writeCase writes one case file into dir.
@@ -363,7 +362,7 @@ func TestReadBackComparesEveryField(t *testing.T) {
 		{"description left out", &mcpToy{dropDescription: true}, `description "", want "Local files"`},
 		{"cwd left out", &mcpToy{dropCwd: true}, `cwd "", want "/srv/local"`},
 		{"exposure left out", &mcpToy{defaultExposure: true}, `exposure "" differs from the vetted "deferred"`},
-		{"timeout in the wrong unit", &mcpToy{timeoutInSeconds: true}, `the timeout is [2.5], the vetted one is 2500 ms`},
+		{"timeout in the wrong unit", &mcpToy{timeoutInSeconds: true}, `the timeout is 2.5, the vetted one is 2500 ms`},
 	}
 	m := abi.Manifest{Name: "render.toymcp", Version: "0.0.1", ABIVersion: abi.Version, Harness: "toymcp",
 		Transports: []string{abi.TransportStdio, abi.TransportHTTP}, Roots: []string{abi.RootRun}}

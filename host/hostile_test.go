@@ -22,9 +22,9 @@ import (
 )
 
 // hostileRequest has a restricted http server with a secret header and a header full of
-// dollars, a stdio server with a secret env entry and a description, a server the policy drops
-// (plain http to a remote host), and a skill with a resource, so that every attack has something
-// to tamper with. The run's user names the attack.
+// dollars, a stdio server with a secret env entry, a description and a timeout, a server the
+// policy drops (plain http to a remote host), and a skill with a resource, so that every attack
+// has something to tamper with. The run's user names the attack.
 func hostileRequest(harness, user string, ambient bool) []byte {
 	return []byte(`{"harness":"` + harness + `","run":{"ambientAuth":` + strconv.FormatBool(ambient) + `,"user":"` + user + `"},` +
 		`"skills":[{"name":"repo-review","description":"Review the repository","instructions":"Read the diff and report.",` +
@@ -35,7 +35,7 @@ func hostileRequest(harness, user string, ambient bool) []byte {
 		`"secretKeys":["Authorization"],"allowedTools":["search"],` +
 		`"oauth":{"clientId":"loadout-hostile","callbackPort":8765,"scopes":["docs:read"],"authServerMetadataUrl":"https://auth.example.com/meta"}},` +
 		`{"id":"fs","command":"/usr/bin/mcp-fs","args":["--root","."],"env":{"FS_TOKEN":"fs-tok-hostile-77aa"},` +
-		`"secretKeys":["FS_TOKEN"],"description":"Local files"},` +
+		`"secretKeys":["FS_TOKEN"],"description":"Local files","timeout":30},` +
 		`{"id":"plain-http","transport":"http","url":"http://mcp.evil.example/mcp"}]}`)
 }
 
@@ -76,6 +76,19 @@ func either(cond func(t target) bool, a, b string) expectation {
 // write there at all.
 func inCheckout(rule string) expectation {
 	return either(func(t target) bool { return slices.Contains(t.m.Roots, abi.RootCheckout) }, rule, plan.RuleRoot)
+}
+
+// contextFile is the rule a file under the checkout's context directory breaks: a plugin
+// without the checkout root may not write there at all, a profile without checkout paths lists
+// no such file, and any other refuses every file there but a folded skill's.
+func contextFile(t target) string {
+	switch {
+	case !slices.Contains(t.m.Roots, abi.RootCheckout):
+		return plan.RuleRoot
+	case !slices.ContainsFunc(t.p.Paths, func(r plan.ProfilePath) bool { return r.Root == abi.RootCheckout }):
+		return plan.RulePathNotAllowed
+	}
+	return plan.RuleSkill
 }
 
 func spawns(t target) bool    { return t.p.Spawn != "" }
@@ -131,8 +144,11 @@ var hostileAttacks = map[string]expectation{
 	"secret-on-command-line":     always(plan.RuleSecretPlacement),
 	"secret-in-harness-args":     always(plan.RuleSecretPlacement),
 	"secret-in-prompt":           always(plan.RuleSecretPlacement),
+	"prompt-instructions":        always(plan.RulePrompt),
 	"expand-header":              when(expands, plan.RuleServerMismatch),
 	"description-injected":       when(hasKey("description"), plan.RuleServerMismatch),
+	"timeout-note":               when(hasKey("timeout"), plan.RuleServerMismatch),
+	"timeout-bound":              when(hasKey("timeout"), plan.RuleServerMismatch),
 	"tools-widened":              always(plan.RuleToolRestrictions),
 	"tools-ignored":              always(plan.RuleToolRestrictions),
 	"builtin-tools-granted":      when(grantsBuiltins, plan.RuleToolRestrictions),
@@ -153,10 +169,14 @@ var hostileAttacks = map[string]expectation{
 	"secret-file-unmarked":       always(plan.RuleSecretPlacement),
 	"skill-allowed-tools":        when(skillMD, plan.RuleSkill),
 	"skill-hooks":                when(skillMD, plan.RuleSkill),
+	"skill-document-end":         when(skillMD, plan.RuleSkill),
+	"skill-cr-line-end":          when(skillMD, plan.RuleSkill),
+	"skill-comment":              when(skillMD, plan.RuleSkill),
 	"skill-resource-changed":     when(hasSkills, plan.RuleSkill),
 	"skill-dropped":              when(hasSkills, plan.RuleSkill),
 	"secrets-copied-to-checkout": inCheckout(plan.RuleSecretFile),
 	"checkout-instructions":      inCheckout(plan.RulePathNotAllowed),
+	"context-note":               contextFile,
 	"file-outside":               always(plan.RulePathNotAllowed),
 	"second-mcp-config":          when(claudeArgs, plan.RuleArg),
 	"inline-mcp-config":          when(claudeArgs, plan.RuleArg),

@@ -18,6 +18,7 @@ import (
 	"github.com/loadout-dev/loadout/host/materialize"
 	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format"
 )
 
 const (
@@ -27,19 +28,24 @@ const (
 	keyValue   = "s3cr3t-key"
 	authValue  = "tok\"en\\with\nescapes 'é' \u2028 {{loadout.root.run}}"
 	blobValue  = "Use the tools. Not a placeholder: {{loadout.secret.1}}\n"
+	notesValue = "- [ ] tests\n"
 )
 
+// checkInput is an ambient-auth run (the harness's own config home, which loadout does not
+// write): Claude Code's skill is folded, its instructions into the prompt and its resource into
+// the checkout's context directory.
 func checkInput(harness string) plan.Input {
 	return plan.Input{
 		Manifest: abi.Manifest{Name: "render." + harness, ABIVersion: abi.Version, Harness: harness,
 			Roots: []string{abi.RootConfig, abi.RootRun, abi.RootCheckout}},
 		Profile: profiles[harness],
-		Request: abi.Request{ABIVersion: abi.Version, Harness: harness, Servers: []abi.Server{
+		Request: abi.Request{ABIVersion: abi.Version, Harness: harness, Run: abi.Run{AmbientAuth: true}, Servers: []abi.Server{
 			{ID: "alpha", Transport: abi.TransportStdio, Command: "/usr/bin/alpha", Args: []string{"serve"},
 				Env: []abi.Pair{{Name: "API_KEY", Value: secretKey, Secret: true}, {Name: "MODE", Value: "test"}}, Enabled: true},
 			{ID: "beta", Transport: abi.TransportHTTP, URL: "https://mcp.example.com/mcp",
 				Headers: []abi.Pair{{Name: "Authorization", Value: "Bearer " + secretAuth, Secret: true}}, Enabled: true},
-		}, Skills: []abi.Skill{{Name: "demo", Description: "d", Instructions: blobOne}}},
+		}, Skills: []abi.Skill{{Name: "demo", Description: "d", Instructions: blobOne,
+			Resources: []abi.Resource{{Path: "notes.md", Content: notesValue}}}}},
 		Secrets: []plan.Secret{
 			{Placeholder: secretKey, Value: keyValue, Server: "alpha", Field: plan.FieldEnv, Key: "API_KEY"},
 			{Placeholder: secretAuth, Value: authValue, Server: "beta", Field: plan.FieldHeaders, Key: "Authorization"},
@@ -57,16 +63,45 @@ func claudePlan() *abi.Plan {
 	return &abi.Plan{
 		Files: []abi.File{
 			{Root: abi.RootRun, Path: "mcp-servers.json", Mode: "0600", Format: abi.FormatJSON, Content: claudeConfig, Secret: true},
-			{Root: abi.RootConfig, Path: "skills/demo/SKILL.md", Mode: "0644", Format: abi.FormatMarkdown,
-				Content: "---\nname: demo\ndescription: d\n---\n" + blobOne},
-			{Root: abi.RootCheckout, Path: ".cat-context/notes.md", Mode: "0644", Format: abi.FormatText,
-				Content: "in {{loadout.root.checkout}}"},
+			{Root: abi.RootCheckout, Path: ".cat-context/skill/demo/notes.md", Mode: "0644", Format: abi.FormatText, Content: notesValue},
 		},
 		Args:       []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--strict-mcp-config"},
-		Env:        []abi.Pair{{Name: "CLAUDE_CONFIG_DIR", Value: "{{loadout.root.config}}"}},
-		Prompt:     "skill: " + blobOne,
+		Env:        []abi.Pair{},
+		Prompt:     foldedPrompt(blobOne),
 		GitExclude: []string{".cat-context/"},
 	}
+}
+
+// foldedPrompt is the prompt of claudePlan, the skill's instructions being instructions (a
+// placeholder or text without one): the servers and their tools, then the folded skill.
+func foldedPrompt(instructions string) string {
+	skills, _, err := format.PrepareSkills([]abi.Skill{{Name: "demo", Description: "d", Instructions: instructions,
+		Resources: []abi.Resource{{Path: "notes.md", Content: notesValue}}}})
+	if err != nil {
+		panic(err)
+	}
+	_, folded, _ := format.FoldSkills(skills)
+	return "## MCP servers\n\nThese MCP servers are configured for this run, each with the tools you may use:\n" +
+		"- alpha: all tools\n- beta: all tools\n\n" + folded
+}
+
+// isolatedInput is checkInput for an isolated run, whose config home loadout writes, and
+// isolatedPlan its Claude Code plan: the skill installed under the config root.
+func isolatedInput() plan.Input {
+	in := checkInput("claude")
+	in.Request.Run.AmbientAuth = false
+	return in
+}
+
+func isolatedPlan() *abi.Plan {
+	p := claudePlan()
+	p.Files = []abi.File{p.Files[0],
+		{Root: abi.RootConfig, Path: "skills/demo/SKILL.md", Mode: "0644", Format: abi.FormatMarkdown,
+			Content: "---\nname: demo\ndescription: d\n---\n" + blobOne},
+		{Root: abi.RootConfig, Path: "skills/demo/notes.md", Mode: "0644", Format: abi.FormatText, Content: notesValue}}
+	p.Env = []abi.Pair{{Name: "CLAUDE_CONFIG_DIR", Value: "{{loadout.root.config}}"}}
+	p.Prompt, p.GitExclude = "", nil
+	return p
 }
 
 // newRoots returns roots in a fresh directory: a checkout with a .git directory, and config and
@@ -115,10 +150,9 @@ func TestWriteClaudePlan(t *testing.T) {
 
 	cfg := filepath.Join(roots.Run, "mcp-servers.json")
 	assert.Equal(t, fs.FileMode(0o600), mode(t, cfg), "mode of %s", cfg)
-	assert.Equal(t, fs.FileMode(0o644), mode(t, filepath.Join(roots.Config, "skills/demo/SKILL.md")), "mode of SKILL.md")
-	assert.Equal(t, fs.FileMode(0o700), mode(t, roots.Config), "mode of the created config root")
+	assert.Equal(t, fs.FileMode(0o644), mode(t, filepath.Join(roots.Checkout, ".cat-context/skill/demo/notes.md")), "mode of the skill's resource")
 	assert.Equal(t, fs.FileMode(0o700), mode(t, roots.Run), "mode of the created run root")
-	assert.Equal(t, fs.FileMode(0o700), mode(t, filepath.Join(roots.Config, "skills")), "mode of a directory created under config")
+	assert.Equal(t, fs.FileMode(0o755), mode(t, filepath.Join(roots.Checkout, ".cat-context/skill")), "mode of a directory created under the checkout")
 
 	data, err := os.ReadFile(cfg)
 	require.NoError(t, err, "read %s", cfg)
@@ -132,17 +166,14 @@ func TestWriteClaudePlan(t *testing.T) {
 	assert.Equal(t, keyValue, parsed.MCPServers["alpha"].Env["LOADOUT_SPAWN_1"], "alpha env alias of API_KEY read back")
 	assert.Equal(t, "Bearer "+authValue, parsed.MCPServers["beta"].Headers["Authorization"], "beta Authorization read back")
 
-	skill, err := os.ReadFile(filepath.Join(roots.Config, "skills/demo/SKILL.md"))
-	require.NoError(t, err, "read SKILL.md")
-	assert.Equal(t, "---\nname: demo\ndescription: d\n---\n"+blobValue, string(skill), "SKILL.md with its blob filled in (and the blob not rescanned)")
-	notes, err := os.ReadFile(filepath.Join(roots.Checkout, ".cat-context/notes.md"))
+	notes, err := os.ReadFile(filepath.Join(roots.Checkout, ".cat-context/skill/demo/notes.md"))
 	require.NoError(t, err, "read notes.md")
-	assert.Equal(t, "in "+roots.Checkout, string(notes), "checkout root placeholder filled in")
+	assert.Equal(t, notesValue, string(notes), "the skill's resource")
 
 	assert.Equal(t, []string{"--mcp-config", roots.Run + "/mcp-servers.json", "--strict-mcp-config"}, res.Args, "Result.Args")
-	assert.Equal(t, []abi.Pair{{Name: "CLAUDE_CONFIG_DIR", Value: roots.Config}}, res.Env, "Result.Env")
-	assert.Equal(t, "skill: "+blobValue, res.Prompt, "Result.Prompt")
-	require.Len(t, res.Files, 3, "Result.Files")
+	assert.Equal(t, []abi.Pair{}, res.Env, "Result.Env")
+	assert.Equal(t, strings.Replace(foldedPrompt(blobOne), blobOne, blobValue, 1), res.Prompt, "Result.Prompt: the blob filled in (and not rescanned)")
+	require.Len(t, res.Files, 2, "Result.Files")
 	assert.Equal(t, cfg, res.Files[0].Written, "Result.Files[0].Written")
 	assert.Equal(t, len(data), res.Files[0].Bytes, "Result.Files[0].Bytes")
 	assert.Len(t, res.Files[0].SHA256, 64, "Result.Files[0].SHA256")
@@ -189,8 +220,8 @@ func TestWriteGitFileIsRefusedPolitely(t *testing.T) {
 
 func TestWriteAllOrNothing(t *testing.T) {
 	roots := newRoots(t)
-	// A directory stands where SKILL.md must go.
-	require.NoError(t, os.MkdirAll(filepath.Join(roots.Config, "skills/demo/SKILL.md"), 0o700), "create blocking directory")
+	// A directory stands where the skill's resource must go.
+	require.NoError(t, os.MkdirAll(filepath.Join(roots.Checkout, ".cat-context/skill/demo/notes.md"), 0o755), "create blocking directory")
 	base := filepath.Dir(roots.Run)
 	before := tree(t, base)
 	_, err := materialize.Write(context.Background(), claudePlan(), materialize.Input{Roots: roots, Plan: checkInput("claude")})
@@ -299,7 +330,7 @@ func TestDryRun(t *testing.T) {
 	res, err := materialize.DryRun(context.Background(), claudePlan(), materialize.Input{Roots: roots, Plan: checkInput("claude")})
 	require.NoError(t, err, "DryRun(claude plan)")
 	assert.Equal(t, before, tree(t, base), "DryRun touched the file system")
-	require.Len(t, res.Files, 3, "DryRun Files")
+	require.Len(t, res.Files, 2, "DryRun Files")
 	assert.Contains(t, res.Files[0].Content, materialize.Mask, "DryRun masks the secret in the config")
 	assert.Empty(t, res.Files[0].Written, "DryRun Files[0].Written")
 	out, err := json.Marshal(res)
@@ -392,7 +423,7 @@ func TestWriteRefusesUnsafeRoots(t *testing.T) {
 			roots := newRoots(t)
 			tc.setup(t, &roots)
 			before := tree(t, filepath.Dir(roots.Checkout))
-			_, err := materialize.Write(context.Background(), claudePlan(), materialize.Input{Roots: roots, Plan: checkInput("claude")})
+			_, err := materialize.Write(context.Background(), isolatedPlan(), materialize.Input{Roots: roots, Plan: isolatedInput()})
 			var re *materialize.RootError
 			require.True(t, errors.As(err, &re), "Write with %s: error %v, want a *RootError", tc.name, err)
 			assert.Equal(t, tc.rule, re.Rule, "Write with %s: rule; error: %v", tc.name, err)
@@ -407,9 +438,14 @@ func TestWriteReusesItsOwnRoots(t *testing.T) {
 	roots := newRoots(t)
 	require.NoError(t, os.Mkdir(roots.Run, 0o700), "an empty run root made by the platform")
 	for i := 0; i < 2; i++ {
-		_, err := materialize.Write(context.Background(), claudePlan(), materialize.Input{Roots: roots, Plan: checkInput("claude")})
+		_, err := materialize.Write(context.Background(), isolatedPlan(), materialize.Input{Roots: roots, Plan: isolatedInput()})
 		require.NoError(t, err, "Write #%d", i+1)
 	}
+	assert.Equal(t, fs.FileMode(0o700), mode(t, roots.Config), "mode of the created config root")
+	assert.Equal(t, fs.FileMode(0o700), mode(t, filepath.Join(roots.Config, "skills")), "mode of a directory created under config")
+	skill, err := os.ReadFile(filepath.Join(roots.Config, "skills/demo/SKILL.md"))
+	require.NoError(t, err, "read SKILL.md")
+	assert.Equal(t, "---\nname: demo\ndescription: d\n---\n"+blobValue, string(skill), "SKILL.md with its blob filled in (and the blob not rescanned)")
 	for _, d := range []string{roots.Config, roots.Run} {
 		fi, err := os.Lstat(filepath.Join(d, materialize.OwnMarker))
 		require.NoError(t, err, "marker in %s", d)

@@ -173,6 +173,7 @@ const (
 	RuleServerMismatch   = "server_mismatch"  // a server differs from its vetted definition
 	RuleToolRestrictions = "tool_restriction" // a tool grant beyond the vetted allowedTools
 	RuleSkill            = "skill"            // a skill missing, added, or differing from its vetted definition
+	RulePrompt           = "prompt"           // the prompt is not the one the host writes for the vetted request
 	// The env wrapper of a stdio server (docs/SPAWN-ENV.md):
 	RuleSpawnWrapper = "spawn_wrapper" // an env option other than -i, -C <vetted cwd>, -S SPEC, or not the vetted command after them
 	RuleSpawnSpec    = "spawn_spec"    // SPEC holds anything but NAME=<alias references> tokens
@@ -244,6 +245,8 @@ type checker struct {
 	denyRules, vettedDeny map[string]bool
 	// warned: the servers a plan warning names (set by compareServers).
 	warned map[string]bool
+	// offered: the vetted servers the harness config holds (set by compareServers).
+	offered map[string]bool
 	// warnCodes: the codes of the plan warnings naming each server.
 	warnCodes map[string]map[string]bool
 }
@@ -266,7 +269,7 @@ func Check(p *abi.Plan, in Input) error {
 	if p == nil {
 		return &Violation{Rule: RuleContent, Msg: "no plan"}
 	}
-	c := &checker{in: in, lim: in.Limits.forRequest(in.Request), secrets: map[string][]Secret{}, blobs: map[string]bool{}}
+	c := &checker{in: in, lim: in.Limits.forRequest(in.Request), secrets: map[string][]Secret{}, blobs: map[string]bool{}, offered: map[string]bool{}}
 	if in.Profile == nil || in.Profile.h == nil || in.Profile.Harness != in.Manifest.Harness {
 		return &Violation{Rule: RuleProfile, Msg: fmt.Sprintf("harness %q has no reviewed profile: its plan cannot be checked, so it is refused", in.Manifest.Harness)}
 	}
@@ -290,6 +293,7 @@ func Check(p *abi.Plan, in Input) error {
 		c.checkConfig(p)
 	}
 	c.checkSkills(p)
+	c.comparePrompt(p.Prompt)
 	return errors.Join(c.vs...)
 }
 

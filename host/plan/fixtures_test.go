@@ -76,12 +76,11 @@ func claudePlan() *abi.Plan {
 		Files: []abi.File{
 			{Root: abi.RootRun, Path: "mcp-servers.json", Mode: "0600", Format: abi.FormatJSON, Content: claudeConfig, Secret: true},
 			{Root: abi.RootConfig, Path: "skills/demo/SKILL.md", Mode: "0644", Format: abi.FormatMarkdown, Content: skillMD},
-			{Root: abi.RootCheckout, Path: ".cat-context/notes.md", Mode: "0644", Format: abi.FormatText, Content: "notes for {{loadout.root.checkout}}"},
 		},
 		Args: []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--allowedTools", "Bash", "Read",
 			"mcp__alpha", "mcp__beta__search", "--strict-mcp-config"},
 		Env:        []abi.Pair{{Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"}, {Name: "CLAUDE_CONFIG_DIR", Value: "{{loadout.root.config}}"}},
-		Prompt:     "Servers: alpha (all tools), beta (search).\n" + blobOne,
+		Prompt:     promptOf(true),
 		GitExclude: []string{".cat-context/"},
 		Warnings:   []abi.Warning{},
 	}
@@ -107,6 +106,7 @@ func codexPlan() *abi.Plan {
 		},
 		Args:       []string{},
 		Env:        []abi.Pair{{Name: "CODEX_HOME", Value: "{{loadout.root.config}}"}},
+		Prompt:     promptOf(false),
 		GitExclude: []string{},
 		Warnings:   []abi.Warning{},
 	}
@@ -125,6 +125,21 @@ func piPlan() *abi.Plan {
 			{Root: abi.RootConfig, Path: "mcp.json", Mode: "0600", Format: abi.FormatJSON, Content: piConfig, Secret: true},
 			{Root: abi.RootConfig, Path: "skills/demo/SKILL.md", Mode: "0644", Format: abi.FormatMarkdown, Content: skillMD},
 		},
-		Env: []abi.Pair{{Name: "PI_CODING_AGENT_DIR", Value: "{{loadout.root.config}}"}},
+		Env:    []abi.Pair{{Name: "PI_CODING_AGENT_DIR", Value: "{{loadout.root.config}}"}},
+		Prompt: promptOf(true),
 	}
 }
+
+// promptOf is the prompt the host requires for vetted(h): each server and its tools, a tool
+// spelled with the name the harness shows the model when qualified (Claude Code's and Pi's
+// profiles say so).
+func promptOf(qualified bool) string {
+	beta := "search"
+	if qualified {
+		beta = "search (mcp__beta__search)"
+	}
+	return promptHead + "- alpha: all tools\n- beta: only " + beta + "\n"
+}
+
+// promptHead opens the prompt's servers section.
+const promptHead = "## MCP servers\n\nThese MCP servers are configured for this run, each with the tools you may use:\n"

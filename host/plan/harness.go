@@ -39,6 +39,8 @@ type configFile struct {
 // may write, its config file and how to read it back, what each server key means, and its
 // argument rules.
 type harness struct {
+	// prompt spells tools in the prompt; nil: by their names.
+	prompt *ProfilePrompt
 	// hiddenDirs are the hidden first segments a plan may write under the config root.
 	hiddenDirs map[string]bool
 	paths      []pathRule
@@ -53,6 +55,9 @@ type harness struct {
 	// timeoutUnit is the unit of the keys meaning timeout ("s" or "ms"); "" when the profile
 	// does not say, and a rendered timeout is then only checked to be positive.
 	timeoutUnit string
+	// timeoutMin and timeoutMax bound the timeouts the harness honours, in timeoutUnit (0: no
+	// bound): the only values a vetted timeout may be adjusted to.
+	timeoutMin, timeoutMax float64
 	// toolsInArgs: tool restrictions travel as tool rules in the args, not in the config;
 	// exposureTools: as exposure hidden plus the exposed tools; requireAllowList: a restricted
 	// server must carry its allowTools key.
@@ -611,6 +616,7 @@ func (c *checker) compareServers(name string, warnings []abi.Warning, rs []rende
 			continue
 		}
 		present[r.id] = true
+		c.offered[r.id] = true
 		if i < last {
 			c.add(name, r.loc, RuleServerSet, "server %q is out of request order", r.id)
 		}
@@ -752,21 +758,41 @@ func (c *checker) compareServer(name string, r *rendered, v abi.Server) {
 }
 
 // compareTimeout checks a rendered timeout against the vetted one, in the profile's unit
-// (milliseconds rounded to the nearest one, at least 1): a renderer may adjust it to what the
-// harness honours, or leave it out, only with a warning naming the server.
+// (milliseconds rounded to the nearest one, at least 1). The one difference allowed is the
+// vetted timeout brought to the nearest bound of the profile's range (timeoutMin, timeoutMax)
+// when it lies outside, and only with a timeout_adjusted warning naming the server: no other
+// warning excuses a difference, and no warning excuses a timeout left out or invented.
 func (c *checker) compareTimeout(name string, r rendered, v abi.Server) {
-	if c.h.timeoutUnit == "" || c.warned[v.ID] {
+	if c.h.timeoutUnit == "" {
+		return
+	}
+	if v.Timeout <= 0 {
+		if len(r.timeouts) > 0 {
+			c.add(name, r.loc, RuleServerMismatch, "a timeout is rendered; the vetted server sets none")
+		}
 		return
 	}
 	want := v.Timeout
 	if c.h.timeoutUnit == "ms" {
 		want = max(math.Round(want*1000), 1)
 	}
+	adjusted := want
+	if c.h.timeoutMin > 0 {
+		adjusted = max(adjusted, c.h.timeoutMin)
+	}
+	if c.h.timeoutMax > 0 {
+		adjusted = min(adjusted, c.h.timeoutMax)
+	}
 	switch {
-	case v.Timeout <= 0 && len(r.timeouts) > 0:
-		c.add(name, r.loc, RuleServerMismatch, "a timeout is rendered; the vetted server sets none")
-	case v.Timeout > 0 && (len(r.timeouts) != 1 || r.timeouts[0] != want):
-		c.add(name, r.loc, RuleServerMismatch, "the timeout is %v, the vetted one is %v %s, and no warning names the server", r.timeouts, want, c.h.timeoutUnit)
+	case len(r.timeouts) != 1:
+		c.add(name, r.loc, RuleServerMismatch, "the timeout is rendered %d times, want once: %v %s", len(r.timeouts), want, c.h.timeoutUnit)
+	case r.timeouts[0] == want:
+	case r.timeouts[0] != adjusted && adjusted == want:
+		c.add(name, r.loc, RuleServerMismatch, "the timeout is %v, the vetted one is %v %s", r.timeouts[0], want, c.h.timeoutUnit)
+	case r.timeouts[0] != adjusted:
+		c.add(name, r.loc, RuleServerMismatch, "the timeout is %v, the vetted one is %v %s, which the profile's range allows to be adjusted to %v only", r.timeouts[0], want, c.h.timeoutUnit, adjusted)
+	case !c.warnCodes[v.ID][abi.WarnTimeoutAdjusted]:
+		c.add(name, r.loc, RuleServerMismatch, "the timeout is %v, the vetted one is %v %s, and no %s warning names the server", r.timeouts[0], want, c.h.timeoutUnit, abi.WarnTimeoutAdjusted)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -41,6 +42,8 @@ type Profile struct {
 	Args   []ProfileArg   `yaml:"args"`
 	Env    []ProfileEnv   `yaml:"env"`
 	Skills *ProfileSkills `yaml:"skills"`
+	// Prompt is how the prompt the host requires names a server's tools; nil: by their names.
+	Prompt *ProfilePrompt `yaml:"prompt"`
 	// ReservedNames are server ids the harness refuses to load (it reports them and goes on
 	// without them): the host refuses such a server before anything is rendered, so that no
 	// prompt names a server the harness will not have.
@@ -50,6 +53,14 @@ type Profile struct {
 	Validate []string `yaml:"validate"`
 
 	h *harness
+}
+
+// ProfilePrompt spells a tool in the prompt as "<tool> (<qualified>)": Qualified with its
+// slots {server} and {tool} filled in, every byte but an ASCII letter, a digit or one of
+// QualifiedChars then replaced by "_" (the name the harness shows the model).
+type ProfilePrompt struct {
+	Qualified      string `yaml:"qualified"`
+	QualifiedChars string `yaml:"qualifiedChars"`
 }
 
 // ProfilePath allows one path under a root: a file, "dir/**" (everything under dir) or "**".
@@ -77,6 +88,11 @@ type ProfileConfig struct {
 	// TimeoutUnit is the unit of the keys meaning timeout: "s" or "ms" (a request's timeout is
 	// in seconds). Empty: the profile does not say, and a timeout's value is not compared.
 	TimeoutUnit string `yaml:"timeoutUnit"`
+	// TimeoutMin and TimeoutMax, in TimeoutUnit, are the range of timeouts the harness honours
+	// (0: no bound; in milliseconds a whole number). A vetted timeout outside it may be rendered
+	// at the nearest bound, and only there, with a timeout_adjusted warning naming the server.
+	TimeoutMin float64 `yaml:"timeoutMin"`
+	TimeoutMax float64 `yaml:"timeoutMax"`
 }
 
 // ProfileTools is how a server's tool restriction reaches the harness.
@@ -273,6 +289,10 @@ func (p *Profile) compile() (*harness, error) {
 		default:
 			return nil, fmt.Errorf("config.timeoutUnit %q is none of s, ms", cf.TimeoutUnit)
 		}
+		if err := checkTimeoutRange(cf); err != nil {
+			return nil, err
+		}
+		h.timeoutMin, h.timeoutMax = cf.TimeoutMin, cf.TimeoutMax
 		h.topKeys = setOf(cf.TopKeys...)
 		h.serverKeys = map[string]string{}
 		for key, meaning := range cf.ServerKeys {
@@ -452,6 +472,17 @@ func (p *Profile) compile() (*harness, error) {
 			return nil, fmt.Errorf("skills.dir %s is not under any of paths of the config root", s.Dir)
 		}
 		h.skills = &skillsLayout{dir: s.Dir, folds: s.Folds}
+	}
+	if pr := p.Prompt; pr != nil {
+		if !strings.Contains(pr.Qualified, "{tool}") || strings.Count(pr.Qualified, "{") != strings.Count(pr.Qualified, "{server}")+strings.Count(pr.Qualified, "{tool}") {
+			return nil, fmt.Errorf("prompt.qualified %q: want a template with the slot {tool} and no other than {server}", pr.Qualified)
+		}
+		for i := 0; i < len(pr.QualifiedChars); i++ {
+			if c := pr.QualifiedChars[i]; c < 0x21 || c > 0x7e {
+				return nil, fmt.Errorf("prompt.qualifiedChars: want printable ASCII")
+			}
+		}
+		h.prompt = pr
 	}
 	return h, nil
 }
@@ -654,4 +685,27 @@ func (p *Profile) ToolsFlag() string {
 		}
 	}
 	return ""
+}
+
+// checkTimeoutRange checks config.timeoutMin and timeoutMax: each needs a timeoutUnit, is 0
+// (no bound) or a positive number, a whole one in milliseconds, and min <= max.
+func checkTimeoutRange(cf ProfileConfig) error {
+	for _, b := range []struct {
+		key string
+		v   float64
+	}{{"timeoutMin", cf.TimeoutMin}, {"timeoutMax", cf.TimeoutMax}} {
+		switch {
+		case b.v == 0:
+		case cf.TimeoutUnit == "":
+			return fmt.Errorf("config.%s: needs a timeoutUnit", b.key)
+		case !(b.v > 0) || math.IsInf(b.v, 0):
+			return fmt.Errorf("config.%s %v: want a positive number", b.key, b.v)
+		case cf.TimeoutUnit == "ms" && b.v != math.Trunc(b.v):
+			return fmt.Errorf("config.%s %v: want a whole number of milliseconds", b.key, b.v)
+		}
+	}
+	if cf.TimeoutMin > 0 && cf.TimeoutMax > 0 && cf.TimeoutMin > cf.TimeoutMax {
+		return fmt.Errorf("config.timeoutMin %v is above timeoutMax %v", cf.TimeoutMin, cf.TimeoutMax)
+	}
+	return nil
 }

@@ -73,6 +73,10 @@ func TestParseProfileRefuses(t *testing.T) {
 		{"tool names with a bad range", "names: {exact: true}", "names: {keep: Z-A_, replacement: _}", "tools.names.keep"},
 		{"timeout unit without a timeout key", "  format: json", "  format: json\n  timeoutUnit: s", "no server key means timeout"},
 		{"unknown timeout unit", "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    timeout: timeout\n  timeoutUnit: minutes", "none of s, ms"},
+		{"timeout bound without a unit", "  format: json", "  format: json\n  timeoutMax: 100", "timeoutMax: needs a timeoutUnit"},
+		{"negative timeout bound", "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    timeout: timeout\n  timeoutUnit: s\n  timeoutMin: -1", "want a positive number"},
+		{"fractional millisecond bound", "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    timeout: timeout\n  timeoutUnit: ms\n  timeoutMax: 1.5", "whole number of milliseconds"},
+		{"timeout bounds crossed", "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    timeout: timeout\n  timeoutUnit: s\n  timeoutMin: 10\n  timeoutMax: 5", "above timeoutMax"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -232,14 +236,18 @@ func TestDescriptionReadBack(t *testing.T) {
 }
 
 // TestTimeoutReadBack: with a timeoutUnit, the plan check compares a rendered timeout with the
-// vetted one in that unit; adjusting or leaving it out needs a warning naming the server.
+// vetted one in that unit. The one difference allowed is a vetted timeout outside the
+// profile's range brought to its nearest bound, with a timeout_adjusted warning naming the
+// server: any other warning (a "note" naming the server) excuses nothing, and a bound excuses
+// nothing for a vetted timeout inside the range.
 func TestTimeoutReadBack(t *testing.T) {
 	base, err := os.ReadFile("testdata/profiles/acme/profile.yaml")
 	require.NoError(t, err)
-	src := replaceOnce(string(base), "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    timeout: timeout\n  timeoutUnit: ms")
+	src := replaceOnce(string(base), "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    timeout: timeout\n  timeoutUnit: ms\n  timeoutMin: 1000\n  timeoutMax: 2147483647")
 	prof, err := plan.ParseProfile([]byte(src))
 	require.NoError(t, err, "acme with a timeout key in milliseconds")
-	warned := []abi.Warning{{Code: "timeout_adjusted", Server: "beta", Message: "rendered as the harness's largest"}}
+	adjusted := []abi.Warning{{Code: abi.WarnTimeoutAdjusted, Server: "beta", Message: "rendered at the harness's bound"}}
+	note := []abi.Warning{{Code: "note", Server: "beta", Message: "the timeout was tuned"}}
 	tests := []struct {
 		name    string
 		vetted  float64 // seconds; 0 = none
@@ -252,9 +260,19 @@ func TestTimeoutReadBack(t *testing.T) {
 		{"in seconds where milliseconds are read", 2.5, "2.5", nil, false},
 		{"lengthened", 2.5, "86400000", nil, false},
 		{"left out", 2.5, "", nil, false},
+		{"left out, with a timeout_adjusted warning", 2.5, "", adjusted, false},
 		{"invented", 0, "1000", nil, false},
-		{"adjusted, with a warning", 2.5, "1000", warned, true},
-		{"not positive", 2.5, "0", warned, false},
+		{"invented, with a timeout_adjusted warning", 0, "1000", adjusted, false},
+		{"raised to the minimum, with a timeout_adjusted warning", 0.001, "1000", adjusted, true},
+		{"raised to the minimum, without a warning", 0.001, "1000", nil, false},
+		{"raised to the minimum, with another warning", 0.001, "1000", note, false},
+		{"lowered to the maximum, with a timeout_adjusted warning", 3e6, "2147483647", adjusted, true},
+		{"1 ms, with a note naming the server", 2.5, "1", note, false},
+		{"the maximum, with a note naming the server", 2.5, "2147483647", note, false},
+		{"the maximum for a timeout inside the range", 2.5, "2147483647", adjusted, false},
+		{"the minimum for a timeout inside the range", 2.5, "1000", adjusted, false},
+		{"below the minimum", 0.001, "999", adjusted, false},
+		{"not positive", 2.5, "0", adjusted, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

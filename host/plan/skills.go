@@ -26,16 +26,17 @@ type skillArea struct {
 }
 
 // checkSkills compares the skills the plan renders with the vetted ones: every vetted skill is
-// rendered, SKILL.md's front matter holds exactly its name and description and its body is the
-// instructions, every resource has its vetted content, and nothing else is written in a skill's
+// rendered, its SKILL.md is the canonical document of its name, description and instructions
+// (format.SkillMarkdown), every resource has its vetted content, and nothing else is written in a skill's
 // directory or in the skills directory. The names and descriptions are those sdk/format
 // defines for every renderer (format.SkillNames, format.SkillDescription).
 func (c *checker) checkSkills(p *abi.Plan) {
 	l := c.h.skills
+	folded := l != nil && l.folds && c.in.Request.Run.AmbientAuth
+	c.checkContextDir(p, folded)
 	if l == nil {
 		return
 	}
-	folded := l.folds && c.in.Request.Run.AmbientAuth
 	names := make([]string, len(c.in.Request.Skills))
 	for i, sk := range c.in.Request.Skills {
 		names[i] = sk.Name
@@ -102,6 +103,20 @@ func (c *checker) checkSkills(p *abi.Plan) {
 	}
 }
 
+// checkContextDir refuses every file under the checkout's context directory but the folded
+// skills' resources (compared with the vetted content by checkSkills): an agent reads the
+// checkout, so nothing else a plugin writes may wait for it there.
+func (c *checker) checkContextDir(p *abi.Plan, folded bool) {
+	for _, f := range p.Files {
+		if f.Root != abi.RootCheckout || !strings.HasPrefix(f.Path, CheckoutContextDir+"/") {
+			continue
+		}
+		if !folded || !strings.HasPrefix(f.Path, CheckoutContextDir+"/skill/") {
+			c.add(f.Root+":"+f.Path, "path", RuleSkill, "only the resources of the skills folded into the prompt may be written under %s/", CheckoutContextDir)
+		}
+	}
+}
+
 func findArea(areas []skillArea, root, p string) (skillArea, bool) {
 	for _, a := range areas {
 		if a.root == root && strings.HasPrefix(p, a.base) {
@@ -111,33 +126,23 @@ func findArea(areas []skillArea, root, p string) (skillArea, bool) {
 	return skillArea{}, false
 }
 
-// compareSkillMD checks one SKILL.md: front matter with exactly name and description (no
-// allowed-tools, hooks or any other key a harness would act on), then the instructions.
+// compareSkillMD checks one SKILL.md: it must be, byte for byte, the canonical rendering of
+// the vetted name, description and instructions (format.SkillMarkdown), so that no key a
+// harness would act on (allowed-tools, hooks), no second document, "..." end marker, comment,
+// CR or trailing space can make a harness read something the host did not.
 func (c *checker) compareSkillMD(name string, f abi.File, a skillArea) {
 	if f.Format != abi.FormatMarkdown {
 		c.add(name, "format", RuleSkill, "SKILL.md has format %q, want markdown", truncate(f.Format, 16))
 		return
 	}
-	fm, value, has, err := FrontMatter(f.Content)
-	if err != nil || !has {
-		c.add(name, "content", RuleSkill, "SKILL.md of skill %q has no valid front matter", a.skill.Name)
+	want := format.SkillMarkdown(a.dir, a.desc, a.skill.Instructions)
+	if f.Content == want {
 		return
 	}
-	for k := range value {
-		if k != "name" && k != "description" {
-			c.add(name, "content", RuleSkill, "SKILL.md front matter key %q is not allowed", truncate(k, 64))
-		}
+	at := 0
+	for at < len(want) && at < len(f.Content) && f.Content[at] == want[at] {
+		at++
 	}
-	if value["name"] != a.dir {
-		c.add(name, "content", RuleSkill, "SKILL.md name is not %q", a.dir)
-	}
-	if value["description"] != a.desc {
-		c.add(name, "content", RuleSkill, "SKILL.md description of skill %q differs from the vetted one", a.skill.Name)
-	}
-	body := strings.TrimPrefix(f.Content, "---\n"+fm)
-	body = strings.TrimPrefix(body, "---")
-	body = strings.TrimPrefix(body, "\n")
-	if body != a.skill.Instructions {
-		c.add(name, "content", RuleSkill, "SKILL.md body of skill %q is not its vetted instructions", a.skill.Name)
-	}
+	line := 1 + strings.Count(f.Content[:at], "\n")
+	c.add(name, "content", RuleSkill, "SKILL.md of skill %q is not the canonical rendering of its vetted name, description and instructions (it differs at line %d, byte %d)", a.skill.Name, line, at)
 }

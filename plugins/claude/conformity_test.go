@@ -47,7 +47,7 @@ func TestConformityCatchesSkillFaults(t *testing.T) {
 					p.Files[i].Content = head + "\ndescription: A different description\n" + tail
 				}
 			}
-		}, "SKILL.md description of skill"}, // the plan check refuses it before the read-back
+		}, "is not the canonical rendering of its vetted name, description and instructions"}, // the plan check refuses it before the read-back
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

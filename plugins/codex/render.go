@@ -62,7 +62,7 @@ const (
 // Warning codes this plugin emits.
 const (
 	warnTransport   = "transport_unsupported"
-	warnTimeout     = "timeout_adjusted"
+	warnTimeout     = abi.WarnTimeoutAdjusted
 	warnUnwrappable = format.WarnCommandUnwrappable
 	warnEnvName     = format.WarnEnvNameUnsupported
 )

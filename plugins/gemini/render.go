@@ -61,7 +61,7 @@ const (
 	warnReserved    = "server_name_reserved"
 	warnUnwrappable = format.WarnCommandUnwrappable
 	warnEnvName     = format.WarnEnvNameUnsupported
-	warnTimeout     = "timeout_adjusted"
+	warnTimeout     = abi.WarnTimeoutAdjusted
 	warnTool        = "tool_name_unsupported"
 )
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format"
 	"github.com/loadout-dev/loadout/sdk/sdktest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -177,13 +178,13 @@ func TestMCPJSONPlugin(t *testing.T) {
 	require.NoError(t, json.Unmarshal(mb, &m), "decode manifest %s", mb)
 	assert.Equal(t, abi.Manifest{
 		Name: "render.mcpjson", Version: "1.0.0", ABIVersion: abi.Version, Harness: "mcpjson",
-		Transports: []string{abi.TransportStdio, abi.TransportHTTP}, NativeSkills: false, Roots: []string{abi.RootRun},
+		Transports: []string{abi.TransportStdio, abi.TransportHTTP}, NativeSkills: true, Roots: []string{abi.RootConfig, abi.RootRun},
 	}, m, "loadout_manifest()")
 	assert.Equal(t, uint64(abi.Version), p.call(t, abi.ExportABIVersion), "loadout_abi_version()")
 
 	plan, rerr := p.renderRequest(t, fullRequest())
 	require.Nil(t, rerr, "render(full request) returned an error")
-	require.Len(t, plan.Files, 1, "render(full request) files")
+	require.Len(t, plan.Files, 2, "render(full request) files: mcp.json and the skill's SKILL.md")
 	f := plan.Files[0]
 	assert.Equal(t, abi.File{Root: abi.RootRun, Path: "mcp.json", Mode: "0600", Format: abi.FormatJSON, Content: f.Content, Secret: true}, f, "the mcp.json file's attributes")
 	assert.Equal(t, wantContent, f.Content, "mcp.json content")
@@ -203,7 +204,8 @@ func TestMCPJSONPlugin(t *testing.T) {
 	assert.Equal(t, fullRequest().Servers[0].Args, doc.MCPServers["files"].Args, "args survive escaping byte for byte")
 	assert.Equal(t, map[string]string{"PATH": "/usr/bin", "MODE": "ro", "TOKEN": "{{loadout.secret.1}}"}, doc.MCPServers["files"].Env, "env: hostEnv, then env winning")
 
-	assert.Equal(t, "MCP server files: use only these tools: read, list.\nMCP server docs: use none of its tools.\n", plan.Prompt, "prompt states the permitted tools")
+	assert.Equal(t, "## MCP servers\n\nThese MCP servers are configured for this run, each with the tools you may use:\n- files: only read, list\n- docs: no tools\n", plan.Prompt, "prompt states the permitted tools")
+	assert.Equal(t, format.ServersPrompt([]abi.Server{fullRequest().Servers[0], fullRequest().Servers[1]}, nil), plan.Prompt, "the prompt is the one the host writes")
 	assert.Equal(t, []string{}, plan.Args, "args")
 	assert.Equal(t, []abi.Pair{}, plan.Env, "env")
 	assert.Equal(t, []string{}, plan.GitExclude, "gitExclude")
@@ -215,7 +217,6 @@ func TestMCPJSONPlugin(t *testing.T) {
 		"cwd_unsupported/files",
 		"oauth_unsupported/docs", "lifecycle_unsupported/docs", "exposure_unsupported/docs",
 		"transport_unsupported/legacy", "server_disabled/off", "duplicate_server/files",
-		"skills_unsupported/review",
 	}, codes, "warnings, in request order")
 }
 
@@ -312,8 +313,13 @@ func FuzzMCPJSONPlugin(f *testing.F) {
 		}
 		var req abi.Request
 		require.NoError(t, json.Unmarshal(in, &req), "render(%q) returned a plan for input encoding/json refuses", in)
-		require.Len(t, plan.Files, 1, "render(%q) files", in)
+		require.NotEmpty(t, plan.Files, "render(%q) files", in)
 		assert.True(t, json.Valid([]byte(plan.Files[0].Content)), "render(%q) wrote invalid JSON: %s", in, plan.Files[0].Content)
+		prepared, _, err := format.PrepareSkills(req.Skills)
+		require.NoError(t, err, "render(%q) returned a plan for skills the Go SDK refuses", in)
+		want, err := format.SkillFiles(abi.RootConfig, "skills", prepared)
+		require.NoError(t, err, "format.SkillFiles")
+		assert.Equal(t, append([]abi.File{}, want...), plan.Files[1:], "render(%q): the skill files are the Go SDK's", in)
 	})
 }
 

@@ -66,7 +66,7 @@ const (
 	warnUnwrappable = format.WarnCommandUnwrappable
 	warnEnvName     = format.WarnEnvNameUnsupported
 	warnExposure    = "exposure_unsupported"
-	warnTimeout     = "timeout_adjusted"
+	warnTimeout     = abi.WarnTimeoutAdjusted
 )
 
 // exposures are the exposure values Pi 1.6.0 accepts; the alias codemode-deferred is rendered

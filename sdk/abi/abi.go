@@ -237,4 +237,7 @@ const (
 	WarnOAuthUnsupported = "oauth_unsupported"
 	// WarnLifecycleUnsupported: the server's lifecycle or idleTimeout is not rendered.
 	WarnLifecycleUnsupported = "lifecycle_unsupported"
+	// WarnTimeoutAdjusted: the server's timeout is rendered at the nearest bound of the range
+	// the harness's profile states (timeoutMin, timeoutMax), because the vetted one lies outside.
+	WarnTimeoutAdjusted = "timeout_adjusted"
 )

@@ -73,18 +73,30 @@ func PrepareSkills(skills []abi.Skill) ([]PreparedSkill, []abi.Warning, error) {
 	return out, warns, nil
 }
 
+// SkillMarkdown is the one canonical SKILL.md of a skill: "---\n", "name: " and name, a
+// newline, "description: " and description, a newline, "---\n", then instructions as they are
+// (text or a blob placeholder). Each value is written by FrontMatter's rule: plain when it is a
+// lowercase hyphenated word, else a YAML double-quoted scalar. name is a prepared skill's Dir
+// and description its Description. Every renderer writes exactly these bytes and the host's
+// plan check compares them byte for byte, so no difference between YAML front-matter readers
+// (a "..." end marker, a second document, CR line ends, comments, trailing spaces) can change
+// what a harness reads.
+func SkillMarkdown(name, description, instructions string) string {
+	doc, err := Markdown([]Field{{Key: "name", Value: name}, {Key: "description", Value: description}}, instructions)
+	if err != nil { // unreachable: both keys are constant and distinct
+		panic("format: SkillMarkdown: " + err.Error())
+	}
+	return string(doc)
+}
+
 // SkillFiles returns the files that install skills natively under root at dir/<name>/: a
-// SKILL.md (front matter with name and description, then the instructions) and every resource,
-// all mode 0644.
+// SKILL.md (SkillMarkdown) and every resource, all mode 0644.
 func SkillFiles(root, dir string, skills []PreparedSkill) ([]abi.File, error) {
 	var files []abi.File
 	for _, sk := range skills {
-		doc, err := Markdown([]Field{{Key: "name", Value: sk.Dir}, {Key: "description", Value: sk.Description}}, sk.Instructions)
-		if err != nil {
-			return nil, fmt.Errorf("encode skill %s: %w", sk.Dir, err)
-		}
 		base := dir + "/" + sk.Dir + "/"
-		files = append(files, abi.File{Root: root, Path: base + "SKILL.md", Mode: "0644", Format: abi.FormatMarkdown, Content: string(doc)})
+		files = append(files, abi.File{Root: root, Path: base + "SKILL.md", Mode: "0644", Format: abi.FormatMarkdown,
+			Content: SkillMarkdown(sk.Dir, sk.Description, sk.Instructions)})
 		for _, r := range sk.Resources {
 			files = append(files, abi.File{Root: root, Path: base + r.Path, Mode: "0644", Format: abi.FormatText, Content: r.Content})
 		}

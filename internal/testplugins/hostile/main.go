@@ -8,6 +8,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/loadout-dev/loadout/internal/testplugins/hostile/tamper"
 	"github.com/loadout-dev/loadout/sdk/abi"
@@ -22,12 +23,13 @@ type generic struct {
 	root, path, servers string
 	typed               bool // a type key per server (the mcp.json layout)
 	cwd                 bool
+	timeoutMS           bool   // a timeout key in milliseconds
 	skills              string // the skills directory under the config root; "" for none
 	roots               []string
 }
 
 var generics = map[string]generic{
-	"mcpjson": {root: abi.RootRun, path: "mcp.json", servers: "mcpServers", typed: true, roots: []string{abi.RootRun}},
+	"mcpjson": {root: abi.RootRun, path: "mcp.json", servers: "mcpServers", typed: true, timeoutMS: true, skills: "skills", roots: []string{abi.RootConfig, abi.RootRun}},
 	"acme":    {root: abi.RootConfig, path: "mcp.json", servers: "servers", cwd: true, skills: "skills", roots: []string{abi.RootConfig, abi.RootRun}},
 }
 
@@ -83,6 +85,9 @@ func (g generic) render(req abi.Request) (abi.Plan, error) {
 				secret = secret || sec
 			}
 		}
+		if g.timeoutMS && s.Timeout > 0 {
+			e.Set("timeout", max(int64(math.Round(s.Timeout*1000)), 1))
+		}
 		if s.ToolsRestricted {
 			e.Set("allowedTools", append([]string{}, s.AllowedTools...))
 		}
@@ -92,6 +97,13 @@ func (g generic) render(req abi.Request) (abi.Plan, error) {
 		}
 		servers.Set(s.ID, e)
 	}
+	var offered []abi.Server
+	for _, s := range req.Servers {
+		if s.Enabled {
+			offered = append(offered, s)
+		}
+	}
+	p.Prompt = format.ServersPrompt(offered, nil)
 	content, err := format.MarshalJSON(format.NewObject().Set(g.servers, servers))
 	if err != nil {
 		return p, err

@@ -76,7 +76,7 @@ const (
 	warnReserved    = "server_name_reserved"
 	warnUnwrappable = format.WarnCommandUnwrappable
 	warnEnvName     = format.WarnEnvNameUnsupported
-	warnTimeout     = "timeout_adjusted"
+	warnTimeout     = abi.WarnTimeoutAdjusted
 	warnToolName    = "tool_name_too_long"
 	warnToolRule    = "tool_rule_unsupported"
 )

@@ -4,11 +4,13 @@
  * mcpjson.c - the "mcpjson" renderer: a loadout plugin written in C11 against sdk/ABI.md.
  *
  * It renders the vetted MCP servers as one generic {"mcpServers": {...}} file (the .mcp.json
- * shape: stdio command/args/env, http type/url/headers, allowedTools for a restricted server,
- * also stated in the prompt) at root "run", path "mcp.json", mode 0600, secret when any env or
- * header pair is secret. What that shape cannot say comes back as a warning, never silently
- * lost: skills, unsupported transports, disabled servers, cwd, exposure, OAuth, lifecycle and
- * duplicate ids.
+ * shape: stdio command/args/env, http type/url/headers, allowedTools for a restricted server)
+ * at root "run", path "mcp.json", mode 0600, secret when any env or header pair is secret.
+ * Skills are installed at root "config" under skills/<name>/, each SKILL.md in sdk/format's
+ * canonical form, and the prompt names each server and its tools as the host writes them
+ * (format.ServersPrompt). What that shape cannot say comes back as a warning,
+ * never silently lost: unsupported transports, disabled servers, cwd, exposure, OAuth,
+ * lifecycle and duplicate ids.
  *
  * Memory: loadout_alloc hands out malloc'd input buffers; the output of a call and everything a
  * call allocates live until the next call into the module. A WebAssembly instance runs one call
@@ -23,6 +25,9 @@
 
 #define HARNESS "mcpjson"
 
+/* The largest timeout rendered, in milliseconds (24 hours): the profile's timeoutMax. */
+#define MAX_TIMEOUT_MS 86400000LL
+
 static arena call_arena;
 static buffer output;
 
@@ -35,7 +40,7 @@ static buffer output;
 
 static const char manifest_json[] =
 	"{\"name\":\"render.mcpjson\",\"version\":\"1.0.0\",\"abiVersion\":1,\"harness\":\"" HARNESS "\","
-	"\"transports\":[\"stdio\",\"http\"],\"nativeSkills\":false,\"roots\":[\"run\"]}";
+	"\"transports\":[\"stdio\",\"http\"],\"nativeSkills\":true,\"roots\":[\"config\",\"run\"]}";
 
 /* Input buffers handed out by loadout_alloc and not yet consumed by a render. */
 #define MAX_INPUTS 16
@@ -209,9 +214,8 @@ static void check_request(failure *f, const json_value *req) {
 		check_pairs(f, s, "toolExposure");
 		get_bool(f, s, "toolsRestricted");
 		get_bool(f, s, "enabled");
-		double t = get_number(f, s, "timeout");
-		if (t < 0 || t > 86400) {
-			failf(f, "invalid_input", "timeout", "out of range");
+		if (get_number(f, s, "timeout") < 0) {
+			failf(f, "invalid_input", "timeout", "negative");
 		}
 		const json_value *oauth = want(f, json_get(s, "oauth"), J_OBJECT, "oauth");
 		if (oauth != NULL) {
@@ -253,6 +257,7 @@ static void check_request(failure *f, const json_value *req) {
 
 typedef struct {
 	buffer file;     /* mcp.json */
+	buffer files;    /* the skill files: members of the files array, each after a comma */
 	buffer warnings; /* the JSON array members, comma-separated */
 	buffer prompt;   /* raw prompt text */
 	int secret;
@@ -404,10 +409,19 @@ static void render_server(render_state *st, const json_value *s, const json_valu
 	}
 	double timeout = get_number(&ignore, s, "timeout");
 	if (timeout > 0) {
-		char ms[32];
-		snprintf(ms, sizeof ms, "%lld", (long long)(timeout * 1000 + 0.5));
+		/* Milliseconds rounded, at least 1; above MAX_TIMEOUT_MS (the profile's timeoutMax) the
+		 * bound, with a timeout_adjusted warning. */
+		long long ms = timeout * 1000 > MAX_TIMEOUT_MS ? MAX_TIMEOUT_MS : (long long)(timeout * 1000 + 0.5);
+		if (ms < 1) {
+			ms = 1;
+		}
+		char text[32];
+		snprintf(text, sizeof text, "%lld", ms);
 		buf_str(b, ",\n      \"timeout\": ");
-		buf_str(b, ms);
+		buf_str(b, text);
+		if (timeout * 1000 > MAX_TIMEOUT_MS) {
+			warn(st, "timeout_adjusted", id, none, "the timeout of server \"", id, "\" exceeds 24 hours; rendered as 86400000 ms");
+		}
 	}
 	buf_str(b, "\n    }");
 
@@ -421,42 +435,370 @@ static void render_server(render_state *st, const json_value *s, const json_valu
 	if (exposure.len || pairs_of(s, "toolExposure") != NULL) {
 		warn(st, "exposure_unsupported", id, none, "the mcp.json format has no tool exposure; server \"", id, "\" is exposed directly");
 	}
-	if (get_bool(&ignore, s, "toolsRestricted")) {
-		const json_value *tools = json_get(s, "allowedTools");
-		size_t n = (tools != NULL && tools->type == J_ARRAY) ? tools->len : 0;
-		buf_str(&st->prompt, "MCP server ");
-		buf_bytes(&st->prompt, id.s, id.len);
-		buf_str(&st->prompt, n ? ": use only these tools: " : ": use none of its tools.");
-		for (size_t i = 0; i < n; i++) {
-			buf_str(&st->prompt, i ? ", " : "");
-			buf_bytes(&st->prompt, tools->items[i]->string.s, tools->items[i]->string.len);
+	/* The prompt's line for the server, as the host writes it (format.ServersPrompt). */
+	buf_str(&st->prompt, "- ");
+	buf_bytes(&st->prompt, id.s, id.len);
+	if (!get_bool(&ignore, s, "toolsRestricted")) {
+		buf_str(&st->prompt, ": all tools\n");
+		return;
+	}
+	const json_value *tools = json_get(s, "allowedTools");
+	size_t n = (tools != NULL && tools->type == J_ARRAY) ? tools->len : 0;
+	buf_str(&st->prompt, n ? ": only " : ": no tools");
+	for (size_t i = 0; i < n; i++) {
+		buf_str(&st->prompt, i ? ", " : "");
+		buf_bytes(&st->prompt, tools->items[i]->string.s, tools->items[i]->string.len);
+	}
+	buf_str(&st->prompt, "\n");
+}
+
+/* ---- skills: sdk/format's canonical SKILL.md (SkillNames, SkillDescription, SkillMarkdown) --
+ * The host compares every SKILL.md byte for byte with the canonical rendering of the vetted
+ * name, description and instructions, so this is the Go SDK's rule, spelled in C. */
+
+#define MAX_SKILL_NAME 64
+#define MAX_SKILL_DESCRIPTION 1024
+
+typedef struct {
+	char s[MAX_SKILL_NAME + 1];
+} skill_dir;
+
+/* is_skill_name: ^[a-z0-9]+(-[a-z0-9]+)*$, at most MAX_SKILL_NAME bytes. */
+static int is_skill_name(const char *n, size_t len) {
+	if (len == 0 || len > MAX_SKILL_NAME || n[0] == '-' || n[len - 1] == '-') {
+		return 0;
+	}
+	for (size_t i = 0; i < len; i++) {
+		char c = n[i];
+		if (c == '-' ? n[i - 1] == '-' : !((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) {
+			return 0;
 		}
-		buf_str(&st->prompt, n ? ".\n" : "\n");
+	}
+	return 1;
+}
+
+static void trim_dashes(skill_dir *d) {
+	size_t n = strlen(d->s);
+	while (n > 0 && d->s[n - 1] == '-') {
+		d->s[--n] = 0;
 	}
 }
 
-static void render(render_state *st, const json_value *req) {
+/* skill_name: ASCII letters lowercased, every run of other bytes one "-", edge hyphens trimmed,
+ * cut to MAX_SKILL_NAME, "skill" when nothing is left. */
+static skill_dir skill_name(json_str n) {
+	skill_dir d = {{0}};
+	if (is_skill_name(n.s, n.len)) {
+		memcpy(d.s, n.s, n.len);
+		return d;
+	}
+	char tmp[2 * MAX_SKILL_NAME + 2];
+	size_t len = 0;
+	int dash = 0;
+	for (size_t i = 0; i < n.len && len <= MAX_SKILL_NAME; i++) {
+		char c = n.s[i];
+		if (c >= 'A' && c <= 'Z') {
+			c = (char)(c + ('a' - 'A'));
+		}
+		if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+			if (dash && len > 0) {
+				tmp[len++] = '-';
+			}
+			dash = 0;
+			tmp[len++] = c;
+			continue;
+		}
+		dash = 1;
+	}
+	if (len > MAX_SKILL_NAME) {
+		len = MAX_SKILL_NAME;
+	}
+	memcpy(d.s, tmp, len);
+	trim_dashes(&d);
+	if (d.s[0] == 0) {
+		strcpy(d.s, "skill");
+	}
+	return d;
+}
+
+static int dir_taken(const skill_dir *dirs, size_t n, const char *s) {
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(dirs[i].s, s) == 0) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* skill_dirs: a conforming name keeps it (first come); every other gets skill_name, then the
+ * first free suffix "-2", "-3", ... with the stem cut to fit. */
+static void skill_dirs(const json_value *skills, skill_dir *dirs) {
+	failure ignore = {0};
+	size_t n = skills->len;
+	memset(dirs, 0, n * sizeof *dirs);
+	for (size_t i = 0; i < n; i++) {
+		json_str name = get_str(&ignore, skills->items[i], "name");
+		if (is_skill_name(name.s, name.len)) {
+			char tmp[MAX_SKILL_NAME + 1] = {0};
+			memcpy(tmp, name.s, name.len);
+			if (!dir_taken(dirs, n, tmp)) {
+				strcpy(dirs[i].s, tmp);
+			}
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (dirs[i].s[0] != 0) {
+			continue;
+		}
+		skill_dir base = skill_name(get_str(&ignore, skills->items[i], "name")), d = base;
+		for (int k = 2; dir_taken(dirs, n, d.s); k++) {
+			char suffix[16];
+			int sl = snprintf(suffix, sizeof suffix, "-%d", k);
+			d = base;
+			if (strlen(d.s) + (size_t)sl > MAX_SKILL_NAME) {
+				d.s[MAX_SKILL_NAME - sl] = 0;
+				trim_dashes(&d);
+			}
+			strcat(d.s, suffix);
+		}
+		dirs[i] = d;
+	}
+}
+
+/* utf8_rune decodes the rune at s[i] (the request is valid UTF-8) and its size. */
+static unsigned utf8_rune(const unsigned char *s, size_t n, size_t i, size_t *size) {
+	unsigned c = s[i];
+	if (c < 0x80 || i + 1 >= n) {
+		*size = 1;
+		return c;
+	}
+	if (c < 0xE0) {
+		*size = 2;
+		return (c & 0x1f) << 6 | (s[i + 1] & 0x3f);
+	}
+	if (c < 0xF0 || i + 3 >= n) {
+		*size = 3;
+		return (c & 0x0f) << 12 | (s[i + 1] & 0x3f) << 6 | (s[i + 2] & 0x3f);
+	}
+	*size = 4;
+	return (c & 0x07) << 18 | (s[i + 1] & 0x3f) << 12 | (s[i + 2] & 0x3f) << 6 | (s[i + 3] & 0x3f);
+}
+
+/* is_space is Go's unicode.IsSpace for the runes left once controls are spaces. */
+static int is_space(unsigned r) {
+	return r == ' ' || r == 0xa0 || r == 0x1680 || (r >= 0x2000 && r <= 0x200a) || r == 0x2028 || r == 0x2029 ||
+	       r == 0x202f || r == 0x205f || r == 0x3000 || (r >= 0x09 && r <= 0x0d) || r == 0x85;
+}
+
+/* skill_description writes desc as one line (format.SkillDescription): every control and
+ * U+2028, U+2029 a space, at most MAX_SKILL_DESCRIPTION runes, surrounding spaces trimmed. It
+ * returns 1 when the result differs from desc. */
+static int skill_description(buffer *out, json_str desc) {
+	const unsigned char *u = (const unsigned char *)desc.s;
+	buffer b = {0};
+	size_t runes = 0;
+	for (size_t i = 0, size = 0; i < desc.len && runes < MAX_SKILL_DESCRIPTION; i += size, runes++) {
+		unsigned r = utf8_rune(u, desc.len, i, &size);
+		if (r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == 0x2028 || r == 0x2029) {
+			buf_str(&b, " ");
+		} else {
+			buf_bytes(&b, desc.s + i, size);
+		}
+	}
+	/* Trim: leading runes, then trailing ones (a UTF-8 rune starts at a byte not 10xxxxxx). */
+	size_t start = 0, end = b.len, size = 0;
+	const unsigned char *bu = (const unsigned char *)(b.p ? b.p : "");
+	while (start < end && is_space(utf8_rune(bu, end, start, &size))) {
+		start += size;
+	}
+	while (end > start) {
+		size_t k = end - 1;
+		while (k > start && (bu[k] & 0xc0) == 0x80) {
+			k--;
+		}
+		if (!is_space(utf8_rune(bu, end, k, &size))) {
+			break;
+		}
+		end = k;
+	}
+	buf_bytes(out, b.p ? b.p + start : "", end - start);
+	int changed = b.oom || end - start != desc.len || memcmp(b.p ? b.p + start : "", desc.s, desc.len) != 0;
+	if (b.oom) {
+		out->oom = 1;
+	}
+	buf_free(&b);
+	return changed;
+}
+
+/* yaml_value writes v as format.FrontMatter does: plain when it is ^[a-z][a-z0-9-]*$ and no
+ * YAML keyword, else a double-quoted scalar (format.AppendYAMLString). */
+static void yaml_value(buffer *b, const char *v, size_t n) {
+	static const char *const keywords[] = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "nan", "inf", NULL};
+	int plain = n > 0 && v[0] >= 'a' && v[0] <= 'z';
+	for (size_t i = 0; plain && i < n; i++) {
+		plain = (v[i] >= 'a' && v[i] <= 'z') || (v[i] >= '0' && v[i] <= '9') || v[i] == '-';
+	}
+	for (const char *const *k = keywords; plain && *k != NULL; k++) {
+		plain = !(strlen(*k) == n && memcmp(*k, v, n) == 0);
+	}
+	if (plain) {
+		buf_bytes(b, v, n);
+		return;
+	}
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *u = (const unsigned char *)v;
+	buf_str(b, "\"");
+	for (size_t i = 0, size = 0; i < n; i += size) {
+		unsigned r = utf8_rune(u, n, i, &size);
+		if (r == '"' || r == '\\') {
+			char esc[2] = {'\\', (char)r};
+			buf_bytes(b, esc, 2);
+		} else if (r == '\t') {
+			buf_str(b, "\\t");
+		} else if (r == '\n') {
+			buf_str(b, "\\n");
+		} else if (r == '\r') {
+			buf_str(b, "\\r");
+		} else if (r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) || r == 0x2028 || r == 0x2029 || r == 0xfeff ||
+		           r == 0xfffe || r == 0xffff) {
+			char esc[6] = {'\\', 'u', hex[r >> 12 & 0xf], hex[r >> 8 & 0xf], hex[r >> 4 & 0xf], hex[r & 0xf]};
+			buf_bytes(b, esc, 6);
+		} else {
+			buf_bytes(b, v + i, size);
+		}
+	}
+	buf_str(b, "\"");
+}
+
+static int has_secret(json_str s) {
+	static const char p[] = "{{loadout.secret.";
+	for (size_t i = 0; i + sizeof p - 1 <= s.len; i++) {
+		if (memcmp(s.s + i, p, sizeof p - 1) == 0) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* skill_file adds one file of the plan: a member of the files array. */
+static void skill_file(buffer *files, const char *dir, json_str rel, const char *format, const char *content, size_t n) {
+	buf_str(files, ",{\"root\":\"config\",\"path\":");
+	buffer path = {0};
+	buf_str(&path, "skills/");
+	buf_str(&path, dir);
+	buf_str(&path, "/");
+	buf_bytes(&path, rel.s, rel.len);
+	buf_json_string(files, path.oom ? "" : path.p, path.oom ? 0 : path.len);
+	if (path.oom) {
+		files->oom = 1;
+	}
+	buf_free(&path);
+	buf_str(files, ",\"mode\":\"0644\",\"format\":\"");
+	buf_str(files, format);
+	buf_str(files, "\",\"content\":");
+	buf_json_string(files, content, n);
+	buf_str(files, ",\"secret\":false}");
+}
+
+/* render_skills installs every skill under the config root at skills/<name>/: the canonical
+ * SKILL.md and the resources, with a warning for each renamed skill and each description that
+ * was generated or changed. It returns 0 (and fails f) when a skill holds a secret placeholder:
+ * skill files and text may go where no secret may. */
+static int render_skills(render_state *st, const json_value *skills, failure *f) {
 	json_str none = {"", 0};
+	failure ignore = {0};
+	if (skills == NULL || skills->type != J_ARRAY || skills->len == 0) {
+		return 1;
+	}
+	for (size_t i = 0; i < skills->len; i++) {
+		const json_value *sk = skills->items[i];
+		int secret = has_secret(get_str(&ignore, sk, "name")) || has_secret(get_str(&ignore, sk, "description")) ||
+		             has_secret(get_str(&ignore, sk, "instructions"));
+		const json_value *res = json_get(sk, "resources");
+		for (size_t r = 0; !secret && res != NULL && res->type == J_ARRAY && r < res->len; r++) {
+			secret = has_secret(get_str(&ignore, res->items[r], "path")) || has_secret(get_str(&ignore, res->items[r], "content"));
+		}
+		if (secret) {
+			return failf(f, "invalid_input", "skill", "holds a secret placeholder");
+		}
+	}
+	skill_dir *dirs = arena_alloc(&call_arena, skills->len * sizeof *dirs);
+	if (dirs == NULL) {
+		st->files.oom = 1;
+		return 1;
+	}
+	skill_dirs(skills, dirs);
+	for (size_t i = 0; i < skills->len; i++) {
+		const json_value *sk = skills->items[i];
+		json_str name = get_str(&ignore, sk, "name");
+		json_str dir = {dirs[i].s, strlen(dirs[i].s)};
+		if (!str_eq(dir, name)) {
+			warn(st, "skill_renamed", none, name, "skill name does not satisfy the portable skill-name rule; rendered as \"", dir, "\"");
+		}
+		buffer desc = {0};
+		int changed = skill_description(&desc, get_str(&ignore, sk, "description"));
+		if (desc.len == 0) {
+			buf_str(&desc, "Instructions for ");
+			buf_str(&desc, dir.s);
+			buf_str(&desc, ". Use when a task calls for the ");
+			buf_str(&desc, dir.s);
+			buf_str(&desc, " skill.");
+			warn(st, "skill_description_generated", none, name, "skill has no description, which harnesses skip; a generated one is rendered", none, "");
+		} else if (changed) {
+			warn(st, "skill_description_changed", none, name, "skill description was made one line of at most 1024 characters", none, "");
+		}
+		json_str instructions = get_str(&ignore, sk, "instructions");
+		buffer md = {0};
+		buf_str(&md, "---\nname: ");
+		yaml_value(&md, dir.s, dir.len);
+		buf_str(&md, "\ndescription: ");
+		yaml_value(&md, desc.p ? desc.p : "", desc.len);
+		buf_str(&md, "\n---\n");
+		buf_bytes(&md, instructions.s, instructions.len);
+		json_str skill_md = {"SKILL.md", 8};
+		skill_file(&st->files, dir.s, skill_md, "markdown", md.p ? md.p : "", md.len);
+		if (md.oom || desc.oom) {
+			st->files.oom = 1;
+		}
+		buf_free(&md);
+		buf_free(&desc);
+		const json_value *res = json_get(sk, "resources");
+		for (size_t r = 0; res != NULL && res->type == J_ARRAY && r < res->len; r++) {
+			json_str content = get_str(&ignore, res->items[r], "content");
+			skill_file(&st->files, dir.s, get_str(&ignore, res->items[r], "path"), "text", content.s, content.len);
+		}
+	}
+	return 1;
+}
+
+/* render renders req into st; it fails f when the request cannot be rendered. */
+static void render(render_state *st, const json_value *req, failure *f) {
 	buf_str(&st->file, "{\n  \"mcpServers\": {");
 	const json_value *servers = json_get(req, "servers");
 	for (size_t i = 0; servers != NULL && servers->type == J_ARRAY && i < servers->len; i++) {
 		render_server(st, servers->items[i], servers, i);
 	}
 	buf_str(&st->file, st->rendered ? "\n  }\n}\n" : "}\n}\n");
-	const json_value *skills = json_get(req, "skills");
-	for (size_t i = 0; skills != NULL && skills->type == J_ARRAY && i < skills->len; i++) {
-		failure ignore = {0};
-		json_str name = get_str(&ignore, skills->items[i], "name");
-		warn(st, "skills_unsupported", none, name, "skill \"", name, "\" is not installed: the mcpjson harness has no skills");
-	}
+	render_skills(st, json_get(req, "skills"), f);
 }
 
 static void write_plan(buffer *out, render_state *st) {
 	buf_str(out, "{\"files\":[{\"root\":\"run\",\"path\":\"mcp.json\",\"mode\":\"0600\",\"format\":\"json\",\"content\":");
 	buf_json_string(out, st->file.p, st->file.len);
-	buf_str(out, st->secret ? ",\"secret\":true}]" : ",\"secret\":false}]");
+	buf_str(out, st->secret ? ",\"secret\":true}" : ",\"secret\":false}");
+	buf_bytes(out, st->files.len ? st->files.p : "", st->files.len);
+	buf_str(out, "]");
 	buf_str(out, ",\"args\":[],\"env\":[],\"prompt\":");
-	buf_json_string(out, st->prompt.len ? st->prompt.p : "", st->prompt.len);
+	buffer prompt = {0};
+	if (st->prompt.len) {
+		buf_str(&prompt, "## MCP servers\n\nThese MCP servers are configured for this run, each with the tools you may use:\n");
+		buf_bytes(&prompt, st->prompt.p, st->prompt.len);
+	}
+	buf_json_string(out, prompt.len ? prompt.p : "", prompt.len);
+	if (prompt.oom) {
+		out->oom = 1;
+	}
+	buf_free(&prompt);
 	buf_str(out, ",\"gitExclude\":[],\"warnings\":[");
 	buf_bytes(out, st->warnings.len ? st->warnings.p : "", st->warnings.len);
 	buf_str(out, "]}");
@@ -500,12 +842,17 @@ static const char *render_call(const char *in, size_t len, size_t *n) {
 		write_error(&output, f.code, f.msg);
 	} else {
 		render_state st = {0};
-		render(&st, req);
-		write_plan(&output, &st);
-		if (st.file.oom || st.warnings.oom || st.prompt.oom || output.oom) {
-			write_error(&output, "internal", "out of memory");
+		render(&st, req, &f);
+		if (f.code != NULL) {
+			write_error(&output, f.code, f.msg);
+		} else {
+			write_plan(&output, &st);
+			if (st.file.oom || st.files.oom || st.warnings.oom || st.prompt.oom || output.oom) {
+				write_error(&output, "internal", "out of memory");
+			}
 		}
 		buf_free(&st.file);
+		buf_free(&st.files);
 		buf_free(&st.warnings);
 		buf_free(&st.prompt);
 	}

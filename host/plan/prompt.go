@@ -1,0 +1,61 @@
+package plan
+
+import (
+	"strings"
+
+	"github.com/loadout-dev/loadout/sdk/format"
+)
+
+// wantPrompt is the prompt a plan must carry for its vetted request: the section naming each
+// enabled server the harness config holds and the tools it may use (format.ServersPrompt, each
+// tool spelled as the profile's prompt says), then, in an ambient-auth run whose profile folds
+// skills, the folded skills (format.FoldSkills), after a line break. The host defines it; a
+// plugin may carry it or leave the prompt empty, and add nothing, so no instruction or URL of
+// its own reaches the agent.
+func (c *checker) wantPrompt() string {
+	var offered = c.in.Request.Servers[:0:0]
+	for _, s := range c.in.Request.Servers {
+		if s.Enabled && c.offered[s.ID] {
+			offered = append(offered, s)
+		}
+	}
+	var name func(server, tool string) string
+	if pr := c.h.prompt; pr != nil {
+		name = func(server, tool string) string {
+			q := []byte(strings.ReplaceAll(strings.ReplaceAll(pr.Qualified, "{server}", server), "{tool}", tool))
+			for i, b := range q {
+				if !(b >= 'A' && b <= 'Z' || b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || strings.IndexByte(pr.QualifiedChars, b) >= 0) {
+					q[i] = '_'
+				}
+			}
+			return tool + " (" + string(q) + ")"
+		}
+	}
+	prompt := format.ServersPrompt(offered, name)
+	if l := c.h.skills; l != nil && l.folds && c.in.Request.Run.AmbientAuth {
+		skills, _, err := format.PrepareSkills(c.in.Request.Skills)
+		if err != nil { // a vetted skill holds no secret placeholder
+			return "\x00"
+		}
+		_, folded, _ := format.FoldSkills(skills)
+		if folded != "" && prompt != "" {
+			prompt += "\n"
+		}
+		prompt += folded
+	}
+	return prompt
+}
+
+// comparePrompt requires the plan's prompt to be, byte for byte, the one the host writes, or
+// empty (a plugin that tells the agent nothing narrows nothing).
+func (c *checker) comparePrompt(prompt string) {
+	want := c.wantPrompt()
+	if prompt == "" || prompt == want {
+		return
+	}
+	at := 0
+	for at < len(want) && at < len(prompt) && prompt[at] == want[at] {
+		at++
+	}
+	c.add("", "prompt", RulePrompt, "the prompt is not the one written for the vetted servers, tools and skills (it differs at byte %d)", at)
+}
