@@ -10,12 +10,24 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
+# section NAME prints how long the previous section took, then NAME: the suite's time by
+# section is in every log.
+section_start=$SECONDS
+section_name="install (scripts/deps.sh)"
+section() {
+	echo "-- ${section_name}: $((SECONDS - section_start)) s"
+	section_name=$1
+	section_start=$SECONDS
+	echo "== $1"
+}
+trap 'echo "-- ${section_name}: $((SECONDS - section_start)) s"; echo "-- total: ${SECONDS} s"' EXIT
+
 scripts/deps.sh
 export PATH="$PWD/.cache/bin:$PATH"
 # Tests that need a tool deps.sh installs (redis-server) fail instead of skipping without it.
 export LOADOUT_REQUIRE_ALL=1
 
-echo "== format and vet"
+section "format and vet"
 unformatted=$(gofmt -l $(git ls-files '*.go') 2>/dev/null || true)
 if [ -n "$unformatted" ]; then
 	echo "gofmt would change: $unformatted" >&2
@@ -25,33 +37,39 @@ go vet ./...
 GOOS=wasip1 GOARCH=wasm go vet ./sdk/... ./plugins/...
 CGO_ENABLED=0 go build ./...
 
-echo "== build"
+section "build"
 ./build.sh
 
-echo "== go test (wazero)"
+section "go test (wazero)"
 go test -count=1 ./...
 
-echo "== go test -race (the policy engine's lock discipline, recycled wasm memories)"
+section "go test -race (the policy engine's lock discipline, recycled wasm memories)"
 go test -race -count=1 ./host/policy ./host/engine/internal/capmem
 
-echo "== go test (wasmtime)"
+section "go test (wasmtime)"
 go test -count=1 -tags wasmtime ./host/... ./conformity/...
 
-echo "== fuzz targets, 200 executions each (-fuzz takes one target per package run)"
+section "fuzz targets, 200 executions each, two at a time (-fuzz takes one target per package run)"
+fuzz_one() {
+	local pkg=$1 target=$2 out
+	if ! out=$(go test -count=1 -run '^$' -fuzz "^$target\$" -fuzztime 200x "$pkg" 2>&1); then
+		echo "-- $target $pkg FAILED" >&2
+		echo "$out" >&2
+		return 1
+	fi
+	echo "-- $target $pkg ok"
+}
+export -f fuzz_one
 for file in $(git grep -l '^func Fuzz' -- '*_test.go'); do
 	for target in $(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$file"); do
-		echo "-- $target ./$(dirname "$file")"
-		if ! out=$(go test -count=1 -run '^$' -fuzz "^$target\$" -fuzztime 200x "./$(dirname "$file")" 2>&1); then
-			echo "$out" >&2
-			exit 1
-		fi
+		echo "./$(dirname "$file") $target"
 	done
-done
+done | xargs -P 2 -L 1 bash -c 'fuzz_one "$0" "$1"'
 
-echo "== warm-render benchmarks, one iteration each (their setup checks wasm plans against native ones)"
+section "warm-render benchmarks, one iteration each (their setup checks wasm plans against native ones)"
 go test -count=1 -tags wasmtime ./host/engine/bench -run '^$' -bench WarmRender -benchtime 1x
 
 if [ -x .ci/policy.sh ]; then
-	echo "== policies (upstream opa)"
+	section "policies (upstream opa)"
 	.ci/policy.sh
 fi
