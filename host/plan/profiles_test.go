@@ -68,6 +68,9 @@ func TestParseProfileRefuses(t *testing.T) {
 		{"bad flag", "skills: {dir: skills}", "skills: {dir: skills}\nargs:\n  - {flag: \"-y; rm\"}", "flag"},
 		{"tools in args without a tools flag", "in: config", "in: args", "tools.in args"},
 		{"timeout unit without a timeout key", "  format: json", "  format: json\n  timeoutUnit: s", "no server key means timeout"},
+		{"unknown pass position", "valueSyntax: literal", "valueSyntax: claude-dollar\npasses: {prompt: 1}", "passes: position \"prompt\""},
+		{"pass count out of range", "valueSyntax: literal", "valueSyntax: claude-dollar\npasses: {headers: 3}", "passes.headers: 3"},
+		{"passes of a literal syntax", "valueSyntax: literal", "valueSyntax: literal\npasses: {env: 1}", "expands nothing"},
 		{"unknown timeout unit", "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    timeout: timeout\n  timeoutUnit: minutes", "none of s, ms"},
 	}
 	for _, tc := range tests {
@@ -180,6 +183,37 @@ func TestReadValue(t *testing.T) {
 			assert.Equal(t, tc.want, got, "%s ReadValue(%q)", tc.harness, tc.written)
 		}
 	}
+}
+
+// TestReadHeaderPasses: a header value is read through as many passes as the profile says
+// (Claude Code expands headers twice, env values once), so a value spelled for one pass is
+// refused where the harness makes two.
+func TestReadHeaderPasses(t *testing.T) {
+	const d = "${LOADOUT_SPAWN_DOLLAR:-$}"
+	tests := []struct {
+		harness, written, want string
+		ok                     bool
+	}{
+		{"claude", d + "{HOME}", "", false},
+		{"claude", d + "{LOADOUT_SPAWN_DOLLAR:-$}{HOME}", "${HOME}", true},
+		{"claude", d + "{LOADOUT_SPAWN_DOLLAR:-$}{E2E_UNSET:-fallback}", "${E2E_UNSET:-fallback}", true},
+		{"claude", "a$b", "a$b", true},
+		{"gemini", `a\` + d + "HOME", "a$HOME", true},
+		{"gemini", "a" + d + "HOME", "", false},
+		{"pi", "$!a$$HOME", "!a$HOME", true},
+		{"copilot", "a" + d + "HOME", "a$HOME", true},
+		{"codex", "a${HOME}", "a${HOME}", true},
+	}
+	for _, tc := range tests {
+		got, ok := profiles[tc.harness].ReadHeader(tc.written)
+		assert.Equal(t, tc.ok, ok, "%s ReadHeader(%q) ok", tc.harness, tc.written)
+		if tc.ok {
+			assert.Equal(t, tc.want, got, "%s ReadHeader(%q)", tc.harness, tc.written)
+		}
+	}
+	// An env value of Claude's is still read once.
+	got, ok := profiles["claude"].ReadValue(d + "{HOME}")
+	assert.True(t, ok && got == "${HOME}", "claude ReadValue(one spelling) = %q, %t", got, ok)
 }
 
 // TestDescriptionReadBack: a server description reaches the model, so a description key is
