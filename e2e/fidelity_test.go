@@ -193,7 +193,7 @@ func loadServers(t *testing.T, h string, c clis, dir, home string, rr renderResu
 		require.NoError(t, err, "pi mcp list --json")
 		require.NotEmpty(t, res.Stdout, "pi mcp list --json (stderr %s)", tail(res.Stderr))
 	case "gemini":
-		env := harnessEnv(c, home, rr.Env, append(extra, "GEMINI_API_KEY=dummy", "GEMINI_CLI_TRUST_WORKSPACE=true")...)
+		env := trustFolder(harnessEnv(c, home, rr.Env, append(extra, "GEMINI_API_KEY=dummy")...))
 		res, err := run(context.Background(), geminiTimeout, checkout, env, nil, c.Gemini, "mcp", "list")
 		require.NoError(t, err, "gemini mcp list")
 		require.Equal(t, 0, res.Exit, "gemini mcp list (stderr %s)", tail(res.Stderr))
