@@ -212,3 +212,52 @@ func loadServers(t *testing.T, h string, c clis, dir, home string, rr renderResu
 		t.Fatalf("unknown harness %q", h)
 	}
 }
+
+// wideHeaderValue holds characters above U+00FF; latinHeaderValue only Latin-1 ones.
+const (
+	wideHeaderValue  = "5 € 東京"
+	latinHeaderValue = "café"
+)
+
+// TestHeaderValueRepertoire measures, with every real CLI, whether a header value with a
+// character above U+00FF reaches a loopback recorder, and holds the profile's headerValues to
+// it: where loadout warns header_unsendable (naming the server and the header) the CLI sent no
+// request with it, and where it does not warn the value arrived as UTF-8, byte for byte.
+func TestHeaderValueRepertoire(t *testing.T) {
+	c := findCLIs(t)
+	loadout := loadoutBinary(t)
+	for _, h := range []string{"claude", "codex", "pi", "gemini", "copilot"} {
+		t.Run(h, func(t *testing.T) {
+			t.Parallel()
+			rec := newRecorder(t)
+			dir := t.TempDir()
+			home := filepath.Join(dir, "home")
+			require.NoError(t, os.MkdirAll(home, 0o755))
+			req, err := json.Marshal(map[string]any{
+				"harness": h,
+				"run":     map[string]any{"ambientAuth": false, "user": "e2e"},
+				"mcpServers": []any{map[string]any{"id": "wide", "transport": "http", "url": rec.URL + "/mcp/wide",
+					"headers": map[string]string{"X-Latin": latinHeaderValue, "X-Wide": wideHeaderValue}}},
+			})
+			require.NoError(t, err)
+			rr := renderRequest(t, loadout, h, dir, home, c, req)
+			var warned []string
+			for _, w := range rr.Warnings {
+				if w.Code == "header_unsendable" {
+					warned = append(warned, w.Server+"/"+w.Message)
+				}
+			}
+			loadServers(t, h, c, dir, home, rr)
+			got, sent := rec.first("X-Wide")
+			if len(warned) > 0 {
+				require.Len(t, warned, 1, "%s: one warning, for X-Wide", h)
+				assert.Contains(t, warned[0], `wide/header "X-Wide"`, "%s: the warning names the server and the header", h)
+				assert.False(t, sent, "%s: loadout warned that the CLI cannot send X-Wide, yet it arrived as %q", h, got.Header["X-Wide"])
+				return
+			}
+			require.True(t, sent, "%s: loadout did not warn, yet no request with X-Wide arrived (the profile's headerValues must be latin1)", h)
+			assert.Equal(t, []string{wideHeaderValue}, got.Header["X-Wide"], "%s: X-Wide as sent (UTF-8)", h)
+			assert.Equal(t, []string{latinHeaderValue}, got.Header["X-Latin"], "%s: X-Latin as sent (UTF-8)", h)
+		})
+	}
+}

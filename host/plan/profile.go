@@ -35,6 +35,10 @@ type Profile struct {
 	// position (PassPositions): args (a stdio server's command, args and cwd, and a
 	// description), env, url, headers. A position left out takes its value syntax's count.
 	Passes map[string]int `yaml:"passes"`
+	// HeaderValues is what the harness can send as a header value: HeaderValuesUTF8 (any
+	// text) or HeaderValuesLatin1 (code points up to U+00FF only; a request with another
+	// fails), as measured. Empty: not measured, and no warning.
+	HeaderValues string `yaml:"headerValues"`
 	// Spawn is how a stdio server must be launched through env -i (docs/SPAWN-ENV.md): one of
 	// SpawnStyles, or "" for a harness that does not pass its environment to the servers.
 	Spawn string       `yaml:"spawn"`
@@ -151,6 +155,12 @@ const (
 	PosEnv     = "env"
 	PosURL     = "url"
 	PosHeaders = "headers"
+)
+
+// Header value repertoires a profile's headerValues may name.
+const (
+	HeaderValuesUTF8   = "utf8"
+	HeaderValuesLatin1 = "latin1"
 )
 
 // PassPositions are the value positions a profile's passes may name.
@@ -402,6 +412,11 @@ func (p *Profile) compile() (*harness, error) {
 		case n > 0 && vs.first.spell == nil:
 			return nil, fmt.Errorf("passes.%s: valueSyntax %s expands nothing", pos, p.ValueSyntax)
 		}
+	}
+	switch p.HeaderValues {
+	case "", HeaderValuesUTF8, HeaderValuesLatin1:
+	default:
+		return nil, fmt.Errorf("headerValues %q is none of %s, %s", p.HeaderValues, HeaderValuesUTF8, HeaderValuesLatin1)
 	}
 	count := func(pos string) int {
 		if n, ok := p.Passes[pos]; ok {

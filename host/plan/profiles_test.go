@@ -71,6 +71,7 @@ func TestParseProfileRefuses(t *testing.T) {
 		{"unknown pass position", "valueSyntax: literal", "valueSyntax: claude-dollar\npasses: {prompt: 1}", "passes: position \"prompt\""},
 		{"pass count out of range", "valueSyntax: literal", "valueSyntax: claude-dollar\npasses: {headers: 3}", "passes.headers: 3"},
 		{"passes of a literal syntax", "valueSyntax: literal", "valueSyntax: literal\npasses: {env: 1}", "expands nothing"},
+		{"unknown header repertoire", "valueSyntax: literal", "valueSyntax: literal\nheaderValues: ascii", "headerValues"},
 		{"unknown timeout unit", "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    timeout: timeout\n  timeoutUnit: minutes", "none of s, ms"},
 	}
 	for _, tc := range tests {
