@@ -57,9 +57,12 @@ func formatOf(p *plan.Profile) (harnessFormat, error) {
 // fails on it whatever it holds.
 func (hf harnessFormat) litBack(s string) string { return readBack(hf.prof.ReadLiteral, s) }
 
-// valueBack is what the harness makes of an env or header value of its config (after the host
+// valueBack is what the harness makes of an env value of its config (after the host
 // substituted the secrets in their spelling), marked as litBack's when it would expand it.
 func (hf harnessFormat) valueBack(s string) string { return readBack(hf.prof.ReadValue, s) }
+
+// headerBack is valueBack for a header value, which the harness may expand more times.
+func (hf harnessFormat) headerBack(s string) string { return readBack(hf.prof.ReadHeader, s) }
 
 // urlBack is what the harness makes of a url of its config.
 func (hf harnessFormat) urlBack(s string) string { return readBack(hf.prof.ReadURL, s) }
@@ -71,11 +74,11 @@ func readBack(read func(string) (string, bool), s string) string {
 	return "<expanded by the harness> " + s
 }
 
-// pairsBack reads every value of ps back with valueBack.
-func (hf harnessFormat) pairsBack(ps []abi.Pair) []abi.Pair {
+// pairsBack reads every value of ps back with back (valueBack, headerBack).
+func pairsBack(ps []abi.Pair, back func(string) string) []abi.Pair {
 	out := make([]abi.Pair, 0, len(ps))
 	for _, p := range ps {
-		out = append(out, abi.Pair{Name: p.Name, Value: hf.valueBack(p.Value)})
+		out = append(out, abi.Pair{Name: p.Name, Value: back(p.Value)})
 	}
 	return out
 }
@@ -260,7 +263,7 @@ func (r *runner) compareEntry(o *output, hf harnessFormat, e entry, s abi.Server
 		for _, p := range s.Headers {
 			want = append(want, abi.Pair{Name: p.Name, Value: fill(p.Value)})
 		}
-		got := hf.pairsBack(e.headers)
+		got := pairsBack(e.headers, hf.headerBack)
 		if hf.toml { // a TOML table has no order
 			sort.Slice(got, func(i, j int) bool { return got[i].Name < got[j].Name })
 			sort.Slice(want, func(i, j int) bool { return want[i].Name < want[j].Name })
@@ -374,7 +377,7 @@ func (r *runner) compareUnwrapped(o *output, hf harnessFormat, e entry, s abi.Se
 	for _, p := range v.SpawnEnv(s.ID) {
 		spawn[p.Name] = p.Value
 	}
-	got := hf.pairsBack(e.env)
+	got := pairsBack(e.env, hf.valueBack)
 	for _, p := range got {
 		if want, ok := spawn[p.Name]; !ok || p.Value != want {
 			r.fail("format: server %q: env %s is not the vetted spawn env value", e.id, pairsString([]abi.Pair{p}, v))

@@ -346,7 +346,7 @@ func geminiOffered(t *testing.T, dir string, r rendered) []string {
 	writeJSON(t, filepath.Join(checkout, ".gemini", "settings.json"),
 		map[string]any{"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}}})
 	// Gemini reads the checkout's settings only in a folder trusted before its flags are read.
-	env := harnessEnv(c, filepath.Join(dir, "home"), r.Env, "GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL="+srv.URL, "GEMINI_CLI_TRUST_WORKSPACE=true")
+	env := trustFolder(harnessEnv(c, filepath.Join(dir, "home"), r.Env, "GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL="+srv.URL))
 	argv := append([]string{c.Gemini}, r.Args...)
 	argv = append(argv, "--approval-mode", "yolo", "-p", "Reply with OK.")
 	res, err := run(context.Background(), geminiTimeout, checkout, env, nil, argv...)

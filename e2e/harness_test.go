@@ -292,7 +292,7 @@ var geminiServer = regexp.MustCompile(`(?m)^[✓✗○…] ([^:\s]+): .* \((stdi
 // --skip-trust.
 func checkGemini(t *testing.T, sc *scenario, r rendered, c clis) {
 	assert.Equal(t, []string{"--skip-trust"}, r.Args, "gemini args")
-	env := harnessEnv(c, sc.Home, r.Env, "GEMINI_API_KEY=dummy", "GEMINI_CLI_TRUST_WORKSPACE=true")
+	env := trustFolder(harnessEnv(c, sc.Home, r.Env, "GEMINI_API_KEY=dummy"))
 	home, _ := lookupEnv(env, "GEMINI_CLI_HOME")
 	assert.Equal(t, sc.Config, home, "gemini: GEMINI_CLI_HOME is the config root")
 	res, err := run(context.Background(), geminiTimeout, sc.Checkout, env, nil, c.Gemini, "mcp", "list")

@@ -209,7 +209,7 @@ func checkPiOAuth(t *testing.T, c clis, home, config string, planEnv []envVar, i
 // checkGeminiOAuth loads settings.json with gemini mcp list: every server listed, no invalid
 // configuration.
 func checkGeminiOAuth(t *testing.T, c clis, home, config string, planEnv []envVar, ids []string) {
-	env := harnessEnv(c, home, planEnv, "GEMINI_API_KEY=dummy", "GEMINI_CLI_TRUST_WORKSPACE=true")
+	env := trustFolder(harnessEnv(c, home, planEnv, "GEMINI_API_KEY=dummy"))
 	raw, err := os.ReadFile(filepath.Join(config, ".gemini", "settings.json"))
 	require.NoError(t, err)
 	var doc struct {

@@ -172,6 +172,12 @@ func setEnv(env []string, name, value string) []string {
 	return append(env, name+"="+value)
 }
 
+// trustFolder trusts the working directory for a Gemini CLI command that takes no --skip-trust
+// (`gemini mcp list`), or for one that reads the checkout's own settings on purpose: over the
+// run's GEMINI_CLI_TRUST_WORKSPACE=false, which keeps a caller's true from loading the
+// checkout's settings in a real run (TestGeminiIgnoresCheckoutSettings).
+func trustFolder(env []string) []string { return setEnv(env, "GEMINI_CLI_TRUST_WORKSPACE", "true") }
+
 // lookupEnv returns the value of name in env.
 func lookupEnv(env []string, name string) (string, bool) {
 	for _, kv := range env {

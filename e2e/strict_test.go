@@ -3,11 +3,16 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -123,4 +128,108 @@ func TestCopilotIgnoresCheckoutServers(t *testing.T) {
 	assert.Equal(t, "connected", open["intruder"], "with the caller's COPILOT_ALLOW_ALL=true, copilot -p connects the checkout's server: %v", open)
 	_, err = os.Stat(intruderOut)
 	assert.NoError(t, err, "with the caller's COPILOT_ALLOW_ALL=true the intruder process was started")
+}
+
+// TestGeminiIgnoresCheckoutSettings shows with the real Gemini CLI why the gemini profile pins
+// GEMINI_CLI_TRUST_WORKSPACE=false (docs/FORMATS.md §5.1): the checkout holds a
+// `.gemini/settings.json` naming a server no policy vetted, and the caller's environment has
+// GEMINI_CLI_TRUST_WORKSPACE=true (a common CI setting), under which Gemini trusts the folder
+// when it loads its settings, before it reads --skip-trust. With the rendered env applied over
+// the caller's, `gemini --skip-trust -p` starts the rendered canary and never the intruder;
+// with the same env less that one variable, the intruder starts. Gemini's model traffic goes to
+// a loopback proxy (HTTPS_PROXY): its first model call says the servers were started.
+func TestGeminiIgnoresCheckoutSettings(t *testing.T) {
+	c := findCLIs(t)
+	canary, loadout := canaryBinary(t), loadoutBinary(t)
+	sc := newScenario(t, "gemini", c)
+	r := renderWithLoadout(t, sc, loadout, canary, c)
+	require.Contains(t, r.Env, envVar{Name: "GEMINI_CLI_TRUST_WORKSPACE", Value: "false"}, "the gemini render must pin GEMINI_CLI_TRUST_WORKSPACE=false")
+
+	intruderOut := filepath.Join(sc.Dir, "intruder-report.json")
+	writeJSON(t, filepath.Join(sc.Checkout, ".gemini", "settings.json"), map[string]any{"mcpServers": map[string]any{
+		"intruder": map[string]any{"command": canary, "args": []string{intruderOut}}}})
+
+	load := func(planEnv []envVar) {
+		t.Helper()
+		_ = os.Remove(intruderOut)
+		_ = os.Remove(sc.CanaryOut)
+		proxy := newProxyRecorder(t)
+		// The caller's environment first, the run's env over it, as a platform launches the CLI.
+		env := harnessEnv(c, sc.Home, planEnv, "GEMINI_CLI_TRUST_WORKSPACE=true", "GEMINI_API_KEY=dummy",
+			"HTTPS_PROXY="+proxy.URL, "HTTP_PROXY="+proxy.URL, "NO_PROXY=")
+		argv := append([]string{c.Gemini}, r.Args...)
+		argv = append(argv, "-p", "Reply with OK.")
+		res, err := runUntil(context.Background(), geminiTimeout, sc.Checkout, env, proxy.connected, argv...)
+		require.NoError(t, err, "gemini --skip-trust -p: want a model call through the loopback proxy (stderr %s)", tail(res.Stderr))
+	}
+
+	load(r.Env)
+	_, err := os.Stat(sc.CanaryOut)
+	assert.NoError(t, err, "with GEMINI_CLI_TRUST_WORKSPACE=false and --skip-trust Gemini still starts the rendered canary")
+	_, err = os.Stat(intruderOut)
+	assert.True(t, os.IsNotExist(err), "with GEMINI_CLI_TRUST_WORKSPACE=false the checkout's server must never start (stat: %v)", err)
+
+	loose := slices.DeleteFunc(slices.Clone(r.Env), func(e envVar) bool { return e.Name == "GEMINI_CLI_TRUST_WORKSPACE" })
+	require.Len(t, loose, len(r.Env)-1, "exactly one GEMINI_CLI_TRUST_WORKSPACE to remove")
+	load(loose)
+	_, err = os.Stat(intruderOut)
+	assert.NoError(t, err, "with the caller's GEMINI_CLI_TRUST_WORKSPACE=true Gemini starts the checkout's server")
+}
+
+// proxyRecorder is a loopback http proxy that refuses every CONNECT and records that one for
+// the Gemini API came (the first model call, which follows the start of the MCP servers; a
+// telemetry host may come earlier): a CLI pointed at it through HTTPS_PROXY sends no byte past
+// this machine.
+type proxyRecorder struct {
+	*httptest.Server
+	seen atomic.Bool
+}
+
+func newProxyRecorder(t *testing.T) *proxyRecorder {
+	p := &proxyRecorder{}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if strings.HasPrefix(req.Host, "generativelanguage.") {
+			p.seen.Store(true)
+		}
+		http.Error(w, "loadout e2e: no network here", http.StatusBadGateway)
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+func (p *proxyRecorder) connected() bool { return p.seen.Load() }
+
+// runUntil starts argv and kills its process group once done reports true (polled), or fails
+// when the process exits or the timeout passes first.
+func runUntil(ctx context.Context, timeout time.Duration, dir string, env []string, done func() bool, argv ...string) (result, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := command(ctx, dir, env, argv...)
+	var out, errb lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		return result{}, fmt.Errorf("%s: %w", argv[0], err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			if done() {
+				_ = killGroup(cmd)
+				<-exited
+				return result{Stdout: out.b.Bytes(), Stderr: errb.b.Bytes()}, nil
+			}
+		case <-exited:
+			if done() {
+				return result{Stdout: out.b.Bytes(), Stderr: errb.b.Bytes()}, nil
+			}
+			return result{Stdout: out.b.Bytes(), Stderr: errb.b.Bytes()}, fmt.Errorf("%s exited before the awaited event", argv[0])
+		case <-ctx.Done():
+			<-exited
+			return result{Stdout: out.b.Bytes(), Stderr: errb.b.Bytes()}, fmt.Errorf("%s: no awaited event within %s", argv[0], timeout)
+		}
+	}
 }

@@ -491,6 +491,7 @@ func (h *Host) result(p *Prepared, rr RenderRequest, m *materialize.Result) (*Re
 	for _, w := range m.Warnings {
 		res.Warnings = append(res.Warnings, Warning{Code: w.Code, Message: w.Message, Server: w.Server, Skill: w.Skill})
 	}
+	res.Warnings = append(res.Warnings, headerWarnings(p.Vetted, p.Profile())...)
 	return res, nil
 }
 

@@ -1,7 +1,8 @@
 // Package materialize writes a checked plan: it substitutes the placeholders (secret values,
 // root directories, content by reference) with format-aware escaping — and, in a built-in
 // harness's MCP config, with each secret spelled so that the harness reads it back unchanged
-// (plan.SecretSpelling: Claude Code expands ${NAME}, Pi resolves "$" and "!") — verifies every json,
+// (plan.SecretSpelling: Claude Code expands ${NAME}, Pi resolves "$" and "!", each at the
+// secret's field as many times as the harness does) — verifies every json,
 // toml and markdown file reads back as its template with the values in place, and writes the
 // files all-or-nothing through os.Root, so that no write can leave its root.
 //
@@ -131,12 +132,13 @@ func values(in Input, masked bool) (vals, secrets map[string]string) {
 }
 
 // spellSecrets returns vals and secrets with every secret value spelled the way the harness
-// reads file f (plan.SecretSpelling: Claude Code expands ${NAME} in its MCP config, Pi resolves
-// "$" and "!"), so that the harness hands the server the secret itself; for any other file, vals
-// and secrets unchanged. The read-back check then expects the spelled value.
+// reads file f at the secret's field (plan.SecretSpelling: Claude Code expands ${NAME} in its
+// MCP config, headers twice; Pi resolves "$" and "!"), so that the harness hands the server
+// the secret itself; for any other file, vals and secrets unchanged. The read-back check then
+// expects the spelled value.
 func spellSecrets(in Input, f abi.File, vals, secrets map[string]string) (map[string]string, map[string]string) {
-	spell := in.Plan.Profile.SecretSpelling(f.Root, f.Path)
-	if spell == nil || len(secrets) == 0 {
+	if len(secrets) == 0 || in.Plan.Profile.SecretSpelling(f.Root, f.Path, plan.FieldEnv) == nil &&
+		in.Plan.Profile.SecretSpelling(f.Root, f.Path, plan.FieldHeaders) == nil {
 		return vals, secrets
 	}
 	v := make(map[string]string, len(vals))
@@ -144,9 +146,15 @@ func spellSecrets(in Input, f abi.File, vals, secrets map[string]string) (map[st
 		v[k] = x
 	}
 	s := make(map[string]string, len(secrets))
-	for k, x := range secrets {
-		v[k] = spell(x)
-		s[k] = spell(x)
+	for _, sec := range in.Plan.Secrets {
+		x, ok := secrets[sec.Placeholder]
+		if !ok {
+			continue
+		}
+		if spell := in.Plan.Profile.SecretSpelling(f.Root, f.Path, sec.Field); spell != nil {
+			x = spell(x)
+		}
+		v[sec.Placeholder], s[sec.Placeholder] = x, x
 	}
 	return v, s
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -82,12 +83,47 @@ func TestWriteSpellsSecretsForTheHarness(t *testing.T) {
 
 func TestSecretSpellingOnlyForTheConfig(t *testing.T) {
 	t.Parallel()
-	assert.Nil(t, profiles["pi"].SecretSpelling(abi.RootConfig, "skills/a/SKILL.md"), "SecretSpelling(pi, a skill file)")
-	assert.Nil(t, profiles["codex"].SecretSpelling(abi.RootConfig, "config.toml"), "SecretSpelling(codex config): literal values")
-	assert.Nil(t, profiles["acme"].SecretSpelling(abi.RootConfig, "agent.toml"), "SecretSpelling(a literal third-party harness)")
-	require.NotNil(t, profiles["pi"].SecretSpelling(abi.RootConfig, "mcp.json"), "SecretSpelling(pi config)")
-	assert.Equal(t, "$$a$!b", profiles["pi"].SecretSpelling(abi.RootConfig, "mcp.json")("$a!b"), "pi spelling of $a!b")
-	assert.Nil(t, profiles["copilot"].SecretSpelling(abi.RootConfig, "skills/a/SKILL.md"), "SecretSpelling(copilot, a skill file)")
-	require.NotNil(t, profiles["copilot"].SecretSpelling(abi.RootConfig, "mcp-config.json"), "SecretSpelling(copilot config)")
-	assert.Equal(t, "${LOADOUT_SPAWN_DOLLAR:-$}a!b", profiles["copilot"].SecretSpelling(abi.RootConfig, "mcp-config.json")("$a!b"), "copilot spelling of $a!b")
+	assert.Nil(t, profiles["pi"].SecretSpelling(abi.RootConfig, "skills/a/SKILL.md", plan.FieldEnv), "SecretSpelling(pi, a skill file)")
+	assert.Nil(t, profiles["codex"].SecretSpelling(abi.RootConfig, "config.toml", plan.FieldEnv), "SecretSpelling(codex config): literal values")
+	assert.Nil(t, profiles["acme"].SecretSpelling(abi.RootConfig, "agent.toml", plan.FieldEnv), "SecretSpelling(a literal third-party harness)")
+	require.NotNil(t, profiles["pi"].SecretSpelling(abi.RootConfig, "mcp.json", plan.FieldEnv), "SecretSpelling(pi config)")
+	assert.Equal(t, "$$a$!b", profiles["pi"].SecretSpelling(abi.RootConfig, "mcp.json", plan.FieldEnv)("$a!b"), "pi spelling of $a!b")
+	assert.Nil(t, profiles["copilot"].SecretSpelling(abi.RootConfig, "skills/a/SKILL.md", plan.FieldEnv), "SecretSpelling(copilot, a skill file)")
+	require.NotNil(t, profiles["copilot"].SecretSpelling(abi.RootConfig, "mcp-config.json", plan.FieldEnv), "SecretSpelling(copilot config)")
+	assert.Equal(t, "${LOADOUT_SPAWN_DOLLAR:-$}a!b", profiles["copilot"].SecretSpelling(abi.RootConfig, "mcp-config.json", plan.FieldEnv)("$a!b"), "copilot spelling of $a!b")
+}
+
+// TestWriteSpellsHeaderSecretsPerPass writes an http server whose secret header holds "${"
+// forms: Claude Code expands a header value twice (its profile's passes), an env value once,
+// so the host spells a header secret for two passes; one pass would let Claude's second one
+// send its own HOME, the value of a variable of its environment, or a default.
+func TestWriteSpellsHeaderSecretsPerPass(t *testing.T) {
+	t.Parallel()
+	const secret = "k-${HOME}-${MY_API_TOKEN}-${UNSET:-fallback}-$"
+	const d = "${LOADOUT_SPAWN_DOLLAR:-$}"
+	in := plan.Input{
+		Manifest: abi.Manifest{Name: "render.claude", ABIVersion: abi.Version, Harness: "claude",
+			Roots: []string{abi.RootConfig, abi.RootRun, abi.RootCheckout}},
+		Profile: profiles["claude"],
+		Request: abi.Request{ABIVersion: abi.Version, Harness: "claude", Servers: []abi.Server{
+			{ID: "web", Transport: abi.TransportHTTP, URL: "https://mcp.example.com/",
+				Headers: []abi.Pair{{Name: "X-Key", Value: secretKey, Secret: true}}, Enabled: true}}},
+		Secrets: []plan.Secret{{Placeholder: secretKey, Value: secret, Server: "web", Field: plan.FieldHeaders, Key: "X-Key"}},
+	}
+	p := &abi.Plan{
+		Files: []abi.File{{Root: abi.RootRun, Path: "mcp-servers.json", Mode: "0600", Format: abi.FormatJSON, Secret: true,
+			Content: `{"mcpServers":{"web":{"type":"http","url":"https://mcp.example.com/","headers":{"X-Key":"{{loadout.secret.1}}"}}}}`}},
+		Args: []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--strict-mcp-config"},
+		Env:  []abi.Pair{{Name: "CLAUDE_CONFIG_DIR", Value: "{{loadout.root.config}}"}},
+	}
+	roots := newRoots(t)
+	_, err := materialize.Write(context.Background(), p, materialize.Input{Roots: roots, Plan: in})
+	require.NoError(t, err, "Write(claude http server with a secret header)")
+	got, err := os.ReadFile(filepath.Join(roots.Run, "mcp-servers.json"))
+	require.NoError(t, err, "read mcp-servers.json")
+	twice := func(v string) string { return strings.ReplaceAll(v, d, d+"{LOADOUT_SPAWN_DOLLAR:-$}") }
+	want := "k-" + twice(d) + "{HOME}-" + twice(d) + "{MY_API_TOKEN}-" + twice(d) + "{UNSET:-fallback}-" + twice(d)
+	assert.Contains(t, string(got), `"X-Key":"`+want+`"`, "the header secret spelled for both of Claude's passes")
+	read, ok := profiles["claude"].ReadHeader(want)
+	assert.True(t, ok && read == secret, "ReadHeader(the written header) = %q, %t: both passes give the secret back", read, ok)
 }

@@ -73,17 +73,19 @@ type harness struct {
 	// literal spells a stdio server's command, args and cwd so that the harness passes them on
 	// unchanged (Claude expands ${NAME} in them).
 	literal func(string) string
-	// value returns what the harness makes of an env or header value of its config (Claude
-	// expands ${NAME}, Pi $NAME and a leading "!"), and false when it would not give a literal.
+	// value returns what the harness makes of an env value of its config (Claude expands
+	// ${NAME}, Pi $NAME and a leading "!"), and false when it would not give a literal.
 	value func(string) (string, bool)
-	// url is value for an http server's url.
-	url func(string) (string, bool)
+	// header is value for a header value, url for an http server's url (each position is
+	// expanded as many times as the profile's passes say).
+	header, url func(string) (string, bool)
 	// readLiteral reverses literal: what the harness makes of a string literal wrote (a
 	// description), and false when it is not a spelling literal produces.
 	readLiteral func(string) (string, bool)
-	// spellSecret spells a secret value for the config file so that the harness reads it back
-	// unchanged (materialize applies it when it substitutes the secret); nil: no spelling.
-	spellSecret func(string) string
+	// spellEnvSecret and spellHeaderSecret spell a secret value of an env or header value for
+	// the config file so that the harness reads it back unchanged (materialize applies them
+	// when it substitutes the secret); nil: no spelling.
+	spellEnvSecret, spellHeaderSecret func(string) string
 	// skills is where the harness installs skills (skills.go); nil: it has none.
 	skills *skillsLayout
 	// spawn is how the harness's renderer wraps a stdio server in env -i (docs/SPAWN-ENV.md).
@@ -728,7 +730,7 @@ func (c *checker) compareServer(name string, r *rendered, v abi.Server) {
 		}
 		for _, p := range r.headers {
 			want, ok := pairValue(v.Headers, p.Name)
-			got, literal := c.h.value(p.Value)
+			got, literal := c.h.header(p.Value)
 			switch {
 			case !ok:
 				mismatch("headers", "header %q is not in the vetted server", truncate(p.Name, 64))

@@ -33,6 +33,14 @@ type Profile struct {
 	Config     ProfileConfig `yaml:"config"`
 	// ValueSyntax is how the harness expands the strings of its config: one of ValueSyntaxes.
 	ValueSyntax string `yaml:"valueSyntax"`
+	// Passes is how many times, as measured, the harness expands the strings at each value
+	// position (PassPositions): args (a stdio server's command, args and cwd, and a
+	// description), env, url, headers. A position left out takes its value syntax's count.
+	Passes map[string]int `yaml:"passes"`
+	// HeaderValues is what the harness can send as a header value: HeaderValuesUTF8 (any
+	// text) or HeaderValuesLatin1 (code points up to U+00FF only; a request with another
+	// fails), as measured. Empty: not measured, and no warning.
+	HeaderValues string `yaml:"headerValues"`
 	// Spawn is how a stdio server must be launched through env -i (docs/SPAWN-ENV.md): one of
 	// SpawnStyles, or "" for a harness that does not pass its environment to the servers.
 	Spawn string       `yaml:"spawn"`
@@ -162,23 +170,102 @@ var ServerKeyMeanings = []string{
 	"oauth", "oauthScopes", "oauthClientId", "lifecycle", "idleTimeout",
 }
 
-// valueSyntax is one way a harness expands the strings of its config.
+// pass is one expansion pass of a value syntax over a string.
+type pass struct {
+	// spell writes s so that the pass gives s back.
+	spell func(string) string
+	// read is what the pass makes of s, and false when it would expand or run part of it.
+	read func(string) (string, bool)
+	// secret spells a secret value so that the pass gives it back wherever in a string it
+	// lands (nil: spell).
+	secret func(string) string
+}
+
+// Value positions: where in a server entry a string sits, each expanded its own number of
+// times by a harness (Profile.Passes).
+const (
+	PosArgs    = "args" // a stdio server's command, args and cwd, and a description
+	PosEnv     = "env"
+	PosURL     = "url"
+	PosHeaders = "headers"
+)
+
+// Header value repertoires a profile's headerValues may name.
+const (
+	HeaderValuesUTF8   = "utf8"
+	HeaderValuesLatin1 = "latin1"
+)
+
+// PassPositions are the value positions a profile's passes may name.
+var PassPositions = []string{PosArgs, PosEnv, PosURL, PosHeaders}
+
+// maxPasses bounds a position's pass count: two is the most measured (Claude Code's headers,
+// Gemini CLI's env values and headers).
+const maxPasses = 2
+
+// valueSyntax is one way a harness expands the strings of its config: its first pass, every
+// later one (again; zero: the first's again), and the passes each position gets unless the
+// profile says otherwise.
 type valueSyntax struct {
-	literal func(string) string
-	// unliteral reverses literal (nil: literal leaves every string as it is).
-	unliteral   func(string) (string, bool)
-	value, url  func(string) (string, bool)
-	spellSecret func(string) string
+	first, again pass
+	passes       map[string]int
+}
+
+func passesOf(args, env, url, headers int) map[string]int {
+	return map[string]int{PosArgs: args, PosEnv: env, PosURL: url, PosHeaders: headers}
 }
 
 // valueSyntaxes is the closed list of expansion rules the host knows how to escape and read
 // back (docs/FORMATS.md §1.1, §2.1, §3.3, §5.1, §5.2).
 var valueSyntaxes = map[string]valueSyntax{
-	"literal":        {literal: verbatim, value: verbatimValue, url: verbatimValue},
-	"claude-dollar":  {literal: dollarBraceLiteral, unliteral: dollarBraceValue, value: dollarBraceValue, url: dollarBraceValue, spellSecret: dollarBraceSecret},
-	"pi-dollar-bang": {literal: verbatim, value: piValue, url: verbatimValue, spellSecret: piSecret},
-	"gemini-dollar":  {literal: everyDollarLiteral, unliteral: everyDollarURL, value: everyDollarValue, url: everyDollarURL, spellSecret: everyDollarValueLiteral},
-	"copilot-dollar": {literal: everyDollarLiteral, unliteral: everyDollarURL, value: everyDollarOnce, url: everyDollarOnce, spellSecret: everyDollarLiteral},
+	"literal":        {passes: passesOf(0, 0, 0, 0)},
+	"claude-dollar":  {first: pass{dollarBraceLiteral, dollarBraceValue, dollarBraceSecret}, passes: passesOf(1, 1, 1, 1)},
+	"pi-dollar-bang": {first: pass{piLiteral, piValue, piSecret}, passes: passesOf(0, 1, 0, 1)},
+	"gemini-dollar":  {first: pass{everyDollarLiteral, everyDollarURL, nil}, again: pass{dotenvLiteral, dotenvValue, nil}, passes: passesOf(1, 2, 1, 2)},
+	"copilot-dollar": {first: pass{everyDollarLiteral, everyDollarOnce, nil}, passes: passesOf(1, 1, 1, 1)},
+}
+
+// compose returns the spelling, reading and secret spelling of n passes of vs: the spelling
+// of the last pass innermost, the reading of the first pass first. Zero passes leave every
+// string as it is (secret: nil, no spelling).
+func (vs valueSyntax) compose(n int) (spell func(string) string, read func(string) (string, bool), secret func(string) string) {
+	if n == 0 || vs.first.spell == nil {
+		return verbatim, verbatimValue, nil
+	}
+	ps := []pass{vs.first}
+	for len(ps) < n {
+		if vs.again.spell != nil {
+			ps = append(ps, vs.again)
+		} else {
+			ps = append(ps, vs.first)
+		}
+	}
+	spell = func(s string) string {
+		for i := len(ps) - 1; i >= 0; i-- {
+			s = ps[i].spell(s)
+		}
+		return s
+	}
+	read = func(s string) (string, bool) {
+		for _, p := range ps {
+			var ok bool
+			if s, ok = p.read(s); !ok {
+				return "", false
+			}
+		}
+		return s, true
+	}
+	secret = func(s string) string {
+		for i := len(ps) - 1; i >= 0; i-- {
+			if ps[i].secret != nil {
+				s = ps[i].secret(s)
+			} else {
+				s = ps[i].spell(s)
+			}
+		}
+		return s
+	}
+	return spell, read, secret
 }
 
 // spawnStyles is the closed list of env -i launch encodings (docs/SPAWN-ENV.md).
@@ -353,8 +440,31 @@ func (p *Profile) compile() (*harness, error) {
 	if !ok {
 		return nil, fmt.Errorf("valueSyntax %q is none of %v", p.ValueSyntax, ValueSyntaxes())
 	}
-	h.literal, h.value, h.url, h.spellSecret = vs.literal, vs.value, vs.url, vs.spellSecret
-	h.readLiteral = vs.readLiteral
+	for pos, n := range p.Passes {
+		switch {
+		case !slices.Contains(PassPositions, pos):
+			return nil, fmt.Errorf("passes: position %q is none of %v", pos, PassPositions)
+		case n < 0 || n > maxPasses:
+			return nil, fmt.Errorf("passes.%s: %d is not a pass count (0 to %d)", pos, n, maxPasses)
+		case n > 0 && vs.first.spell == nil:
+			return nil, fmt.Errorf("passes.%s: valueSyntax %s expands nothing", pos, p.ValueSyntax)
+		}
+	}
+	switch p.HeaderValues {
+	case "", HeaderValuesUTF8, HeaderValuesLatin1:
+	default:
+		return nil, fmt.Errorf("headerValues %q is none of %s, %s", p.HeaderValues, HeaderValuesUTF8, HeaderValuesLatin1)
+	}
+	count := func(pos string) int {
+		if n, ok := p.Passes[pos]; ok {
+			return n
+		}
+		return vs.passes[pos]
+	}
+	h.literal, h.readLiteral, _ = vs.compose(count(PosArgs))
+	_, h.value, h.spellEnvSecret = vs.compose(count(PosEnv))
+	_, h.url, _ = vs.compose(count(PosURL))
+	_, h.header, h.spellHeaderSecret = vs.compose(count(PosHeaders))
 	dollarVar := ""
 	if p.Spawn != "" {
 		sp, ok := spawnStyles[p.Spawn]
@@ -501,14 +611,19 @@ func (h *harness) keyMeaning(key string) string { return h.serverKeys[key] }
 // hasMeaning reports whether some server key means m.
 func (h *harness) hasMeaning(m string) bool { return slices.Contains(mapValues(h.serverKeys), m) }
 
-// SecretSpelling returns how a secret value must be spelled inside file root:path for the
-// harness of p so that the harness reads it back unchanged — or nil when the value goes in as
-// is (the file's format escaping aside). Only the profile's config file has a spelling.
-func (p *Profile) SecretSpelling(root, path string) func(string) string {
+// SecretSpelling returns how a secret value of a server's field (FieldEnv, FieldHeaders) must
+// be spelled inside file root:path for the harness of p so that the harness reads it back
+// unchanged — or nil when the value goes in as is (the file's format escaping aside). Only the
+// profile's config file has a spelling, and each field its own, after the passes the harness
+// makes over it.
+func (p *Profile) SecretSpelling(root, path, field string) func(string) string {
 	if p == nil || p.h.config.root != root || p.h.config.path != path {
 		return nil
 	}
-	return p.h.spellSecret
+	if field == FieldHeaders {
+		return p.h.spellHeaderSecret
+	}
+	return p.h.spellEnvSecret
 }
 
 // SecretSpellings returns every spelling of a secret value that a harness config file can
@@ -518,9 +633,11 @@ func (p *Profile) SecretSpelling(root, path string) func(string) string {
 func SecretSpellings(v string) []string {
 	out := []string{v}
 	for _, name := range ValueSyntaxes() {
-		if spell := valueSyntaxes[name].spellSecret; spell != nil {
-			if sp := spell(v); !slices.Contains(out, sp) {
-				out = append(out, sp)
+		for n := 1; n <= maxPasses; n++ {
+			if _, _, spell := valueSyntaxes[name].compose(n); spell != nil {
+				if sp := spell(v); !slices.Contains(out, sp) {
+					out = append(out, sp)
+				}
 			}
 		}
 	}
@@ -568,21 +685,17 @@ func (p *Profile) Literal(s string) string { return p.h.literal(s) }
 // and false when s is not a spelling Literal produces.
 func (p *Profile) ReadLiteral(s string) (string, bool) { return p.h.readLiteral(s) }
 
-// ReadValue is what the harness makes of an env or header value of its config, and false when
-// it would expand or run it rather than take it literally.
+// ReadValue is what the harness makes of an env value of its config, and false when it would
+// expand or run it rather than take it literally.
 func (p *Profile) ReadValue(s string) (string, bool) { return p.h.value(s) }
+
+// ReadHeader is what the harness makes of a header value of its config, after every pass it
+// makes over it, and false when it would expand or run part of it.
+func (p *Profile) ReadHeader(s string) (string, bool) { return p.h.header(s) }
 
 // ReadURL is what the harness makes of an http server's url in its config, and false when it
 // would expand part of it.
 func (p *Profile) ReadURL(s string) (string, bool) { return p.h.url(s) }
-
-// readLiteral reverses vs.literal.
-func (vs valueSyntax) readLiteral(s string) (string, bool) {
-	if vs.unliteral != nil {
-		return vs.unliteral(s)
-	}
-	return s, vs.literal(s) == s
-}
 
 // ExposureNative reports whether the harness renders exposure and toolExposure itself
 // (tools.in exposure); for any other the host turns them into tool lists (host/exposure).

@@ -72,6 +72,10 @@ func TestParseProfileRefuses(t *testing.T) {
 		{"tool names replaced by a character not kept", "names: {exact: true}", "names: {keep: A-Z, replacement: _}", "tools.names.replacement"},
 		{"tool names with a bad range", "names: {exact: true}", "names: {keep: Z-A_, replacement: _}", "tools.names.keep"},
 		{"timeout unit without a timeout key", "  format: json", "  format: json\n  timeoutUnit: s", "no server key means timeout"},
+		{"unknown pass position", "valueSyntax: literal", "valueSyntax: claude-dollar\npasses: {prompt: 1}", "passes: position \"prompt\""},
+		{"pass count out of range", "valueSyntax: literal", "valueSyntax: claude-dollar\npasses: {headers: 3}", "passes.headers: 3"},
+		{"passes of a literal syntax", "valueSyntax: literal", "valueSyntax: literal\npasses: {env: 1}", "expands nothing"},
+		{"unknown header repertoire", "valueSyntax: literal", "valueSyntax: literal\nheaderValues: ascii", "headerValues"},
 		{"unknown timeout unit", "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    timeout: timeout\n  timeoutUnit: minutes", "none of s, ms"},
 		{"timeout bound without a unit", "  format: json", "  format: json\n  timeoutMax: 100", "timeoutMax: needs a timeoutUnit"},
 		{"negative timeout bound", "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    timeout: timeout\n  timeoutUnit: s\n  timeoutMin: -1", "want a positive number"},
@@ -188,6 +192,37 @@ func TestReadValue(t *testing.T) {
 			assert.Equal(t, tc.want, got, "%s ReadValue(%q)", tc.harness, tc.written)
 		}
 	}
+}
+
+// TestReadHeaderPasses: a header value is read through as many passes as the profile says
+// (Claude Code expands headers twice, env values once), so a value spelled for one pass is
+// refused where the harness makes two.
+func TestReadHeaderPasses(t *testing.T) {
+	const d = "${LOADOUT_SPAWN_DOLLAR:-$}"
+	tests := []struct {
+		harness, written, want string
+		ok                     bool
+	}{
+		{"claude", d + "{HOME}", "", false},
+		{"claude", d + "{LOADOUT_SPAWN_DOLLAR:-$}{HOME}", "${HOME}", true},
+		{"claude", d + "{LOADOUT_SPAWN_DOLLAR:-$}{E2E_UNSET:-fallback}", "${E2E_UNSET:-fallback}", true},
+		{"claude", "a$b", "a$b", true},
+		{"gemini", `a\` + d + "HOME", "a$HOME", true},
+		{"gemini", "a" + d + "HOME", "", false},
+		{"pi", "$!a$$HOME", "!a$HOME", true},
+		{"copilot", "a" + d + "HOME", "a$HOME", true},
+		{"codex", "a${HOME}", "a${HOME}", true},
+	}
+	for _, tc := range tests {
+		got, ok := profiles[tc.harness].ReadHeader(tc.written)
+		assert.Equal(t, tc.ok, ok, "%s ReadHeader(%q) ok", tc.harness, tc.written)
+		if tc.ok {
+			assert.Equal(t, tc.want, got, "%s ReadHeader(%q)", tc.harness, tc.written)
+		}
+	}
+	// An env value of Claude's is still read once.
+	got, ok := profiles["claude"].ReadValue(d + "{HOME}")
+	assert.True(t, ok && got == "${HOME}", "claude ReadValue(one spelling) = %q, %t", got, ok)
 }
 
 // TestDescriptionReadBack: a server description reaches the model, so a description key is

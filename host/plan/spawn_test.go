@@ -292,7 +292,8 @@ func TestCheckHostileSpawnWrappers(t *testing.T) {
 
 // TestCheckHarnessSpelling checks the per-harness spelling of values outside the wrapper (and
 // that a verbatim stdio launch, which the harness would expand, is refused outright):
-// Claude expands ${NAME} in urls, headers and args, Pi resolves $ and a leading ! in headers.
+// Claude expands ${NAME} in urls and args, and twice in headers, Pi resolves $ and a leading !
+// in headers.
 func TestCheckHarnessSpelling(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -301,7 +302,11 @@ func TestCheckHarnessSpelling(t *testing.T) {
 		ok                    bool
 		rule                  string // the violation wanted when !ok; "" is server_mismatch
 	}{
-		{"claude header spelled", "claude", `{"mcpServers":{"h":{"type":"http","url":"https://x/","headers":{"X":"` + claudeD + `{HOME}"}}}}`,
+		// Claude expands a header value twice (its profile's passes): spelled for one pass, the
+		// second pass would send Claude's own HOME.
+		{"claude header spelled once", "claude", `{"mcpServers":{"h":{"type":"http","url":"https://x/","headers":{"X":"` + claudeD + `{HOME}"}}}}`,
+			abi.Server{ID: "h", Transport: abi.TransportHTTP, URL: "https://x/", Headers: []abi.Pair{{Name: "X", Value: "${HOME}"}}, Enabled: true}, false, ""},
+		{"claude header spelled twice", "claude", `{"mcpServers":{"h":{"type":"http","url":"https://x/","headers":{"X":"` + claudeD + `{LOADOUT_SPAWN_DOLLAR:-$}{HOME}"}}}}`,
 			abi.Server{ID: "h", Transport: abi.TransportHTTP, URL: "https://x/", Headers: []abi.Pair{{Name: "X", Value: "${HOME}"}}, Enabled: true}, true, ""},
 		{"claude header expanded", "claude", `{"mcpServers":{"h":{"type":"http","url":"https://x/","headers":{"X":"${HOME}"}}}}`,
 			abi.Server{ID: "h", Transport: abi.TransportHTTP, URL: "https://x/", Headers: []abi.Pair{{Name: "X", Value: "${HOME}"}}, Enabled: true}, false, ""},

@@ -16,13 +16,6 @@ import "strings"
 // as dollarDefaultRef.
 func everyDollarLiteral(s string) string { return strings.ReplaceAll(s, "$", dollarDefaultRef) }
 
-// everyDollarValueLiteral spells s for an env or header value, which Gemini expands twice: every "$"
-// as "\" + dollarDefaultRef. It is also the spelling of a secret, wherever in a value it lands:
-// the spelling is per character, so a spelled secret next to spelled text reads back as both.
-func everyDollarValueLiteral(s string) string {
-	return strings.ReplaceAll(s, "$", `\`+dollarDefaultRef)
-}
-
 // everyDollarUnspell reads s back where every "$" must be spelled dollar, and reports false for
 // any other "$" (which Gemini would expand) or a spelling that is not the canonical one.
 func everyDollarUnspell(s, dollar string, spell func(string) string) (string, bool) {
@@ -43,13 +36,15 @@ func everyDollarUnspell(s, dollar string, spell func(string) string) (string, bo
 	return out, spell(out) == s
 }
 
-// everyDollarValue reverses everyDollarValueLiteral: what Gemini makes of an env or header value, and
-// false when the value holds a "$" it would expand.
-func everyDollarValue(s string) (string, bool) {
-	return everyDollarUnspell(s, `\`+dollarDefaultRef, everyDollarValueLiteral)
-}
-
 // everyDollarURL reverses everyDollarLiteral for a url, which Gemini expands once.
 func everyDollarURL(s string) (string, bool) {
 	return everyDollarUnspell(s, dollarDefaultRef, everyDollarLiteral)
 }
+
+// dotenvLiteral spells s for Gemini's second pass over env values and headers (dotenv-expand):
+// every "$" as "\$".
+func dotenvLiteral(s string) string { return strings.ReplaceAll(s, "$", `\$`) }
+
+// dotenvValue reverses dotenvLiteral: what dotenv-expand makes of s, and false when s holds a
+// "$" it would expand.
+func dotenvValue(s string) (string, bool) { return everyDollarUnspell(s, `\$`, dotenvLiteral) }

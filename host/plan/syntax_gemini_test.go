@@ -91,3 +91,15 @@ func FuzzGeminiSpelling(f *testing.F) {
 		}
 	})
 }
+
+// everyDollarValueLiteral and everyDollarValue are Gemini's two passes over an env or header
+// value, composed: what the gemini-dollar syntax writes and reads there.
+func everyDollarValueLiteral(s string) string {
+	spell, _, _ := valueSyntaxes["gemini-dollar"].compose(2)
+	return spell(s)
+}
+
+func everyDollarValue(s string) (string, bool) {
+	_, read, _ := valueSyntaxes["gemini-dollar"].compose(2)
+	return read(s)
+}

@@ -135,7 +135,7 @@ type vetter struct {
 	out *Vetted
 	// container: loopback URLs are rewritten to ContainerHost (run.container).
 	container bool
-	byValue   map[string]int // secret value -> index in out.secrets, once there are many
+	byValue   map[string]int // field NUL secret value -> index in out.secrets, once there are many
 	// hostEnv is the spawn environment's host part, shared by every stdio server of out.req
 	// (never modified; Vetted.Request hands out copies).
 	hostEnv []abi.Pair
@@ -627,12 +627,15 @@ func (vt *vetter) pair(id, field string, p spec.Pair, secret bool) abi.Pair {
 
 // secret returns the placeholder of value, minting one the first time a value is seen.
 func (vt *vetter) secret(value string, use SecretUse) string {
+	// One placeholder per value and field: a harness may expand an env value and a header a
+	// different number of times, so the host spells a secret per field when it substitutes it.
+	key := use.Field + "\x00" + value
 	var i int
 	var ok bool
 	if vt.byValue != nil {
-		i, ok = vt.byValue[value]
+		i, ok = vt.byValue[key]
 	} else {
-		i = slices.IndexFunc(vt.out.secrets, func(s Secret) bool { return s.Value == value })
+		i = slices.IndexFunc(vt.out.secrets, func(s Secret) bool { return s.Value == value && s.Uses[0].Field == use.Field })
 		ok = i >= 0
 	}
 	if !ok {
@@ -640,11 +643,11 @@ func (vt *vetter) secret(value string, use SecretUse) string {
 		if vt.byValue == nil && i >= manyEntries {
 			vt.byValue = make(map[string]int, 2*manyEntries)
 			for k, s := range vt.out.secrets {
-				vt.byValue[s.Value] = k
+				vt.byValue[s.Uses[0].Field+"\x00"+s.Value] = k
 			}
 		}
 		if vt.byValue != nil {
-			vt.byValue[value] = i
+			vt.byValue[key] = i
 		}
 		vt.out.secrets = append(vt.out.secrets, Secret{
 			Placeholder: placeholder("secret.", i+1),

@@ -65,16 +65,17 @@ func TestVetServers(t *testing.T) {
 	}, v.SpawnEnv("dup"), "SpawnEnv: host allowlist, then kept env (overriding TMPDIR), then the token")
 
 	assert.Equal(t, []abi.Pair{
-		{Name: "X-Key", Value: "{{loadout.secret.1}}", Secret: true},
-		{Name: "Authorization", Value: "Bearer {{loadout.secret.3}}", Secret: true},
-	}, web.Headers, "Vet: per-user server loses its Authorization; the token is the bearer; an equal secret shares its placeholder")
+		{Name: "X-Key", Value: "{{loadout.secret.3}}", Secret: true},
+		{Name: "Authorization", Value: "Bearer {{loadout.secret.4}}", Secret: true},
+	}, web.Headers, "Vet: per-user server loses its Authorization; the token is the bearer; a secret equal to an env value has a placeholder of its own (a harness may spell a header otherwise)")
 	assert.Nil(t, v.SpawnEnv("web"), "SpawnEnv of an http server")
 	assert.Nil(t, web.HostEnv, "an http server gets no host env")
 
 	assert.Equal(t, []Secret{
-		{Placeholder: "{{loadout.secret.1}}", Value: "k-secret", Uses: []SecretUse{{Server: "dup", Field: "env", Key: "KEY"}, {Server: "web", Field: "headers", Key: "X-Key"}}},
+		{Placeholder: "{{loadout.secret.1}}", Value: "k-secret", Uses: []SecretUse{{Server: "dup", Field: "env", Key: "KEY"}}},
 		{Placeholder: "{{loadout.secret.2}}", Value: "tok-dup", Uses: []SecretUse{{Server: "dup", Field: "env", Key: "MCP_ACCESS_TOKEN"}}},
-		{Placeholder: "{{loadout.secret.3}}", Value: "tok-web", Uses: []SecretUse{{Server: "web", Field: "headers", Key: "Authorization"}}},
+		{Placeholder: "{{loadout.secret.3}}", Value: "k-secret", Uses: []SecretUse{{Server: "web", Field: "headers", Key: "X-Key"}}},
+		{Placeholder: "{{loadout.secret.4}}", Value: "tok-web", Uses: []SecretUse{{Server: "web", Field: "headers", Key: "Authorization"}}},
 	}, v.Secrets(), "Secrets")
 	assert.Equal(t, []string{"k-secret", "tok-dup", "tok-web", "Bearer configured"}, v.Redactions(),
 		"Redactions: the rendered secrets, the tokens, and the credential the run's token replaced (a drop the rule marks secret)")

@@ -13,7 +13,10 @@
 //     per-server enabled flag, so a disabled server is left out, and no lifecycle setting
 //     (warning lifecycle_unsupported). trust is never written: every tool call keeps Gemini's
 //     confirmation.
-//   - env GEMINI_CLI_HOME={{loadout.root.config}} and LOADOUT_SPAWN_DOLLAR=$.
+//   - env GEMINI_CLI_HOME={{loadout.root.config}}, GEMINI_CLI_TRUST_WORKSPACE=false (a caller's
+//     GEMINI_CLI_TRUST_WORKSPACE=true would make Gemini trust the checkout when it loads its
+//     settings, and so load the checkout's .gemini/settings.json and its servers; --skip-trust
+//     trusts the folder only after that) and LOADOUT_SPAWN_DOLLAR=$.
 //   - the arg --skip-trust: Gemini starts no stdio server in an untrusted folder.
 //   - skills natively under {{loadout.root.config}}/.gemini/skills/<name>/.
 //   - a prompt that names every enabled server and the tools it may use.
@@ -107,6 +110,7 @@ func render(req abi.Request) (abi.Plan, error) {
 	plan.Files = append(plan.Files, format.ConfigFile(abi.RootConfig, configPath, abi.FormatJSON, content, secret))
 	plan.Env = append(plan.Env,
 		abi.Pair{Name: "GEMINI_CLI_HOME", Value: "{{loadout.root.config}}"},
+		abi.Pair{Name: "GEMINI_CLI_TRUST_WORKSPACE", Value: "false"},
 		abi.Pair{Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"})
 
 	var prompt strings.Builder

@@ -141,7 +141,7 @@ func TestServerEntries(t *testing.T) {
 				codes = append(codes, w.Code)
 			}
 			assert.Equal(t, tc.wantWarn, codes, "render(%s): warnings", tc.name)
-			assert.Equal(t, []abi.Pair{{Name: "GEMINI_CLI_HOME", Value: "{{loadout.root.config}}"}, {Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"}}, plan.Env, "render(%s): env", tc.name)
+			assert.Equal(t, []abi.Pair{{Name: "GEMINI_CLI_HOME", Value: "{{loadout.root.config}}"}, {Name: "GEMINI_CLI_TRUST_WORKSPACE", Value: "false"}, {Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"}}, plan.Env, "render(%s): env", tc.name)
 			assert.Equal(t, []string{"--skip-trust"}, plan.Args, "render(%s): args", tc.name)
 		})
 	}

@@ -30,8 +30,8 @@
 //   - a prompt that names every rendered server and the tools it may use.
 //
 // Claude Code expands ${VAR} (and ${VAR:-default}) from its own environment in command, args,
-// env, url and headers. Literal values are therefore spelled with format.ClaudeLiteral (and env
-// values split at "${"), which Claude turns back into the literal text; the plan sets
+// env, url and headers, and header values twice. Literal values are therefore spelled with
+// format.ClaudeLiteral (env values split at "${", header values spelled twice), which Claude turns back into the literal text; the plan sets
 // LOADOUT_SPAWN_DOLLAR=$ in the harness's env so that the rewrite cannot be redirected. A secret
 // is a placeholder the plugin cannot see into: the host must refuse or encode a secret value
 // holding "${".
@@ -180,7 +180,7 @@ func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning, bool) {
 		}
 	} else {
 		entry.Set("type", "http").Set("url", format.ClaudeLiteral(s.URL))
-		headers, secretHeader := format.HeaderObject(s.Headers, format.ClaudeLiteral)
+		headers, secretHeader := format.HeaderObject(s.Headers, claudeHeaderLiteral)
 		secret = secret || secretHeader
 		if headers.Len() > 0 {
 			entry.Set("headers", headers)
@@ -311,3 +311,8 @@ func toolName(server, tool string) string {
 func writeServerPrompt(b *strings.Builder, servers []abi.Server) {
 	b.WriteString(format.ServersPrompt(servers, func(id, t string) string { return t + " (" + toolName(id, t) + ")" }))
 }
+
+// claudeHeaderLiteral spells a header value for Claude Code, which expands header values twice
+// (the profile's passes): ClaudeLiteral over ClaudeLiteral, so that the first pass leaves the
+// once-spelled value and the second the value itself.
+func claudeHeaderLiteral(v string) string { return format.ClaudeLiteral(format.ClaudeLiteral(v)) }

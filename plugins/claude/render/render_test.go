@@ -20,7 +20,7 @@ import (
 var update = flag.Bool("update", false, "update golden files")
 
 // shape is how this harness's config spells a server, for formattest.CheckServers.
-var shape = formattest.ServerShape{Style: format.SpawnClaude, HeadersKey: "headers", CwdByEnv: true}
+var shape = formattest.ServerShape{Style: format.SpawnClaude, HeadersKey: "headers", CwdByEnv: true, HeaderPasses: 2}
 
 func loadRequest(t *testing.T, name string) abi.Request {
 	t.Helper()
@@ -176,7 +176,7 @@ func TestServerEntries(t *testing.T) {
 		{"lifecycle", abi.Server{ID: "l", Transport: "stdio", Command: "x", Enabled: true, Lifecycle: "lazy"},
 			map[string]any{"type": "stdio", "command": "/usr/bin/env", "args": []any{"-i", "x"}}, false, format.WarnLifecycleUnsupported},
 		{"expansion in url and headers escaped", abi.Server{ID: "s", Transport: "http", URL: "https://x/${HOME}", Enabled: true, Headers: []abi.Pair{{Name: "K", Value: "${K:-d}"}}},
-			map[string]any{"type": "http", "url": "https://x/${LOADOUT_SPAWN_DOLLAR:-$}{HOME}", "headers": map[string]any{"K": "${LOADOUT_SPAWN_DOLLAR:-$}{K:-d}"}}, false, ""},
+			map[string]any{"type": "http", "url": "https://x/${LOADOUT_SPAWN_DOLLAR:-$}{HOME}", "headers": map[string]any{"K": "${LOADOUT_SPAWN_DOLLAR:-$}{LOADOUT_SPAWN_DOLLAR:-$}{K:-d}"}}, false, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
