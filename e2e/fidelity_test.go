@@ -112,7 +112,7 @@ func TestValuesArriveVerbatim(t *testing.T) {
 				},
 			})
 			require.NoError(t, err)
-			rr := renderRequest(t, loadout, h, dir, home, c, req)
+			rr := renderWithHome(t, loadout, h, dir, home, c, req)
 			loadServers(t, h, c, dir, home, rr)
 
 			got, ok := rec.first("X-Secret")
@@ -144,7 +144,7 @@ func TestValuesArriveVerbatim(t *testing.T) {
 
 // renderRequest renders req with `loadout render --harness H --out DIR --format json`, with PATH (node
 // first, for the stdio servers) and HOME as the host environment, and returns the result.
-func renderRequest(t *testing.T, loadout, harness, dir, home string, c clis, req []byte) renderResult {
+func renderWithHome(t *testing.T, loadout, harness, dir, home string, c clis, req []byte) renderResult {
 	t.Helper()
 	reqPath := filepath.Join(dir, "request.json")
 	require.NoError(t, os.WriteFile(reqPath, req, 0o600))
@@ -240,7 +240,7 @@ func TestHeaderValueRepertoire(t *testing.T) {
 					"headers": map[string]string{"X-Latin": latinHeaderValue, "X-Wide": wideHeaderValue}}},
 			})
 			require.NoError(t, err)
-			rr := renderRequest(t, loadout, h, dir, home, c, req)
+			rr := renderWithHome(t, loadout, h, dir, home, c, req)
 			var warned []string
 			for _, w := range rr.Warnings {
 				if w.Code == "header_unsendable" {
