@@ -142,7 +142,7 @@ func TestValuesArriveVerbatim(t *testing.T) {
 	}
 }
 
-// renderRequest renders req with `loadout render --harness H --out DIR --format json`, with PATH (node
+// renderWithHome renders req with `loadout render --harness H --out DIR --format json`, with PATH (node
 // first, for the stdio servers) and HOME as the host environment, and returns the result.
 func renderWithHome(t *testing.T, loadout, harness, dir, home string, c clis, req []byte) renderResult {
 	t.Helper()
