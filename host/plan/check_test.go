@@ -323,6 +323,7 @@ func TestCheckBuiltinTools(t *testing.T) {
 
 	in.Request.Run.BuiltinTools = []string{"Read"}
 	in.Request.Servers[1].ToolsRestricted, in.Request.Servers[1].AllowedTools = false, nil
+	p.Prompt = promptHead + "- alpha: all tools\n- beta: all tools\n"
 	p.Args = []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--allowedTools", "Read", "--strict-mcp-config"}
 	require.NoError(t, plan.Check(p, in), "the run's built-in tool with no server restricted")
 

@@ -129,6 +129,7 @@ func TestCheckSpellsToolNamesAsTheHarness(t *testing.T) {
 	in = input("claude")
 	in.Request.Servers[1].AllowedTools = []string{"read.all"}
 	p := claudePlan()
+	p.Prompt = promptHead + "- alpha: all tools\n- beta: only read.all (mcp__beta__read_all)\n"
 	p.Args[6] = "mcp__beta__read_all"
 	require.NoError(t, plan.Check(p, in), "claude: an allowed dotted tool as Claude names it")
 	p.Args[6] = "mcp__beta__read.all"
