@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -60,14 +59,14 @@ func rootsUnder(base string) materialize.Roots {
 func render(gen int) (*abi.Plan, materialize.Input) {
 	in := checkInput("claude")
 	p := claudePlan()
-	p.Files[2].Content = "notes" // no root placeholder: the same bytes under every base
 	if gen == 2 {
-		in.Request.Skills[0].Name = "other"
+		sk := &in.Request.Skills[0]
+		sk.Name = "other"
+		sk.Resources = []abi.Resource{{Path: "notes-2.md", Content: "notes 2"}}
 		in.Secrets[0].Value = "n3w-s3cr3t-key"
-		p.Files[1].Path = "skills/other/SKILL.md"
-		p.Files[1].Content = strings.Replace(p.Files[1].Content, "name: demo", "name: other", 1)
-		p.Files[2].Path = ".cat-context/notes-2.md"
-		p.Files[2].Content = "notes 2"
+		p.Files[1].Path = ".cat-context/skill/other/notes-2.md"
+		p.Files[1].Content = "notes 2"
+		p.Prompt = foldedPromptOf(*sk)
 	}
 	return p, materialize.Input{Plan: in}
 }
@@ -229,7 +228,7 @@ func TestWriteReplacesTheEarlierRender(t *testing.T) {
 	in1.Roots = roots
 	_, err := materialize.Write(context.Background(), p1, in1)
 	require.NoError(t, err, "the earlier render")
-	harnessFile := filepath.Join(roots.Config, "history.jsonl")
+	harnessFile := filepath.Join(roots.Run, "history.jsonl")
 	require.NoError(t, os.WriteFile(harnessFile, []byte("{}\n"), 0o600), "a file the harness wrote")
 
 	p2, in2 := render(2)
@@ -245,7 +244,7 @@ func TestWriteReplacesTheEarlierRender(t *testing.T) {
 	require.NoError(t, err, "the new render into fresh roots")
 	base := filepath.Dir(roots.Run)
 	assert.Equal(t, files(t, filepath.Dir(fresh.Run)), files(t, base), "files after a re-render = files of one render")
-	assert.NoDirExists(t, filepath.Join(roots.Config, "skills", "demo"), "the earlier render's skill directory")
+	assert.NoDirExists(t, filepath.Join(roots.Checkout, ".cat-context", "skill", "demo"), "the earlier render's skill directory")
 }
 
 // TestWriteMakesTheCheckoutLast: with MakeCheckout, a missing checkout is created by the Write,
@@ -262,5 +261,5 @@ func TestWriteMakesTheCheckoutLast(t *testing.T) {
 
 	_, err = materialize.Write(context.Background(), claudePlan(), materialize.Input{Roots: roots, Plan: checkInput("claude")})
 	require.NoError(t, err, "Write with MakeCheckout")
-	assert.FileExists(t, filepath.Join(roots.Checkout, ".cat-context", "notes.md"), "a file in the made checkout")
+	assert.FileExists(t, filepath.Join(roots.Checkout, ".cat-context", "skill", "demo", "notes.md"), "a file in the made checkout")
 }

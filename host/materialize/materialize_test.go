@@ -75,8 +75,13 @@ func claudePlan() *abi.Plan {
 // foldedPrompt is the prompt of claudePlan, the skill's instructions being instructions (a
 // placeholder or text without one): the servers and their tools, then the folded skill.
 func foldedPrompt(instructions string) string {
-	skills, _, err := format.PrepareSkills([]abi.Skill{{Name: "demo", Description: "d", Instructions: instructions,
-		Resources: []abi.Resource{{Path: "notes.md", Content: notesValue}}}})
+	return foldedPromptOf(abi.Skill{Name: "demo", Description: "d", Instructions: instructions,
+		Resources: []abi.Resource{{Path: "notes.md", Content: notesValue}}})
+}
+
+// foldedPromptOf is the prompt of claudePlan with sk as its one folded skill.
+func foldedPromptOf(sk abi.Skill) string {
+	skills, _, err := format.PrepareSkills([]abi.Skill{sk})
 	if err != nil {
 		panic(err)
 	}
