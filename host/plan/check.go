@@ -257,8 +257,9 @@ func (c *checker) add(file, field, rule, format string, args ...any) {
 
 // Check verifies a plugin's plan against the rules of docs/SECURITY.md §3 and the vetted request,
 // treating the plugin as hostile. It returns nil, or every violation found, joined with
-// errors.Join (use Violations or errors.As to read them). It never modifies p or in, never
-// panics, and is safe to call from several goroutines.
+// errors.Join (use Violations or errors.As to read them). It modifies p in one way only: an
+// empty prompt becomes the one the host writes for the request. It never modifies in, never
+// panics, and is safe to call from several goroutines on different plans.
 //
 // Placeholders: a secret placeholder may appear only in the content of a file with Secret set
 // (and, for a built-in harness, only in its config file at the place the vetted request put
@@ -293,7 +294,7 @@ func Check(p *abi.Plan, in Input) error {
 		c.checkConfig(p)
 	}
 	c.checkSkills(p)
-	c.comparePrompt(p.Prompt)
+	c.comparePrompt(p)
 	return errors.Join(c.vs...)
 }
 

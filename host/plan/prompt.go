@@ -3,15 +3,16 @@ package plan
 import (
 	"strings"
 
+	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
 )
 
 // wantPrompt is the prompt a plan must carry for its vetted request: the section naming each
 // enabled server the harness config holds and the tools it may use (format.ServersPrompt, each
 // tool spelled as the profile's prompt says), then, in an ambient-auth run whose profile folds
-// skills, the folded skills (format.FoldSkills), after a line break. The host defines it; a
-// plugin may carry it or leave the prompt empty, and add nothing, so no instruction or URL of
-// its own reaches the agent.
+// skills, the folded skills (format.FoldSkills), after a line break. The host defines it and
+// writes it: a plugin may carry it or leave the prompt empty (the host then fills it in), and
+// adds nothing, so no instruction or URL of its own reaches the agent.
 func (c *checker) wantPrompt() string {
 	var offered = c.in.Request.Servers[:0:0]
 	for _, s := range c.in.Request.Servers {
@@ -46,11 +47,16 @@ func (c *checker) wantPrompt() string {
 	return prompt
 }
 
-// comparePrompt requires the plan's prompt to be, byte for byte, the one the host writes, or
-// empty (a plugin that tells the agent nothing narrows nothing).
-func (c *checker) comparePrompt(prompt string) {
-	want := c.wantPrompt()
-	if prompt == "" || prompt == want {
+// comparePrompt requires the plan's prompt to be, byte for byte, the one the host writes, and
+// writes it into p when the plugin left the prompt empty: the agent learns the servers and the
+// tools it may use whatever the plugin said.
+func (c *checker) comparePrompt(p *abi.Plan) {
+	prompt, want := p.Prompt, c.wantPrompt()
+	if prompt == "" {
+		p.Prompt = want
+		return
+	}
+	if prompt == want {
 		return
 	}
 	at := 0

@@ -11,8 +11,8 @@ import (
 )
 
 // TestPromptIsTheHosts: the prompt names the servers the config holds and their tools as the
-// host writes it (the profile says how a tool is spelled), or is empty; a plugin can add no
-// instruction, URL or wider tool grant of its own.
+// host writes it (the profile says how a tool is spelled), or is empty and the host writes it
+// in; a plugin can add no instruction, URL or wider tool grant of its own.
 func TestPromptIsTheHosts(t *testing.T) {
 	plans := map[string]func() *abi.Plan{"claude": claudePlan, "codex": codexPlan, "pi": piPlan}
 	qualified := map[string]bool{"claude": true, "pi": true}
@@ -40,6 +40,7 @@ func TestPromptIsTheHosts(t *testing.T) {
 				err := plan.Check(p, input(h))
 				if tc.ok {
 					require.NoError(t, err, "prompt %q", p.Prompt)
+					assert.Equal(t, promptOf(qualified[h]), p.Prompt, "the checked plan carries the host's prompt")
 					return
 				}
 				assert.Contains(t, rules(err), plan.RulePrompt, "prompt %q", p.Prompt)
