@@ -365,26 +365,57 @@ func (a *app) openHost(ctx context.Context, o hostOptions, harnesses ...string) 
 		return nil, err
 	}
 	// Compiling a module is CPU-bound and one module's work depends neither on another's nor
-	// on the policy's, so the plugins load concurrently, one per CPU, while this goroutine
-	// compiles the policy (docs/PERFORMANCE.md: what each saves). The error reported is the
-	// policy's, then the first artifact's, in order.
-	errs := make([]error, len(arts))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	// on the policy's, so the plugins load concurrently, one per CPU, while the policy compiles
+	// (docs/PERFORMANCE.md: what each saves). The --plugin files load first: each replaces the
+	// built-in plugin of its harness, which is then neither read nor compiled. The error
+	// reported is the policy's, then the first artifact's, in order.
+	type policyResult struct {
+		e   *policy.Engine
+		err error
+	}
+	polc := make(chan policyResult, 1)
+	go func() {
+		pe, err := policy.New(ctx, pcfg)
+		polc <- policyResult{pe, err}
+	}()
+	loadAll := func(idx []int) []error {
+		errs := make([]error, len(idx))
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+		for k, i := range idx {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				loaded[i], errs[k] = loadArtifact(ctx, eng, arts[i])
+			}()
+		}
+		wg.Wait()
+		return errs
+	}
+	var files, builtins []int
 	for i, art := range arts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			loaded[i], errs[i] = loadArtifact(ctx, eng, art)
-		}()
+		if art.builtin != nil {
+			builtins = append(builtins, i)
+		} else {
+			files = append(files, i)
+		}
 	}
-	pe, perr := policy.New(ctx, pcfg)
-	wg.Wait()
-	if perr != nil {
-		return nil, fmt.Errorf("load policies: %w", perr)
+	errs := loadAll(files)
+	replaced := map[string]bool{}
+	for _, i := range files {
+		if loaded[i] != nil {
+			replaced[loaded[i].Manifest().Harness] = true
+		}
 	}
+	builtins = slices.DeleteFunc(builtins, func(i int) bool { return replaced[arts[i].art.Harness] })
+	errs = append(errs, loadAll(builtins)...)
+	pol := <-polc
+	if pol.err != nil {
+		return nil, fmt.Errorf("load policies: %w", pol.err)
+	}
+	pe := pol.e
 	for _, e := range errs {
 		if e != nil {
 			return nil, e
@@ -393,6 +424,9 @@ func (a *app) openHost(ctx context.Context, o hostOptions, harnesses ...string) 
 	cfg := host.Config{Policy: pe, Logger: a.logger, OnClose: closeAll}
 	for i, art := range arts {
 		p := loaded[i]
+		if p == nil { // a built-in plugin a --plugin file replaced
+			continue
+		}
 		m := p.Manifest()
 		cfg.Plugins = append(cfg.Plugins, host.LoadedPlugin{Plugin: p, Info: host.PluginInfo{
 			Name: m.Name, Version: m.Version, ABIVersion: m.ABIVersion, Harness: m.Harness,
@@ -400,7 +434,6 @@ func (a *app) openHost(ctx context.Context, o hostOptions, harnesses ...string) 
 			Source: art.source, Engine: eng.Name(),
 		}, Profile: profiles[m.Harness]})
 	}
-	cfg.Plugins = overrideBuiltins(cfg.Plugins)
 	return host.New(ctx, cfg)
 }
 
@@ -488,25 +521,6 @@ func builtinProfiles(want []string) (plan.Profiles, error) {
 		profiles[h] = p
 	}
 	return profiles, nil
-}
-
-// overrideBuiltins drops a built-in plugin when a --plugin file renders the same harness: the
-// operator's explicit, pinned plugin replaces the embedded one.
-func overrideBuiltins(loaded []host.LoadedPlugin) []host.LoadedPlugin {
-	fromFile := map[string]bool{}
-	for _, lp := range loaded {
-		if lp.Info.Source != "builtin" {
-			fromFile[lp.Info.Harness] = true
-		}
-	}
-	out := make([]host.LoadedPlugin, 0, len(loaded))
-	for _, lp := range loaded {
-		if lp.Info.Source == "builtin" && fromFile[lp.Info.Harness] {
-			continue
-		}
-		out = append(out, lp)
-	}
-	return out
 }
 
 // envPairs turns an environment ("NAME=value" entries) into ordered pairs, skipping malformed

@@ -142,7 +142,7 @@ func TestEveryWASIFunctionAnswers(t *testing.T) {
 func TestLimits(t *testing.T) {
 	got := Limits(engine.Limits{})
 	assert.Equal(t, engine.DefaultLimits, got, "Limits(zero) fills every field from DefaultLimits")
-	set := engine.Limits{ModuleBytes: 1, MemoryPages: 2, Deadline: 3, OutputBytes: 4, StderrBytes: 5, MaxFiles: 6}
+	set := engine.Limits{ModuleBytes: 1, MemoryPages: 2, Deadline: 3, DeadlinePerKiB: 7, OutputBytes: 4, StderrBytes: 5, MaxFiles: 6}
 	assert.Equal(t, set, Limits(set), "Limits keeps fields that are set")
 	assert.EqualValues(t, MaxPages, Limits(engine.Limits{MemoryPages: 65536}).MemoryPages, "Limits(65536 pages) caps at MaxPages")
 }
