@@ -271,25 +271,27 @@ func refuseUserCommands(req *spec.Request, d *policy.Decision) {
 // exposure is what the rendering harness's profile can do with exposure, or nil when no loaded
 // plugin renders the request's harness (Prepare refuses it then).
 func (h *Host) exposure(req *spec.Request, harness string) *exposure.Harness {
-	name, err := pickHarness(req.Harness, harness)
-	if err != nil {
-		return nil
-	}
-	prof := h.plugins[name].Profile
+	name, prof := h.profileFor(req, harness)
 	if prof == nil {
 		return nil
 	}
 	return &exposure.Harness{Name: name, Native: prof.ExposureNative(), Deny: prof.DenyList()}
 }
 
+// profileFor is the rendering harness and its profile, or a nil profile when no loaded plugin
+// renders the request's harness.
+func (h *Host) profileFor(req *spec.Request, harness string) (string, *plan.Profile) {
+	name, err := pickHarness(req.Harness, harness)
+	if err != nil {
+		return "", nil
+	}
+	return name, h.plugins[name].Profile
+}
+
 // builtin is the rendering harness's own tools as its profile lists them, or nil when no loaded
 // plugin renders the request's harness.
 func (h *Host) builtin(req *spec.Request, harness string) *policy.Builtin {
-	name, err := pickHarness(req.Harness, harness)
-	if err != nil {
-		return nil
-	}
-	prof := h.plugins[name].Profile
+	name, prof := h.profileFor(req, harness)
 	if prof == nil {
 		return nil
 	}

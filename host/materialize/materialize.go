@@ -676,6 +676,16 @@ func (t *tx) stage(r *os.Root, p string, data []byte, mode, dirMode os.FileMode)
 		return err
 	}
 	t.staged = append(t.staged, staged{root: r, tmp: tmp, final: p})
+	if err := writeSynced(f, data); err != nil {
+		return err
+	}
+	fault()
+	return r.Chmod(tmp, mode)
+}
+
+// writeSynced writes data to f, syncs it to disk and closes it: the bytes are durable before
+// anything names the file as written.
+func writeSynced(f *os.File, data []byte) error {
 	if _, err := f.Write(data); err != nil {
 		f.Close()
 		return err
@@ -684,11 +694,7 @@ func (t *tx) stage(r *os.Root, p string, data []byte, mode, dirMode os.FileMode)
 		f.Close()
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	fault()
-	return r.Chmod(tmp, mode)
+	return f.Close()
 }
 
 func kindOf(m fs.FileMode) string {

@@ -130,15 +130,7 @@ func (st *stage) prepare(rec commitRecord) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := writeSynced(f, data); err != nil {
 		return err
 	}
 	fault()
