@@ -43,8 +43,12 @@ type Profile struct {
 	HeaderValues string `yaml:"headerValues"`
 	// Spawn is how a stdio server must be launched through env -i (docs/SPAWN-ENV.md): one of
 	// SpawnStyles, or "" for a harness that does not pass its environment to the servers.
-	Spawn string       `yaml:"spawn"`
-	Tools ProfileTools `yaml:"tools"`
+	Spawn string `yaml:"spawn"`
+	// ExpandMax is the longest string the harness expands, as measured; a longer one reaches
+	// the server as written. A SPEC longer than it is read in its long form: plain ${ALIAS}
+	// references, padded with trailing spaces (docs/SPAWN-ENV.md). 0: no limit.
+	ExpandMax int          `yaml:"expandMax"`
+	Tools     ProfileTools `yaml:"tools"`
 	// Args and Env are exactly what a plugin may return on the harness's command line and in
 	// its environment; none when empty.
 	Args   []ProfileArg   `yaml:"args"`
@@ -471,6 +475,10 @@ func (p *Profile) compile() (*harness, error) {
 		if !ok {
 			return nil, fmt.Errorf("spawn %q is none of %v", p.Spawn, SpawnStyles())
 		}
+		if p.ExpandMax < 0 {
+			return nil, fmt.Errorf("expandMax %d: want a length of at least 1, or 0 for no limit", p.ExpandMax)
+		}
+		sp.expandMax = p.ExpandMax
 		h.spawn = &sp
 		dollarVar = sp.dollarVar
 	}

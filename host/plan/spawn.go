@@ -45,6 +45,18 @@ type spawnStyle struct {
 	cwdFlag bool
 	// dollarVar is the harness variable ref relies on; the plan may set it to "$" only.
 	dollarVar string
+	// expandMax is the profile's expandMax: a longer SPEC is in its long form, with plain
+	// "${" references and trailing spaces, which the harness does not expand. 0: no limit.
+	expandMax int
+}
+
+// specForm returns the reference opener SPEC is written with and SPEC without the long
+// form's padding.
+func (sp *spawnStyle) specForm(spec string) (ref, tokens string) {
+	if sp.expandMax > 0 && len(spec) > sp.expandMax {
+		return "${", strings.TrimRight(spec, " ")
+	}
+	return sp.ref, spec
 }
 
 func verbatim(s string) string { return s }
@@ -166,12 +178,12 @@ func isAlias(name string) bool {
 	return true
 }
 
-// refs parses the value side of a SPEC token: one alias reference, or several when the style
-// splits values. It returns the aliases in order.
-func (sp *spawnStyle) refs(s string) ([]string, bool) {
+// refs parses the value side of a SPEC token, whose references open with ref: one alias
+// reference, or several when the style splits values. It returns the aliases in order.
+func (sp *spawnStyle) refs(ref, s string) ([]string, bool) {
 	var out []string
 	for s != "" {
-		rest, ok := strings.CutPrefix(s, sp.ref)
+		rest, ok := strings.CutPrefix(s, ref)
 		if !ok {
 			return nil, false
 		}
@@ -189,11 +201,11 @@ func (sp *spawnStyle) refs(s string) ([]string, bool) {
 }
 
 // refShape describes a SPEC token's value side for messages.
-func (sp *spawnStyle) refShape() string {
+func (sp *spawnStyle) refShape(ref string) string {
 	if sp.split {
-		return "one or more references " + sp.ref + spawnAliasPrefix + "<n>}"
+		return "one or more references " + ref + spawnAliasPrefix + "<n>}"
 	}
-	return "exactly one reference " + sp.ref + spawnAliasPrefix + "<n>}"
+	return "exactly one reference " + ref + spawnAliasPrefix + "<n>}"
 }
 
 // spawnList is server v's spawn env (docs/SECURITY.md, docs/SPAWN-ENV.md): its HostEnv pairs, then
@@ -297,15 +309,16 @@ func (c *checker) checkSpawn(name string, r *rendered, v abi.Server) {
 		if spec == "" {
 			c.add(name, field(specAt), RuleSpawnSpec, "env -S is given an empty string; leave -S out when the spawn env is empty")
 		} else {
-			for k, tok := range strings.Split(spec, " ") {
+			ref, tokens := sp.specForm(spec)
+			for k, tok := range strings.Split(tokens, " ") {
 				n, refs, ok := strings.Cut(tok, "=")
 				if !ok || !validSpawnName(n) {
 					c.add(name, field(specAt), RuleSpawnSpec, "token %d %q is not NAME=<alias references> with NAME an env name", k+1, truncate(tok, 64))
 					continue
 				}
-				aliases, ok := sp.refs(refs)
+				aliases, ok := sp.refs(ref, refs)
 				if !ok {
-					c.add(name, field(specAt), RuleSpawnSpec, "token %d sets %s to %q; want %s", k+1, n, truncate(refs, 64), sp.refShape())
+					c.add(name, field(specAt), RuleSpawnSpec, "token %d sets %s to %q; want %s", k+1, n, truncate(refs, 64), sp.refShape(ref))
 					continue
 				}
 				assigns = append(assigns, spawnAssign{name: n, aliases: aliases})

@@ -21,6 +21,13 @@ const SpawnAliasPrefix = "LOADOUT_SPAWN_"
 // "$" by the plan), so "${LOADOUT_SPAWN_DOLLAR:-$}{X}" reaches the server as "${X}".
 const ClaudeDollar = "${LOADOUT_SPAWN_DOLLAR:-$}"
 
+// CopilotExpandMax is the longest string GitHub Copilot CLI expands: a longer one reaches the
+// server as written (measured with 1.0.102, docs/SPAWN-ENV.md). A SpawnCopilot SPEC that would be
+// longer with ClaudeDollar references is written in its long form instead: plain ${ALIAS}
+// references, padded with trailing spaces to CopilotExpandMax+1 characters, which Copilot leaves
+// alone and env -S reads as separators.
+const CopilotExpandMax = 1000
+
 // SpawnStyle selects how a harness treats the values of a server's env map, and so how the
 // wrapper references and encodes them (docs/SPAWN-ENV.md).
 type SpawnStyle int
@@ -170,6 +177,9 @@ func WrapSpawn(style SpawnStyle, s abi.Server, cwd string) (Spawn, error) {
 	if cwd != "" {
 		out.Args = append(out.Args, "-C", lit(cwd))
 	}
+	if style == SpawnCopilot && len(spec) > CopilotExpandMax {
+		spec = []byte(CopilotLongSpec(string(spec)))
+	}
 	if len(spec) > 0 {
 		out.Args = append(out.Args, "-S", string(spec))
 	}
@@ -178,6 +188,17 @@ func WrapSpawn(style SpawnStyle, s abi.Server, cwd string) (Spawn, error) {
 		out.Args = append(out.Args, lit(a))
 	}
 	return out, nil
+}
+
+// CopilotLongSpec rewrites a SPEC spelled with ClaudeDollar references into its long form:
+// plain ${ALIAS} references, padded with spaces to more than CopilotExpandMax characters, so
+// that Copilot passes it on unexpanded (CopilotExpandMax).
+func CopilotLongSpec(spec string) string {
+	spec = strings.ReplaceAll(spec, ClaudeDollar+"{", "${")
+	if n := CopilotExpandMax + 1 - len(spec); n > 0 {
+		spec += strings.Repeat(" ", n)
+	}
+	return spec
 }
 
 // IsSpawnName reports whether name can be assigned through env -S

@@ -69,16 +69,20 @@ func UnwrapSpawn(style SpawnStyle, command string, args []string, env []abi.Pair
 	}
 	used := map[string]bool{}
 	if len(rest) >= 2 && rest[0] == "-S" {
-		for _, tok := range strings.Split(rest[1], " ") {
+		spec, open := rest[1], "${"
+		switch {
+		case style == SpawnCopilot && len(spec) > CopilotExpandMax:
+			// The long form: Copilot passes it on as written (CopilotLongSpec).
+			spec = strings.TrimRight(spec, " ")
+		case style == SpawnClaude || style == SpawnGemini || style == SpawnCopilot:
+			open = ClaudeDollar + "{"
+		}
+		for _, tok := range strings.Split(spec, " ") {
 			name, refs, ok := strings.Cut(tok, "=")
 			if !ok || !IsSpawnName(name) {
 				return fail("-S token %q is not NAME=refs", tok)
 			}
 			var value strings.Builder
-			open := "${"
-			if style == SpawnClaude || style == SpawnGemini || style == SpawnCopilot {
-				open = ClaudeDollar + "{"
-			}
 			for refs != "" {
 				if !strings.HasPrefix(refs, open) {
 					return fail("-S token %q holds more than alias references", tok)
