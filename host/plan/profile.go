@@ -47,8 +47,11 @@ type Profile struct {
 	// ExpandMax is the longest string the harness expands, as measured; a longer one reaches
 	// the server as written. A SPEC longer than it is read in its long form: plain ${ALIAS}
 	// references, padded with trailing spaces (docs/SPAWN-ENV.md). 0: no limit.
-	ExpandMax int          `yaml:"expandMax"`
-	Tools     ProfileTools `yaml:"tools"`
+	ExpandMax int `yaml:"expandMax"`
+	// ExpandsTilde: the harness replaces a stdio server's command or arg that is "~" or starts
+	// with "~/" by its own HOME, as measured; such an operand travels in SPEC (docs/SPAWN-ENV.md).
+	ExpandsTilde bool         `yaml:"expandsTilde"`
+	Tools        ProfileTools `yaml:"tools"`
 	// Args and Env are exactly what a plugin may return on the harness's command line and in
 	// its environment; none when empty.
 	Args   []ProfileArg   `yaml:"args"`
@@ -479,6 +482,7 @@ func (p *Profile) compile() (*harness, error) {
 			return nil, fmt.Errorf("expandMax %d: want a length of at least 1, or 0 for no limit", p.ExpandMax)
 		}
 		sp.expandMax = p.ExpandMax
+		sp.tilde = p.ExpandsTilde
 		h.spawn = &sp
 		dollarVar = sp.dollarVar
 	}

@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -136,4 +137,38 @@ func TestCheckCopilotLongSpec(t *testing.T) {
 	sp = sp2
 	require.NoError(t, check(sp2.Args), "Check(the short SPEC WrapSpawn writes)")
 	require.ErrorContains(t, check([]string{"-i", "-S", plain, "/usr/bin/srv"}), "want one or more references "+format.ClaudeDollar+"{LOADOUT_SPAWN_<n>}")
+}
+
+// TestCheckPiTildeOperands holds the checker to Pi's expandsTilde: WrapSpawn carries the
+// command and args up to the last "~" or "~/…" one as operand references in SPEC, which is
+// accepted; the same args left on the command line (Pi would put its HOME there) or an operand
+// alias holding another value are refused.
+func TestCheckPiTildeOperands(t *testing.T) {
+	t.Parallel()
+	server := abi.Server{ID: "s", Transport: abi.TransportStdio, Command: "/usr/bin/srv",
+		Args: []string{"a b", "~", "$x", "~/x", "a~/x", "--opt=~/x"}, Env: []abi.Pair{{Name: "T", Value: "~/v"}}, Enabled: true}
+	sp, err := format.WrapSpawn(format.SpawnPi, server, "")
+	require.NoError(t, err)
+	check := func(args []string, env []abi.Pair) error {
+		aliases := format.NewObject()
+		for _, p := range env {
+			aliases.Set(p.Name, p.Value)
+		}
+		entry := format.NewObject().Set("type", "stdio").Set("command", sp.Command).Set("args", args).Set("env", aliases)
+		content, err := format.MarshalJSON(format.NewObject().Set("mcpServers", format.NewObject().Set(server.ID, entry)))
+		require.NoError(t, err)
+		in := spawnInput("pi")
+		in.Request.Servers = []abi.Server{server}
+		in.Secrets = nil
+		p := spawnPlan("pi")
+		p.Files[0].Content = string(content)
+		return plan.Check(p, in)
+	}
+	require.Equal(t, []string{"-i", "-S", "T=${LOADOUT_SPAWN_1} ${LOADOUT_SPAWN_2} ${LOADOUT_SPAWN_3} ${LOADOUT_SPAWN_4} ${LOADOUT_SPAWN_5} ${LOADOUT_SPAWN_6}", "a~/x", "--opt=~/x"}, sp.Args)
+	require.NoError(t, check(sp.Args, sp.Env), "Check(the SPEC WrapSpawn writes)")
+	bare := []string{"-i", "-S", "T=${LOADOUT_SPAWN_1}", "/usr/bin/srv", "a b", "~", "$x", "~/x", "a~/x", "--opt=~/x"}
+	require.ErrorContains(t, check(bare, sp.Env[:1]), `starts with "~/" would be replaced`)
+	changed := slices.Clone(sp.Env)
+	changed[4].Value = "~"
+	require.ErrorContains(t, check(sp.Args, changed), "is not the vetted command or arg at its place")
 }

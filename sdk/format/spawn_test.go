@@ -340,3 +340,34 @@ func TestWrapSpawnCopilotLong(t *testing.T) {
 		t.Fatalf("short spec = %q, %v", sp.Args[2], err)
 	}
 }
+
+// TestWrapSpawnPiTilde: Pi replaces an arg that is "~" or starts with "~/" by its HOME, so the
+// command and args up to the last such one travel as operand references in SPEC, and
+// UnwrapSpawn reads them back; left on the command line, such an arg is refused.
+func TestWrapSpawnPiTilde(t *testing.T) {
+	s := abi.Server{ID: "p", Transport: abi.TransportStdio, Command: "/bin/srv", Args: []string{"~", "!x $y", "~/", "a~/x"},
+		Env: []abi.Pair{{Name: "T", Value: "v"}}}
+	sp, err := WrapSpawn(SpawnPi, s, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"-i", "-S", "T=${LOADOUT_SPAWN_1} ${LOADOUT_SPAWN_2} ${LOADOUT_SPAWN_3} ${LOADOUT_SPAWN_4} ${LOADOUT_SPAWN_5}", "a~/x"}
+	if !slices.Equal(sp.Args, want) || sp.Env[3].Value != "$!x $$y" {
+		t.Fatalf("args = %q, env = %+v", sp.Args, sp.Env)
+	}
+	got, err := UnwrapSpawn(SpawnPi, sp.Command, sp.Args, sp.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Command != s.Command || !slices.Equal(got.Args, s.Args) || !slices.Equal(got.Env, s.Env) {
+		t.Fatalf("unwrapped = %+v", got)
+	}
+	if _, err := UnwrapSpawn(SpawnPi, SpawnCommand, []string{"-i", "/bin/srv", "~/x"}, nil); err == nil {
+		t.Fatal("UnwrapSpawn accepted ~/x on Pi's command line")
+	}
+	// Other harnesses leave "~" alone: nothing moves.
+	sp, _ = WrapSpawn(SpawnVerbatim, s, "")
+	if sp.Args[len(sp.Args)-4] != "~" {
+		t.Fatalf("codex args = %q", sp.Args)
+	}
+}
