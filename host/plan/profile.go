@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"path"
 	"regexp"
 	"slices"
 	"sort"
@@ -50,8 +51,12 @@ type Profile struct {
 	ExpandMax int `yaml:"expandMax"`
 	// ExpandsTilde: the harness replaces a stdio server's command or arg that is "~" or starts
 	// with "~/" by its own HOME, as measured; such an operand travels in SPEC (docs/SPAWN-ENV.md).
-	ExpandsTilde bool         `yaml:"expandsTilde"`
-	Tools        ProfileTools `yaml:"tools"`
+	ExpandsTilde bool `yaml:"expandsTilde"`
+	// CheckoutEnvFile is a file of the checkout (a clean relative path) the harness reads in a
+	// run, setting every variable of it its environment lacks, with no switch to prevent it, as
+	// measured; the host warns on every render (docs/SECURITY.md). Empty: none.
+	CheckoutEnvFile string       `yaml:"checkoutEnvFile"`
+	Tools           ProfileTools `yaml:"tools"`
 	// Args and Env are exactly what a plugin may return on the harness's command line and in
 	// its environment; none when empty.
 	Args   []ProfileArg   `yaml:"args"`
@@ -485,6 +490,9 @@ func (p *Profile) compile() (*harness, error) {
 		sp.tilde = p.ExpandsTilde
 		h.spawn = &sp
 		dollarVar = sp.dollarVar
+	}
+	if f := p.CheckoutEnvFile; f != "" && (path.IsAbs(f) || path.Clean(f) != f || f == ".." || strings.HasPrefix(f, "../")) {
+		return nil, fmt.Errorf("checkoutEnvFile %q: want a clean path relative to the checkout", f)
 	}
 	hasConfig := cf.Path != "" || cf.Root != ""
 	switch {
