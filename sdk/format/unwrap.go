@@ -84,13 +84,15 @@ func UnwrapSpawn(style SpawnStyle, command string, args []string, env []abi.Pair
 				// An operand reference (WrapSpawn, PiExpandsTilde).
 				alias := tok[2 : len(tok)-1]
 				p, ok := aliases[alias]
-				if !ok || used[alias] || p.Secret {
+				if !ok || used[alias] {
 					return fail("operand %q is not one unused alias", tok)
 				}
 				used[alias] = true
-				v, ok := aliasValue(style, p.Value)
-				if !ok {
-					return fail("alias %s value is not a literal", alias)
+				v := p.Value
+				if !p.Secret {
+					if v, ok = aliasValue(style, v); !ok {
+						return fail("alias %s value is not a literal", alias)
+					}
 				}
 				operands = append(operands, v)
 				continue
