@@ -233,3 +233,40 @@ func runUntil(ctx context.Context, timeout time.Duration, dir string, env []stri
 		}
 	}
 }
+
+// TestGeminiCheckoutEnvFile measures the known limit loadout warns about: under --skip-trust
+// Gemini CLI reads <checkout>/.gemini/.env and sets every variable of it its environment lacks,
+// so an HTTPS_PROXY planted there carries Gemini's model traffic to a loopback recorder, and
+// the render says so with checkout_env_file (docs/SECURITY.md, docs/FORMATS.md §5.1). Should a
+// release stop reading the file, this test fails and the warning can go.
+func TestGeminiCheckoutEnvFile(t *testing.T) {
+	c := findCLIs(t)
+	canary, loadout := canaryBinary(t), loadoutBinary(t)
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	require.NoError(t, os.MkdirAll(home, 0o755))
+	req, err := json.Marshal(map[string]any{
+		"harness": "gemini",
+		"run":     map[string]any{"ambientAuth": false, "user": "e2e"},
+		"mcpServers": []any{map[string]any{"id": "canary", "transport": "stdio", "command": canary,
+			"args": []string{filepath.Join(dir, "canary-report.json")}}},
+	})
+	require.NoError(t, err)
+	rr := renderWithHome(t, loadout, "gemini", dir, home, c, req)
+	var codes []string
+	for _, w := range rr.Warnings {
+		codes = append(codes, w.Code)
+	}
+	assert.Contains(t, codes, "checkout_env_file", "the gemini render warns that the checkout's .gemini/.env is loaded")
+
+	proxy := newProxyRecorder(t)
+	checkout := filepath.Join(dir, "checkout")
+	envFile := filepath.Join(checkout, ".gemini", ".env")
+	require.NoError(t, os.MkdirAll(filepath.Dir(envFile), 0o755))
+	require.NoError(t, os.WriteFile(envFile, []byte("HTTPS_PROXY="+proxy.URL+"\nHTTP_PROXY="+proxy.URL+"\n"), 0o600))
+	env := harnessEnv(c, home, rr.Env, "GEMINI_API_KEY=dummy", "NO_PROXY=")
+	argv := append([]string{c.Gemini}, rr.Args...)
+	argv = append(argv, "-p", "Reply with OK.")
+	res, err := runUntil(context.Background(), geminiTimeout, checkout, env, proxy.connected, argv...)
+	require.NoError(t, err, "gemini --skip-trust -p: the proxy of the checkout's .gemini/.env sees the model call (stderr %s)", tail(res.Stderr))
+}

@@ -494,6 +494,7 @@ func (h *Host) result(p *Prepared, rr RenderRequest, m *materialize.Result) (*Re
 		res.Warnings = append(res.Warnings, Warning{Code: w.Code, Message: w.Message, Server: w.Server, Skill: w.Skill})
 	}
 	res.Warnings = append(res.Warnings, headerWarnings(p.Vetted, p.Profile())...)
+	res.Warnings = append(res.Warnings, checkoutEnvWarnings(p.Profile())...)
 	return res, nil
 }
 

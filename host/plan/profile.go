@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"path"
 	"regexp"
 	"slices"
 	"sort"
@@ -43,8 +44,19 @@ type Profile struct {
 	HeaderValues string `yaml:"headerValues"`
 	// Spawn is how a stdio server must be launched through env -i (docs/SPAWN-ENV.md): one of
 	// SpawnStyles, or "" for a harness that does not pass its environment to the servers.
-	Spawn string       `yaml:"spawn"`
-	Tools ProfileTools `yaml:"tools"`
+	Spawn string `yaml:"spawn"`
+	// ExpandMax is the longest string the harness expands, as measured; a longer one reaches
+	// the server as written. A SPEC longer than it is read in its long form: plain ${ALIAS}
+	// references, padded with trailing spaces (docs/SPAWN-ENV.md). 0: no limit.
+	ExpandMax int `yaml:"expandMax"`
+	// ExpandsTilde: the harness replaces a stdio server's command or arg that is "~" or starts
+	// with "~/" by its own HOME, as measured; such an operand travels in SPEC (docs/SPAWN-ENV.md).
+	ExpandsTilde bool `yaml:"expandsTilde"`
+	// CheckoutEnvFile is a file of the checkout (a clean relative path) the harness reads in a
+	// run, setting every variable of it its environment lacks, with no switch to prevent it, as
+	// measured; the host warns on every render (docs/SECURITY.md). Empty: none.
+	CheckoutEnvFile string       `yaml:"checkoutEnvFile"`
+	Tools           ProfileTools `yaml:"tools"`
 	// Args and Env are exactly what a plugin may return on the harness's command line and in
 	// its environment; none when empty.
 	Args   []ProfileArg   `yaml:"args"`
@@ -471,8 +483,16 @@ func (p *Profile) compile() (*harness, error) {
 		if !ok {
 			return nil, fmt.Errorf("spawn %q is none of %v", p.Spawn, SpawnStyles())
 		}
+		if p.ExpandMax < 0 {
+			return nil, fmt.Errorf("expandMax %d: want a length of at least 1, or 0 for no limit", p.ExpandMax)
+		}
+		sp.expandMax = p.ExpandMax
+		sp.tilde = p.ExpandsTilde
 		h.spawn = &sp
 		dollarVar = sp.dollarVar
+	}
+	if f := p.CheckoutEnvFile; f != "" && (path.IsAbs(f) || path.Clean(f) != f || f == ".." || strings.HasPrefix(f, "../")) {
+		return nil, fmt.Errorf("checkoutEnvFile %q: want a clean path relative to the checkout", f)
 	}
 	hasConfig := cf.Path != "" || cf.Root != ""
 	switch {

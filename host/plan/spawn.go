@@ -45,6 +45,42 @@ type spawnStyle struct {
 	cwdFlag bool
 	// dollarVar is the harness variable ref relies on; the plan may set it to "$" only.
 	dollarVar string
+	// tilde is the profile's expandsTilde: the harness replaces a command or arg that is "~"
+	// or starts with "~/" by its HOME, so such an operand, and every one before it, travels as
+	// an operand reference "${ALIAS}" at the end of SPEC.
+	tilde bool
+	// expandMax is the profile's expandMax: a longer SPEC is in its long form, with plain
+	// "${" references and trailing spaces, which the harness does not expand. 0: no limit.
+	expandMax int
+}
+
+// operandRefs returns the aliases of SPEC's trailing operand references: the tokens after its
+// last NAME=… assignment, each exactly ref+alias+"}" (the command and args Pi would expand).
+func (sp *spawnStyle) operandRefs(spec string) []string {
+	ref, tokens := sp.specForm(spec)
+	toks := strings.Split(tokens, " ")
+	var out []string
+	for j := len(toks) - 1; j >= 0; j-- {
+		a, ok := strings.CutPrefix(toks[j], ref)
+		if !ok || !strings.HasSuffix(a, "}") || !isAlias(a[:len(a)-1]) {
+			break
+		}
+		out = append(out, a[:len(a)-1])
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// expandsTilde reports whether a harness with expandsTilde replaces operand a by its HOME.
+func expandsTilde(a string) bool { return a == "~" || strings.HasPrefix(a, "~/") }
+
+// specForm returns the reference opener SPEC is written with and SPEC without the long
+// form's padding.
+func (sp *spawnStyle) specForm(spec string) (ref, tokens string) {
+	if sp.expandMax > 0 && len(spec) > sp.expandMax {
+		return "${", strings.TrimRight(spec, " ")
+	}
+	return sp.ref, spec
 }
 
 func verbatim(s string) string { return s }
@@ -166,12 +202,12 @@ func isAlias(name string) bool {
 	return true
 }
 
-// refs parses the value side of a SPEC token: one alias reference, or several when the style
-// splits values. It returns the aliases in order.
-func (sp *spawnStyle) refs(s string) ([]string, bool) {
+// refs parses the value side of a SPEC token, whose references open with ref: one alias
+// reference, or several when the style splits values. It returns the aliases in order.
+func (sp *spawnStyle) refs(ref, s string) ([]string, bool) {
 	var out []string
 	for s != "" {
-		rest, ok := strings.CutPrefix(s, sp.ref)
+		rest, ok := strings.CutPrefix(s, ref)
 		if !ok {
 			return nil, false
 		}
@@ -189,11 +225,11 @@ func (sp *spawnStyle) refs(s string) ([]string, bool) {
 }
 
 // refShape describes a SPEC token's value side for messages.
-func (sp *spawnStyle) refShape() string {
+func (sp *spawnStyle) refShape(ref string) string {
 	if sp.split {
-		return "one or more references " + sp.ref + spawnAliasPrefix + "<n>}"
+		return "one or more references " + ref + spawnAliasPrefix + "<n>}"
 	}
-	return "exactly one reference " + sp.ref + spawnAliasPrefix + "<n>}"
+	return "exactly one reference " + ref + spawnAliasPrefix + "<n>}"
 }
 
 // spawnList is server v's spawn env (docs/SECURITY.md, docs/SPAWN-ENV.md): its HostEnv pairs, then
@@ -261,10 +297,19 @@ func (c *checker) checkSpawn(name string, r *rendered, v abi.Server) {
 		}
 	}
 	ops := args[min(i, len(args)):]
-	want := make([]string, 0, 1+len(v.Args))
-	want = append(want, c.h.literal(v.Command))
-	for _, a := range v.Args {
+	// The vetted operands; the first inSpec of them travel as operand references in SPEC.
+	vetted := slices.Concat([]string{v.Command}, v.Args)
+	var opAliases []string
+	if specAt >= 0 && sp.tilde {
+		opAliases = sp.operandRefs(args[specAt])
+	}
+	inSpec := min(len(opAliases), len(vetted))
+	want := make([]string, 0, len(vetted)-inSpec)
+	for _, a := range vetted[inSpec:] {
 		want = append(want, c.h.literal(a))
+	}
+	if sp.tilde && slices.ContainsFunc(vetted[inSpec:], expandsTilde) {
+		wrapper(min(i, len(args)), "an operand that is \"~\" or starts with \"~/\" would be replaced by harness %q's HOME: it and every operand before it must travel as references at the end of SPEC", c.in.Manifest.Harness)
 	}
 	switch {
 	case v.Command == "" || strings.HasPrefix(v.Command, "-") || strings.Contains(v.Command, "="):
@@ -297,15 +342,18 @@ func (c *checker) checkSpawn(name string, r *rendered, v abi.Server) {
 		if spec == "" {
 			c.add(name, field(specAt), RuleSpawnSpec, "env -S is given an empty string; leave -S out when the spawn env is empty")
 		} else {
-			for k, tok := range strings.Split(spec, " ") {
+			ref, tokens := sp.specForm(spec)
+			toks := strings.Split(tokens, " ")
+			toks = toks[:len(toks)-len(opAliases)]
+			for k, tok := range toks {
 				n, refs, ok := strings.Cut(tok, "=")
 				if !ok || !validSpawnName(n) {
 					c.add(name, field(specAt), RuleSpawnSpec, "token %d %q is not NAME=<alias references> with NAME an env name", k+1, truncate(tok, 64))
 					continue
 				}
-				aliases, ok := sp.refs(refs)
+				aliases, ok := sp.refs(ref, refs)
 				if !ok {
-					c.add(name, field(specAt), RuleSpawnSpec, "token %d sets %s to %q; want %s", k+1, n, truncate(refs, 64), sp.refShape())
+					c.add(name, field(specAt), RuleSpawnSpec, "token %d sets %s to %q; want %s", k+1, n, truncate(refs, 64), sp.refShape(ref))
 					continue
 				}
 				assigns = append(assigns, spawnAssign{name: n, aliases: aliases})
@@ -345,6 +393,23 @@ func (c *checker) checkSpawn(name string, r *rendered, v abi.Server) {
 			if _, ok := defined[al]; !ok && used[al] == 1 {
 				c.add(name, specField, RuleSpawnAlias, "alias %s is referenced but not defined in env: env would expand it to an empty or inherited value", al)
 			}
+		}
+	}
+	for j, al := range opAliases {
+		k++
+		ordered = ordered && al == spawnAliasPrefix+strconv.Itoa(k)
+		used[al]++
+		if used[al] == 2 {
+			c.add(name, specField, RuleSpawnAlias, "alias %s is referenced more than once", al)
+		}
+		val, ok := defined[al]
+		switch {
+		case !ok:
+			c.add(name, specField, RuleSpawnAlias, "operand alias %s is referenced but not defined in env", al)
+		case j >= len(vetted) || val != vetted[j]:
+			c.add(name, specField, RuleSpawnWrapper, "operand reference %d (alias %s) is not the vetted command or arg at its place", j+1, al)
+		case len(Scan(val)) > 0:
+			c.add(name, specField, RuleSpawnAlias, "operand alias %s holds a placeholder", al)
 		}
 	}
 	if !ordered {

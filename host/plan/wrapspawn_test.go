@@ -1,6 +1,9 @@
 package plan_test
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -90,4 +93,82 @@ func TestCheckAcceptsWrapSpawn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCheckCopilotLongSpec holds the checker to Copilot's expandMax (1000 characters): a SPEC
+// that WrapSpawn writes for 50 variables is longer, so it takes plain references, padded, which
+// Copilot passes on as written (e2e TestManySpawnVariables); that form is accepted, and so is
+// nothing Copilot would read otherwise: a long SPEC with its escaped references (Copilot would
+// not turn them into "$", and env -S fails on them), a short one with plain references
+// (Copilot would expand them from its own environment).
+func TestCheckCopilotLongSpec(t *testing.T) {
+	t.Parallel()
+	server := abi.Server{ID: "s", Transport: abi.TransportStdio, Command: "/usr/bin/srv", Args: []string{}, Enabled: true}
+	for i := range 50 {
+		server.Env = append(server.Env, abi.Pair{Name: fmt.Sprintf("WIDE_%02d", i), Value: "v$x"})
+	}
+	sp, err := format.WrapSpawn(format.SpawnCopilot, server, "")
+	require.NoError(t, err)
+	require.Greater(t, len(sp.Args[2]), format.CopilotExpandMax, "the SPEC of 50 variables is past Copilot's limit")
+	check := func(args []string) error {
+		aliases := format.NewObject()
+		for _, p := range sp.Env {
+			aliases.Set(p.Name, p.Value)
+		}
+		entry := format.NewObject().Set("command", sp.Command).Set("args", args).Set("env", aliases)
+		content, err := format.MarshalJSON(format.NewObject().Set("mcpServers", format.NewObject().Set(server.ID, entry)))
+		require.NoError(t, err)
+		in := spawnInput("copilot")
+		in.Request.Servers = []abi.Server{server}
+		in.Secrets = nil
+		p := spawnPlan("copilot")
+		p.Files[0].Content = string(content)
+		return plan.Check(p, in)
+	}
+	require.NoError(t, check(sp.Args), "Check(the long SPEC WrapSpawn writes)")
+	escaped := strings.ReplaceAll(strings.TrimRight(sp.Args[2], " "), "${", format.ClaudeDollar+"{")
+	require.ErrorContains(t, check([]string{"-i", "-S", escaped, "/usr/bin/srv"}), "want one or more references ${LOADOUT_SPAWN_<n>}")
+	short := server
+	short.Env = short.Env[:2]
+	sp2, err := format.WrapSpawn(format.SpawnCopilot, short, "")
+	require.NoError(t, err)
+	plain := strings.ReplaceAll(sp2.Args[2], format.ClaudeDollar+"{", "${")
+	server.Env = short.Env
+	sp = sp2
+	require.NoError(t, check(sp2.Args), "Check(the short SPEC WrapSpawn writes)")
+	require.ErrorContains(t, check([]string{"-i", "-S", plain, "/usr/bin/srv"}), "want one or more references "+format.ClaudeDollar+"{LOADOUT_SPAWN_<n>}")
+}
+
+// TestCheckPiTildeOperands holds the checker to Pi's expandsTilde: WrapSpawn carries the
+// command and args up to the last "~" or "~/…" one as operand references in SPEC, which is
+// accepted; the same args left on the command line (Pi would put its HOME there) or an operand
+// alias holding another value are refused.
+func TestCheckPiTildeOperands(t *testing.T) {
+	t.Parallel()
+	server := abi.Server{ID: "s", Transport: abi.TransportStdio, Command: "/usr/bin/srv",
+		Args: []string{"a b", "~", "$x", "~/x", "a~/x", "--opt=~/x"}, Env: []abi.Pair{{Name: "T", Value: "~/v"}}, Enabled: true}
+	sp, err := format.WrapSpawn(format.SpawnPi, server, "")
+	require.NoError(t, err)
+	check := func(args []string, env []abi.Pair) error {
+		aliases := format.NewObject()
+		for _, p := range env {
+			aliases.Set(p.Name, p.Value)
+		}
+		entry := format.NewObject().Set("type", "stdio").Set("command", sp.Command).Set("args", args).Set("env", aliases)
+		content, err := format.MarshalJSON(format.NewObject().Set("mcpServers", format.NewObject().Set(server.ID, entry)))
+		require.NoError(t, err)
+		in := spawnInput("pi")
+		in.Request.Servers = []abi.Server{server}
+		in.Secrets = nil
+		p := spawnPlan("pi")
+		p.Files[0].Content = string(content)
+		return plan.Check(p, in)
+	}
+	require.Equal(t, []string{"-i", "-S", "T=${LOADOUT_SPAWN_1} ${LOADOUT_SPAWN_2} ${LOADOUT_SPAWN_3} ${LOADOUT_SPAWN_4} ${LOADOUT_SPAWN_5} ${LOADOUT_SPAWN_6}", "a~/x", "--opt=~/x"}, sp.Args)
+	require.NoError(t, check(sp.Args, sp.Env), "Check(the SPEC WrapSpawn writes)")
+	bare := []string{"-i", "-S", "T=${LOADOUT_SPAWN_1}", "/usr/bin/srv", "a b", "~", "$x", "~/x", "a~/x", "--opt=~/x"}
+	require.ErrorContains(t, check(bare, sp.Env[:1]), `starts with "~/" would be replaced`)
+	changed := slices.Clone(sp.Env)
+	changed[4].Value = "~"
+	require.ErrorContains(t, check(sp.Args, changed), "is not the vetted command or arg at its place")
 }

@@ -21,6 +21,13 @@ const SpawnAliasPrefix = "LOADOUT_SPAWN_"
 // "$" by the plan), so "${LOADOUT_SPAWN_DOLLAR:-$}{X}" reaches the server as "${X}".
 const ClaudeDollar = "${LOADOUT_SPAWN_DOLLAR:-$}"
 
+// CopilotExpandMax is the longest string GitHub Copilot CLI expands: a longer one reaches the
+// server as written (measured with 1.0.102, docs/SPAWN-ENV.md). A SpawnCopilot SPEC that would be
+// longer with ClaudeDollar references is written in its long form instead: plain ${ALIAS}
+// references, padded with trailing spaces to CopilotExpandMax+1 characters, which Copilot leaves
+// alone and env -S reads as separators.
+const CopilotExpandMax = 1000
+
 // SpawnStyle selects how a harness treats the values of a server's env map, and so how the
 // wrapper references and encodes them (docs/SPAWN-ENV.md).
 type SpawnStyle int
@@ -83,10 +90,11 @@ type Spawn struct {
 // then s.Env, a repeated name kept once at its first position with its last value — and nothing
 // else, with no value on any command line:
 //
-//	/usr/bin/env -i [-C <cwd>] [-S "NAME=<ref> …"] <command> <args>…
+//	/usr/bin/env -i [-C <cwd>] [-S "NAME=<ref> … [<ref> …]"] <command> <args>…
 //
 // with every value carried by an alias variable LOADOUT_SPAWN_<n> of the harness config's env
-// map. cwd, when not empty, becomes env's -C (for a harness with no working-directory key).
+// map. For SpawnPi the command and args up to the last one Pi would expand (PiExpandsTilde)
+// are carried the same way, as operand references at the end of SPEC. cwd, when not empty, becomes env's -C (for a harness with no working-directory key).
 // For SpawnClaude the command, args and cwd go through ClaudeLiteral, so Claude hands them over
 // unexpanded. A secret value is a placeholder the plugin cannot look into: it gets one alias,
 // unencoded; the host encodes it when it substitutes it.
@@ -170,14 +178,50 @@ func WrapSpawn(style SpawnStyle, s abi.Server, cwd string) (Spawn, error) {
 	if cwd != "" {
 		out.Args = append(out.Args, "-C", lit(cwd))
 	}
+	// Pi replaces an operand that is "~" or starts with "~/" by its own HOME: the operands up to
+	// the last such one travel in SPEC, each as one alias reference, which env does not split.
+	operands := slices.Concat([]string{s.Command}, s.Args)
+	inSpec := 0
+	if style == SpawnPi {
+		for i, a := range operands {
+			if PiExpandsTilde(a) {
+				inSpec = i + 1
+			}
+		}
+	}
+	for _, a := range operands[:inSpec] {
+		alias := SpawnAliasPrefix + strconv.Itoa(len(out.Env)+1)
+		out.Env = append(out.Env, abi.Pair{Name: alias, Value: PiLiteral(a)})
+		if len(spec) > 0 {
+			spec = append(spec, ' ')
+		}
+		spec = append(spec, "${"+alias+"}"...)
+	}
+	if style == SpawnCopilot && len(spec) > CopilotExpandMax {
+		spec = []byte(CopilotLongSpec(string(spec)))
+	}
 	if len(spec) > 0 {
 		out.Args = append(out.Args, "-S", string(spec))
 	}
-	out.Args = append(out.Args, lit(s.Command))
-	for _, a := range s.Args {
+	for _, a := range operands[inSpec:] {
 		out.Args = append(out.Args, lit(a))
 	}
 	return out, nil
+}
+
+// PiExpandsTilde reports whether Pi replaces a command or arg by its own HOME: it is "~" or
+// starts with "~/" (measured with Pi 1.6.0, docs/SPAWN-ENV.md).
+func PiExpandsTilde(v string) bool { return v == "~" || strings.HasPrefix(v, "~/") }
+
+// CopilotLongSpec rewrites a SPEC spelled with ClaudeDollar references into its long form:
+// plain ${ALIAS} references, padded with spaces to more than CopilotExpandMax characters, so
+// that Copilot passes it on unexpanded (CopilotExpandMax).
+func CopilotLongSpec(spec string) string {
+	spec = strings.ReplaceAll(spec, ClaudeDollar+"{", "${")
+	if n := CopilotExpandMax + 1 - len(spec); n > 0 {
+		spec += strings.Repeat(" ", n)
+	}
+	return spec
 }
 
 // IsSpawnName reports whether name can be assigned through env -S

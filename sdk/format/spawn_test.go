@@ -3,6 +3,7 @@ package format
 import (
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -307,5 +308,66 @@ func TestWrapSpawnCopilot(t *testing.T) {
 		if _, ok := CopilotUnliteral(v); ok {
 			t.Fatalf("CopilotUnliteral(%q) accepted; Copilot would expand it", v)
 		}
+	}
+}
+
+// TestWrapSpawnCopilotLong: a SPEC longer than Copilot expands is written in the long form
+// (plain references, padded past CopilotExpandMax), and UnwrapSpawn reads it back exactly.
+func TestWrapSpawnCopilotLong(t *testing.T) {
+	s := abi.Server{ID: "c", Transport: abi.TransportStdio, Command: "/bin/srv"}
+	for i := range 50 {
+		s.Env = append(s.Env, abi.Pair{Name: "WIDE_" + strconv.Itoa(i), Value: "v$x"})
+	}
+	sp, err := WrapSpawn(SpawnCopilot, s, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := sp.Args[2]
+	if len(spec) <= CopilotExpandMax || strings.Contains(spec, ClaudeDollar) || !strings.HasPrefix(spec, "WIDE_0=${LOADOUT_SPAWN_1} ") {
+		t.Fatalf("spec (%d characters) = %q, want plain references past %d characters", len(spec), spec, CopilotExpandMax)
+	}
+	got, err := UnwrapSpawn(SpawnCopilot, sp.Command, sp.Args, sp.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Env, s.Env) {
+		t.Fatalf("unwrapped env = %+v, want %+v", got.Env, s.Env)
+	}
+	// A short SPEC keeps its escaped references; two variables fit.
+	s.Env = s.Env[:2]
+	sp, err = WrapSpawn(SpawnCopilot, s, "")
+	if err != nil || !strings.HasPrefix(sp.Args[2], "WIDE_0="+ClaudeDollar+"{LOADOUT_SPAWN_1}") {
+		t.Fatalf("short spec = %q, %v", sp.Args[2], err)
+	}
+}
+
+// TestWrapSpawnPiTilde: Pi replaces an arg that is "~" or starts with "~/" by its HOME, so the
+// command and args up to the last such one travel as operand references in SPEC, and
+// UnwrapSpawn reads them back; left on the command line, such an arg is refused.
+func TestWrapSpawnPiTilde(t *testing.T) {
+	s := abi.Server{ID: "p", Transport: abi.TransportStdio, Command: "/bin/srv", Args: []string{"~", "!x $y", "~/", "a~/x"},
+		Env: []abi.Pair{{Name: "T", Value: "v"}}}
+	sp, err := WrapSpawn(SpawnPi, s, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"-i", "-S", "T=${LOADOUT_SPAWN_1} ${LOADOUT_SPAWN_2} ${LOADOUT_SPAWN_3} ${LOADOUT_SPAWN_4} ${LOADOUT_SPAWN_5}", "a~/x"}
+	if !slices.Equal(sp.Args, want) || sp.Env[3].Value != "$!x $$y" {
+		t.Fatalf("args = %q, env = %+v", sp.Args, sp.Env)
+	}
+	got, err := UnwrapSpawn(SpawnPi, sp.Command, sp.Args, sp.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Command != s.Command || !slices.Equal(got.Args, s.Args) || !slices.Equal(got.Env, s.Env) {
+		t.Fatalf("unwrapped = %+v", got)
+	}
+	if _, err := UnwrapSpawn(SpawnPi, SpawnCommand, []string{"-i", "/bin/srv", "~/x"}, nil); err == nil {
+		t.Fatal("UnwrapSpawn accepted ~/x on Pi's command line")
+	}
+	// Other harnesses leave "~" alone: nothing moves.
+	sp, _ = WrapSpawn(SpawnVerbatim, s, "")
+	if sp.Args[len(sp.Args)-4] != "~" {
+		t.Fatalf("codex args = %q", sp.Args)
 	}
 }

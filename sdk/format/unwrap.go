@@ -68,17 +68,39 @@ func UnwrapSpawn(style SpawnStyle, command string, args []string, env []abi.Pair
 		aliases[p.Name] = p
 	}
 	used := map[string]bool{}
+	var operands []string // the command and args, those SPEC carries first
 	if len(rest) >= 2 && rest[0] == "-S" {
-		for _, tok := range strings.Split(rest[1], " ") {
+		spec, open := rest[1], "${"
+		switch {
+		case style == SpawnCopilot && len(spec) > CopilotExpandMax:
+			// The long form: Copilot passes it on as written (CopilotLongSpec).
+			spec = strings.TrimRight(spec, " ")
+		case style == SpawnClaude || style == SpawnGemini || style == SpawnCopilot:
+			open = ClaudeDollar + "{"
+		}
+		for _, tok := range strings.Split(spec, " ") {
 			name, refs, ok := strings.Cut(tok, "=")
-			if !ok || !IsSpawnName(name) {
+			if !ok && style == SpawnPi && strings.HasPrefix(tok, "${") && strings.HasSuffix(tok, "}") {
+				// An operand reference (WrapSpawn, PiExpandsTilde).
+				alias := tok[2 : len(tok)-1]
+				p, ok := aliases[alias]
+				if !ok || used[alias] {
+					return fail("operand %q is not one unused alias", tok)
+				}
+				used[alias] = true
+				v := p.Value
+				if !p.Secret {
+					if v, ok = aliasValue(style, v); !ok {
+						return fail("alias %s value is not a literal", alias)
+					}
+				}
+				operands = append(operands, v)
+				continue
+			}
+			if !ok || !IsSpawnName(name) || len(operands) > 0 {
 				return fail("-S token %q is not NAME=refs", tok)
 			}
 			var value strings.Builder
-			open := "${"
-			if style == SpawnClaude || style == SpawnGemini || style == SpawnCopilot {
-				open = ClaudeDollar + "{"
-			}
 			for refs != "" {
 				if !strings.HasPrefix(refs, open) {
 					return fail("-S token %q holds more than alias references", tok)
@@ -109,14 +131,17 @@ func UnwrapSpawn(style SpawnStyle, command string, args []string, env []abi.Pair
 	if len(used) != len(aliases) {
 		return fail("an alias is defined but not used")
 	}
-	if len(rest) == 0 {
-		return fail("no command after the wrapper")
-	}
 	for i, a := range rest {
 		v, ok := lit(a)
-		if !ok {
+		if !ok || style == SpawnPi && PiExpandsTilde(v) {
 			return fail("args[%d] is not a literal", i)
 		}
+		operands = append(operands, v)
+	}
+	if len(operands) == 0 {
+		return fail("no command after the wrapper")
+	}
+	for i, v := range operands {
 		if i == 0 {
 			if strings.HasPrefix(v, "-") || strings.Contains(v, "=") {
 				return fail("command %q would be read as an option or an assignment", v)
