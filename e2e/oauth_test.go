@@ -55,8 +55,7 @@ func TestOAuthAccepted(t *testing.T) {
 		"codex": {"oauth_unsupported/oauth-docs", "oauth_unsupported/oauth-local", "lifecycle_unsupported/lazy-everything"},
 		"pi":    {"lifecycle_unsupported/lazy-everything"},
 		// Gemini has neither a callback port nor a metadata URL key.
-		// and it loads the checkout's .gemini/.env (checkout_env_file, on every render).
-		"gemini": {"oauth_unsupported/oauth-docs", "oauth_unsupported/oauth-local", "lifecycle_unsupported/lazy-everything", "checkout_env_file/"},
+		"gemini": {"oauth_unsupported/oauth-docs", "oauth_unsupported/oauth-local", "lifecycle_unsupported/lazy-everything"},
 		// Nor has Copilot.
 		"copilot": {"oauth_unsupported/oauth-docs", "oauth_unsupported/oauth-local", "lifecycle_unsupported/lazy-everything"},
 	}

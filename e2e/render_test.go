@@ -70,16 +70,11 @@ func renderWithLoadout(t *testing.T, sc *scenario, loadout, canary string, c cli
 	// harness's config must hold every other one. The scenario is clean: the only warning
 	// tolerated is one for Codex's http server, from the time its renderer rendered stdio only;
 	// Codex 0.169.0 reads http servers (docs/FORMATS.md §2.1, conformity case 070) and the
-	// codex renderer now renders them, so none is expected. Every Gemini render warns, with no
-	// server, that Gemini loads the checkout's .gemini/.env (checkout_env_file,
-	// docs/FORMATS.md §5.1).
+	// codex renderer now renders them, so none is expected.
 	dropped := map[string]bool{}
 	for _, w := range rr.Warnings {
 		if sc.Harness == "codex" && w.Code == "transport_unsupported" && w.Server == "docs" {
 			dropped[w.Server] = true
-			continue
-		}
-		if sc.Harness == "gemini" && w.Code == "checkout_env_file" && w.Server == "" {
 			continue
 		}
 		assert.Failf(t, "unexpected render warning", "loadout render --harness %s: warning %s on server %q: %s", sc.Harness, w.Code, w.Server, w.Message)

@@ -234,39 +234,98 @@ func runUntil(ctx context.Context, timeout time.Duration, dir string, env []stri
 	}
 }
 
-// TestGeminiCheckoutEnvFile measures the known limit loadout warns about: under --skip-trust
-// Gemini CLI reads <checkout>/.gemini/.env and sets every variable of it its environment lacks,
-// so an HTTPS_PROXY planted there carries Gemini's model traffic to a loopback recorder, and
-// the render says so with checkout_env_file (docs/SECURITY.md, docs/FORMATS.md §5.1). Should a
-// release stop reading the file, this test fails and the warning can go.
+// TestGeminiCheckoutEnvFile: the checkout's .env files never reach Gemini CLI's environment
+// (docs/FORMATS.md §5.1). Under --skip-trust Gemini reads <checkout>/.gemini/.env when it
+// validates its auth method and sets every variable its environment lacks; in the untrusted
+// load before that, <checkout>/.env may set GEMINI_API_KEY and three other auth variables. The
+// profile pins security.auth.useExternal (no such validation) and advanced.ignoreLocalEnv (no
+// .env but the home one). Each half runs the real CLI twice: on the render, and on the render
+// with its pinned setting taken out, where the planted file must show, so that the test fails
+// should the setting stop working.
 func TestGeminiCheckoutEnvFile(t *testing.T) {
 	c := findCLIs(t)
 	canary, loadout := canaryBinary(t), loadoutBinary(t)
-	dir := t.TempDir()
-	home := filepath.Join(dir, "home")
-	require.NoError(t, os.MkdirAll(home, 0o755))
-	req, err := json.Marshal(map[string]any{
-		"harness": "gemini",
-		"run":     map[string]any{"ambientAuth": false, "user": "e2e"},
-		"mcpServers": []any{map[string]any{"id": "canary", "transport": "stdio", "command": canary,
-			"args": []string{filepath.Join(dir, "canary-report.json")}}},
-	})
-	require.NoError(t, err)
-	rr := renderWithHome(t, loadout, "gemini", dir, home, c, req)
-	var codes []string
-	for _, w := range rr.Warnings {
-		codes = append(codes, w.Code)
+	// setup renders into a fresh directory and returns its checkout, the home and the rendered
+	// settings.json, after planting file (relative to the checkout) with content.
+	setup := func(t *testing.T, file, content string) (checkout, home, settings string, rr renderResult) {
+		dir := t.TempDir()
+		home = filepath.Join(dir, "home")
+		require.NoError(t, os.MkdirAll(home, 0o755))
+		req, err := json.Marshal(map[string]any{
+			"harness": "gemini",
+			"run":     map[string]any{"ambientAuth": false, "user": "e2e"},
+			"mcpServers": []any{map[string]any{"id": "canary", "transport": "stdio", "command": canary,
+				"args": []string{filepath.Join(dir, "canary-report.json")}}},
+		})
+		require.NoError(t, err)
+		rr = renderWithHome(t, loadout, "gemini", dir, home, c, req)
+		for _, w := range rr.Warnings {
+			assert.NotEqual(t, "checkout_env_file", w.Code, "the checkout's .env files are kept out: no warning")
+		}
+		checkout = filepath.Join(dir, "checkout")
+		require.NoError(t, os.MkdirAll(filepath.Join(checkout, ".gemini"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(checkout, file), []byte(content), 0o600))
+		for _, e := range rr.Env {
+			if e.Name == "GEMINI_CLI_HOME" {
+				settings = filepath.Join(e.Value, ".gemini", "settings.json")
+			}
+		}
+		require.FileExists(t, settings)
+		return checkout, home, settings, rr
 	}
-	assert.Contains(t, codes, "checkout_env_file", "the gemini render warns that the checkout's .gemini/.env is loaded")
+	// unpin rewrites settings without the pinned setting of the given path.
+	unpin := func(t *testing.T, settings, top, key string) {
+		data, err := os.ReadFile(settings)
+		require.NoError(t, err)
+		var cfg map[string]any
+		require.NoError(t, json.Unmarshal(data, &cfg))
+		obj, ok := cfg[top].(map[string]any)
+		require.True(t, ok, "settings.json has %s", top)
+		require.Contains(t, obj, key)
+		delete(cfg, top)
+		data, err = json.Marshal(cfg)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(settings, data, 0o600))
+	}
+	prompt := []string{"-p", "Reply with OK."}
 
-	proxy := newProxyRecorder(t)
-	checkout := filepath.Join(dir, "checkout")
-	envFile := filepath.Join(checkout, ".gemini", ".env")
-	require.NoError(t, os.MkdirAll(filepath.Dir(envFile), 0o755))
-	require.NoError(t, os.WriteFile(envFile, []byte("HTTPS_PROXY="+proxy.URL+"\nHTTP_PROXY="+proxy.URL+"\n"), 0o600))
-	env := harnessEnv(c, home, rr.Env, "GEMINI_API_KEY=dummy", "NO_PROXY=")
-	argv := append([]string{c.Gemini}, rr.Args...)
-	argv = append(argv, "-p", "Reply with OK.")
-	res, err := runUntil(context.Background(), geminiTimeout, checkout, env, proxy.connected, argv...)
-	require.NoError(t, err, "gemini --skip-trust -p: the proxy of the checkout's .gemini/.env sees the model call (stderr %s)", tail(res.Stderr))
+	t.Run(".gemini/.env", func(t *testing.T) {
+		t.Parallel()
+		// The caller's HTTP_PROXY is the one Gemini uses unless the file's HTTPS_PROXY, which
+		// Gemini prefers, is read: which recorder sees the model call tells which.
+		caller, planted := newProxyRecorder(t), newProxyRecorder(t)
+		checkout, home, settings, rr := setup(t, ".gemini/.env", "HTTPS_PROXY="+planted.URL+"\n")
+		env := harnessEnv(c, home, rr.Env, "GEMINI_API_KEY=dummy", "HTTP_PROXY="+caller.URL, "NO_PROXY=")
+		argv := append(append([]string{c.Gemini}, rr.Args...), prompt...)
+		either := func() bool { return caller.connected() || planted.connected() }
+		res, err := runUntil(context.Background(), geminiTimeout, checkout, env, either, argv...)
+		require.NoError(t, err, "gemini: want a model call (stderr %s)", tail(res.Stderr))
+		assert.True(t, caller.connected(), "the model call goes through the caller's proxy")
+		assert.False(t, planted.connected(), "the proxy of the checkout's .gemini/.env is never used")
+
+		unpin(t, settings, "security", "auth")
+		caller.seen.Store(false)
+		res, err = runUntil(context.Background(), geminiTimeout, checkout, env, either, argv...)
+		require.NoError(t, err, "gemini without useExternal: want a model call (stderr %s)", tail(res.Stderr))
+		assert.True(t, planted.connected(), "without useExternal the checkout's .gemini/.env is read")
+		assert.False(t, caller.connected(), "and its proxy is used, not the caller's")
+	})
+
+	t.Run(".env", func(t *testing.T) {
+		t.Parallel()
+		// No key in the caller's environment: the checkout's GEMINI_API_KEY is the only one.
+		caller := newProxyRecorder(t)
+		checkout, home, settings, rr := setup(t, ".env", "GEMINI_API_KEY=from-the-checkout\n")
+		env := harnessEnv(c, home, rr.Env, "HTTP_PROXY="+caller.URL, "HTTPS_PROXY="+caller.URL, "NO_PROXY=")
+		argv := append(append([]string{c.Gemini}, rr.Args...), prompt...)
+		res, err := run(context.Background(), geminiTimeout, checkout, env, nil, argv...)
+		require.NoError(t, err)
+		assert.NotEqual(t, 0, res.Exit, "with no key of its own Gemini stops")
+		assert.Contains(t, string(res.Stderr)+string(res.Stdout), "GEMINI_API_KEY", "it asks for a key")
+		assert.False(t, caller.connected(), "no model call with the checkout's key")
+
+		unpin(t, settings, "advanced", "ignoreLocalEnv")
+		res, err = runUntil(context.Background(), geminiTimeout, checkout, env, caller.connected, argv...)
+		require.NoError(t, err, "gemini without ignoreLocalEnv: want a model call with the checkout's key (stderr %s)", tail(res.Stderr))
+	})
 }

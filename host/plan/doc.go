@@ -18,8 +18,9 @@
 // .cat-context/** in the checkout, secrets in any secret file outside the checkout, and no
 // config read-back.
 //
-// Config read-back for a built-in harness: only the servers table (and pi's
-// autoEnableCodemode) may appear at the top level; each server may carry only the keys its
+// Config read-back: only the servers table, the profile's topKeys (booleans) and its pinned
+// keys (exactly the pinned values, e.g. Gemini's security.auth.useExternal) may appear at the
+// top level; each server may carry only the keys its
 // harness documents that loadout renders (no headersHelper, bearer_token_env_var,
 // env_http_headers, approval modes); an OAuth setting or lifecycle (oauth.go) carries exactly
 // the vetted values, read through the profile's oauth keys; the rendered server ids are the

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/host/plan"
@@ -20,6 +22,7 @@ var pluginRoots = map[string][]string{
 	"claude": {abi.RootConfig, abi.RootRun, abi.RootCheckout},
 	"codex":  {abi.RootConfig, abi.RootCheckout},
 	"pi":     {abi.RootConfig},
+	"gemini": {abi.RootConfig},
 }
 
 // readArchive reads a plan back from the txtar form sdk/format/formattest.Archive writes for
@@ -170,4 +173,46 @@ func TestCheckAcceptsPluginGoldenPlans(t *testing.T) {
 		}
 	}
 	require.Positive(t, wrapped, "the golden plans must hold at least one env-wrapped stdio server")
+}
+
+// TestCheckPinnedSettings: a profile's pinned top-level settings (Gemini's
+// security.auth.useExternal and advanced.ignoreLocalEnv, which keep the checkout's .env files
+// out) must be in the config exactly: dropped, changed or widened, the plan is refused.
+func TestCheckPinnedSettings(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("..", "..", "plugins", "gemini", "testdata")
+	golden := readArchive(t, filepath.Join(dir, "rich.txtar"))
+	in := goldenInput(t, "gemini", filepath.Join(dir, "requests", "rich.json"))
+	require.NoError(t, plan.Check(golden, in), "the golden plan passes as rendered")
+	const pinned = `"security": {
+    "auth": {
+      "useExternal": true
+    }
+  },`
+	require.Contains(t, golden.Files[0].Content, pinned, "the golden config carries the pinned settings")
+	for name, edit := range map[string]func(string) string{
+		"dropped": func(s string) string { return strings.Replace(s, pinned, "", 1) },
+		"changed": func(s string) string { return strings.Replace(s, `"useExternal": true`, `"useExternal": false`, 1) },
+		"widened": func(s string) string {
+			return strings.Replace(s, `"useExternal": true`, `"useExternal": true, "enforcedType": "x"`, 1)
+		},
+		"as text": func(s string) string {
+			return strings.Replace(s, `"ignoreLocalEnv": true`, `"ignoreLocalEnv": "true"`, 1)
+		},
+		"doubled": func(s string) string {
+			return strings.Replace(s, `"ignoreLocalEnv": true`, `"ignoreLocalEnv": true, "ignoreLocalEnv": false`, 1)
+		},
+	} {
+		p := *golden
+		p.Files = slices.Clone(golden.Files)
+		p.Files[0].Content = edit(golden.Files[0].Content)
+		require.NotEqual(t, golden.Files[0].Content, p.Files[0].Content, name)
+		err := plan.Check(&p, in)
+		require.Error(t, err, "a config with the pinned settings %s must be refused", name)
+		want := plan.RuleConfigKey
+		if name == "doubled" {
+			want = "duplicate member name" // refused as it is parsed
+		}
+		assert.Contains(t, err.Error(), want, name)
+	}
 }

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -48,6 +49,8 @@ type harness struct {
 	serverKeys map[string]string // key -> meaning (ServerKeyMeanings)
 	oauthKeys  map[string]string // key inside the oauth object -> meaning (OAuthKeyMeanings)
 	topKeys    map[string]bool   // boolean top-level keys besides the servers table
+	pinned     map[string]*Value // top-level keys the config must carry, with their values
+	pinnedText map[string]string // the pinned values as JSON, for messages
 	serversKey string
 	typed      bool // the config has a type key per server
 	// httpNeedsType: an http server must carry its type key.
@@ -187,6 +190,7 @@ func (c *checker) readJSONConfig(name, content string) ([]rendered, []located, b
 	var servers []rendered
 	var top []located
 	found := false
+	seenPinned := 0
 	for _, m := range v.Members {
 		switch {
 		case m.Name == h.serversKey:
@@ -202,6 +206,11 @@ func (c *checker) readJSONConfig(name, content string) ([]rendered, []located, b
 			if m.Value.Kind != Bool {
 				c.add(name, m.Name, RuleConfigKey, "%s is a %s, want a boolean", m.Name, m.Value.Kind)
 			}
+		case h.pinned[m.Name] != nil:
+			if !equalValue(m.Value, h.pinned[m.Name]) {
+				c.add(name, m.Name, RuleConfigKey, "%s must be exactly %s, as the profile pins it", m.Name, h.pinnedText[m.Name])
+			}
+			seenPinned++
 		default:
 			c.add(name, joinPath("", m.Name), RuleConfigKey, "top-level key %q is not allowed", truncate(m.Name, 64))
 			for _, s := range jsonStrings(m.Value) {
@@ -211,6 +220,13 @@ func (c *checker) readJSONConfig(name, content string) ([]rendered, []located, b
 	}
 	if !found {
 		c.add(name, h.serversKey, RuleConfigKey, "config has no %s object", h.serversKey)
+	}
+	if seenPinned < len(h.pinned) {
+		for _, key := range slices.Sorted(maps.Keys(h.pinned)) {
+			if !slices.ContainsFunc(v.Members, func(m Member) bool { return m.Name == key }) {
+				c.add(name, key, RuleConfigKey, "config lacks %s, which the profile pins to %s", key, h.pinnedText[key])
+			}
+		}
 	}
 	return servers, top, true
 }
@@ -971,4 +987,33 @@ func (c *checker) secretPlacement(name string, r rendered, v *abi.Server) {
 			}
 		}
 	}
+}
+
+// equalValue reports whether a and b are the same JSON value: objects compare member by member
+// whatever their order (a parsed object has no duplicate names), numbers by their literal text.
+func equalValue(a, b *Value) bool {
+	if a.Kind != b.Kind {
+		return false
+	}
+	switch a.Kind {
+	case Bool:
+		return a.Bool == b.Bool
+	case Number:
+		return a.Number == b.Number
+	case String:
+		return a.Str == b.Str
+	case Array:
+		return slices.EqualFunc(a.Items, b.Items, equalValue)
+	case Object:
+		if len(a.Members) != len(b.Members) {
+			return false
+		}
+		for _, m := range a.Members {
+			i := slices.IndexFunc(b.Members, func(n Member) bool { return n.Name == m.Name })
+			if i < 0 || !equalValue(m.Value, b.Members[i].Value) {
+				return false
+			}
+		}
+	}
+	return true
 }

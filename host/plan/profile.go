@@ -2,6 +2,7 @@ package plan
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"math"
@@ -98,6 +99,10 @@ type ProfileConfig struct {
 	Servers string `yaml:"servers"`
 	// TopKeys are the boolean top-level keys allowed besides Servers.
 	TopKeys []string `yaml:"topKeys"`
+	// Pinned are top-level keys the config must carry with exactly these values (json configs
+	// only): settings that keep the harness from reading what the run did not vet, such as
+	// Gemini's security.auth.useExternal. A value is compared whole, objects member by member.
+	Pinned map[string]any `yaml:"pinned"`
 	// ServerKeys maps each key a server entry may carry to its meaning (ServerKeyMeanings).
 	ServerKeys map[string]string `yaml:"serverKeys"`
 	// HTTPNeedsType: an http server must carry the type key (type: http).
@@ -393,6 +398,10 @@ func (p *Profile) compile() (*harness, error) {
 		}
 		h.timeoutMin, h.timeoutMax = cf.TimeoutMin, cf.TimeoutMax
 		h.topKeys = setOf(cf.TopKeys...)
+		var err error
+		if h.pinned, h.pinnedText, err = compilePinned(cf); err != nil {
+			return nil, err
+		}
 		h.serverKeys = map[string]string{}
 		for key, meaning := range cf.ServerKeys {
 			if !profileKey.MatchString(key) {
@@ -841,4 +850,29 @@ func checkTimeoutRange(cf ProfileConfig) error {
 		return fmt.Errorf("config.timeoutMin %v is above timeoutMax %v", cf.TimeoutMin, cf.TimeoutMax)
 	}
 	return nil
+}
+
+// compilePinned reads config.pinned into parsed values, with their canonical text for errors.
+func compilePinned(cf ProfileConfig) (map[string]*Value, map[string]string, error) {
+	if len(cf.Pinned) == 0 {
+		return nil, nil, nil
+	}
+	if cf.Format != abi.FormatJSON {
+		return nil, nil, fmt.Errorf("config.pinned: only a json config can pin top-level keys")
+	}
+	values, texts := map[string]*Value{}, map[string]string{}
+	for key, v := range cf.Pinned {
+		if !profileKey.MatchString(key) || key == cf.Servers || slices.Contains(cf.TopKeys, key) {
+			return nil, nil, fmt.Errorf("config.pinned: %q is not a key of its own", key)
+		}
+		text, err := json.Marshal(v) // maps marshal in sorted key order
+		if err != nil {
+			return nil, nil, fmt.Errorf("config.pinned.%s: %w", key, err)
+		}
+		if values[key], err = ParseJSON(text); err != nil {
+			return nil, nil, fmt.Errorf("config.pinned.%s: %w", key, err)
+		}
+		texts[key] = string(text)
+	}
+	return values, texts, nil
 }

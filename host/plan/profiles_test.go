@@ -71,6 +71,8 @@ func TestParseProfileRefuses(t *testing.T) {
 		{"tool names both exact and kept", "names: {exact: true}", "names: {exact: true, keep: A-Z, replacement: _}", "tools.names"},
 		{"tool names replaced by a character not kept", "names: {exact: true}", "names: {keep: A-Z, replacement: _}", "tools.names.replacement"},
 		{"tool names with a bad range", "names: {exact: true}", "names: {keep: Z-A_, replacement: _}", "tools.names.keep"},
+		{"pinned servers key", "  servers: servers\n", "  servers: servers\n  pinned: {servers: {}}\n", "not a key of its own"},
+		{"pinned in a toml config", "  format: json\n  servers: servers\n", "  format: toml\n  servers: servers\n  pinned: {safe: true}\n", "only a json config"},
 		{"timeout unit without a timeout key", "  format: json", "  format: json\n  timeoutUnit: s", "no server key means timeout"},
 		{"unknown pass position", "valueSyntax: literal", "valueSyntax: claude-dollar\npasses: {prompt: 1}", "passes: position \"prompt\""},
 		{"pass count out of range", "valueSyntax: literal", "valueSyntax: claude-dollar\npasses: {headers: 3}", "passes.headers: 3"},

@@ -4,7 +4,9 @@
 //
 // It renders:
 //   - {{loadout.root.config}}/.gemini/settings.json (mode 0600, Secret when a secret pair is in
-//     it): {"mcpServers": {...}} in server order; stdio servers as command/args/env, http
+//     it): security.auth.useExternal and advanced.ignoreLocalEnv true (together they keep Gemini
+//     from reading the checkout's .gemini/.env and .env into its environment), then
+//     {"mcpServers": {...}} in server order; stdio servers as command/args/env, http
 //     servers as httpUrl (streamable HTTP) and headers; description, timeout (milliseconds) and,
 //     for a server restricted to some tools, includeTools (empty when it may use none: Gemini
 //     then registers no tool of it), excludeTools for the tools the host denies (the ones the
@@ -103,7 +105,13 @@ func render(req abi.Request) (abi.Plan, error) {
 		s.AllowedTools = tools
 		offered = append(offered, s)
 	}
-	content, err := format.MarshalJSON(format.NewObject().Set("mcpServers", servers))
+	// The two settings the profile pins keep Gemini from reading the checkout's .env files:
+	// useExternal skips the auth validation that loads .gemini/.env once --skip-trust trusts the
+	// folder, and ignoreLocalEnv every .env but the home one (the config root).
+	content, err := format.MarshalJSON(format.NewObject().
+		Set("security", format.NewObject().Set("auth", format.NewObject().Set("useExternal", true))).
+		Set("advanced", format.NewObject().Set("ignoreLocalEnv", true)).
+		Set("mcpServers", servers))
 	if err != nil {
 		return abi.Plan{}, fmt.Errorf("encode %s: %w", configPath, err)
 	}
