@@ -28,6 +28,7 @@ const bashMarker = "bash-ran.marker"
 // both get Bash denied, since restricting a server pre-approves no built-in tool; only
 // run.builtinTools grants it (docs/SECURITY.md R15).
 func TestClaudeBuiltinToolsPreApproval(t *testing.T) {
+	t.Parallel()
 	c := findCLIs(t)
 	cases := []struct {
 		name       string

@@ -80,6 +80,7 @@ func exposureRender(t *testing.T, harness, dir string, c clis) rendered {
 // exposure of its own, and asks the real CLI, offline, which tools it offers the model: the
 // hidden ones are not there, the exposed ones are (docs/FORMATS.md §4.1).
 func TestExposureHidesTools(t *testing.T) {
+	t.Parallel()
 	c := findCLIs(t)
 	cases := []struct {
 		harness string
@@ -146,6 +147,7 @@ func claudeOfferedBy(t *testing.T, dir string, r rendered, status map[string]str
 // listed at all. Claude Code names the tool mcp__dot__admin_delete, so its deny
 // rule is spelled so (profile tools.names); Codex and Gemini CLI match the server's own name.
 func TestExposureHidesDottedTool(t *testing.T) {
+	t.Parallel()
 	c := findCLIs(t)
 	canary := canaryBinary(t)
 	cases := []struct {

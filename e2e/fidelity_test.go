@@ -86,6 +86,7 @@ func (r *recorder) first(name string) (recorded, bool) {
 // secret). Each must arrive byte for byte: the profile's passes say how often the CLI expands
 // each position, and loadout spells each value for exactly that many (docs/FORMATS.md).
 func TestValuesArriveVerbatim(t *testing.T) {
+	t.Parallel()
 	c := findCLIs(t)
 	canary, loadout := canaryBinary(t), loadoutBinary(t)
 	for _, h := range []string{"claude", "codex", "pi", "gemini", "copilot"} {
@@ -224,6 +225,7 @@ const (
 // it: where loadout warns header_unsendable (naming the server and the header) the CLI sent no
 // request with it, and where it does not warn the value arrived as UTF-8, byte for byte.
 func TestHeaderValueRepertoire(t *testing.T) {
+	t.Parallel()
 	c := findCLIs(t)
 	loadout := loadoutBinary(t)
 	for _, h := range []string{"claude", "codex", "pi", "gemini", "copilot"} {

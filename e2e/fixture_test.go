@@ -84,6 +84,7 @@ func materializeFixture(t *testing.T, sc *scenario, canary string, c clis) rende
 // real CLI: it pins what the renderers must produce, independently of them, and proves that the
 // recommended wrapper gives a stdio server exactly its spawn environment.
 func TestFixtures(t *testing.T) {
+	t.Parallel()
 	c := findCLIs(t)
 	canary := canaryBinary(t)
 	for _, h := range []string{"claude", "codex", "pi", "gemini", "copilot"} {

@@ -46,6 +46,7 @@ func oauthRequest(harness, port, everything string) []byte {
 // with the real CLI (docs/FORMATS.md §7): every server is loaded, none is skipped or refused for
 // its OAuth keys, and each harness warns for exactly what it has no key for.
 func TestOAuthAccepted(t *testing.T) {
+	t.Parallel()
 	c := findCLIs(t)
 	loadout := loadoutBinary(t)
 	wantWarnings := map[string][]string{

@@ -92,6 +92,7 @@ func renderWithLoadout(t *testing.T, sc *scenario, loadout, canary string, c cli
 // with the harness's real CLI: same servers and skills as the vetted request, stdio servers
 // connected, and the canary's environment exactly the spawn environment the policy allowed.
 func TestRender(t *testing.T) {
+	t.Parallel()
 	c := findCLIs(t)
 	canary, loadout := canaryBinary(t), loadoutBinary(t)
 	for _, h := range []string{"claude", "codex", "pi", "gemini", "copilot"} {

@@ -18,6 +18,7 @@ import (
 // number of variables. The canary must see exactly the 50 and the allowlisted host variables
 // loadout rendered with (PATH, HOME), each value as written.
 func TestManySpawnVariables(t *testing.T) {
+	t.Parallel()
 	c := findCLIs(t)
 	canary, loadout := canaryBinary(t), loadoutBinary(t)
 	for _, h := range []string{"claude", "codex", "pi", "gemini", "copilot"} {
@@ -68,6 +69,7 @@ var tildeArgs = []string{"~", "~/x", "a~/x", "--opt=~/x", "~user", "~/"}
 // that are "~" or start with "~/" (Pi expands them to its HOME, docs/SPAWN-ENV.md): the
 // canary's argv must be exactly the vetted args.
 func TestTildeArgsArriveVerbatim(t *testing.T) {
+	t.Parallel()
 	c := findCLIs(t)
 	canary, loadout := canaryBinary(t), loadoutBinary(t)
 	for _, h := range []string{"claude", "codex", "pi", "gemini", "copilot"} {

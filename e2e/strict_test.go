@@ -25,6 +25,7 @@ import (
 // `claude -p` connects the intruder without asking. The plan checker refuses a plan without
 // the flag (host/hostile_test.go), so no plugin can open this door.
 func TestClaudeStrictMCPConfig(t *testing.T) {
+	t.Parallel()
 	c := findCLIs(t)
 	canary, loadout := canaryBinary(t), loadoutBinary(t)
 	sc := newScenario(t, "claude", c)
@@ -80,6 +81,7 @@ func TestClaudeStrictMCPConfig(t *testing.T) {
 // less that one variable, `copilot -p` connects the intruder. The plan checker refuses a plan
 // that drops or flips it (hostile attack env-trust-all).
 func TestCopilotIgnoresCheckoutServers(t *testing.T) {
+	t.Parallel()
 	c := findCLIs(t)
 	canary, loadout := canaryBinary(t), loadoutBinary(t)
 	sc := newScenario(t, "copilot", c)
@@ -139,6 +141,7 @@ func TestCopilotIgnoresCheckoutServers(t *testing.T) {
 // with the same env less that one variable, the intruder starts. Gemini's model traffic goes to
 // a loopback proxy (HTTPS_PROXY): its first model call says the servers were started.
 func TestGeminiIgnoresCheckoutSettings(t *testing.T) {
+	t.Parallel()
 	c := findCLIs(t)
 	canary, loadout := canaryBinary(t), loadoutBinary(t)
 	sc := newScenario(t, "gemini", c)
@@ -243,6 +246,7 @@ func runUntil(ctx context.Context, timeout time.Duration, dir string, env []stri
 // with its pinned setting taken out, where the planted file must show, so that the test fails
 // should the setting stop working.
 func TestGeminiCheckoutEnvFile(t *testing.T) {
+	t.Parallel()
 	c := findCLIs(t)
 	canary, loadout := canaryBinary(t), loadoutBinary(t)
 	// setup renders into a fresh directory and returns its checkout, the home and the rendered

@@ -18,6 +18,7 @@ import (
 // for their own secrets. It is why the renderers wrap every stdio server; if a harness release
 // changes this, the document and the renderers need a look.
 func TestUnwrappedSpawnEnv(t *testing.T) {
+	t.Parallel()
 	c := findCLIs(t)
 	canary := canaryBinary(t)
 	const marker = "E2E_HARNESS_ONLY"

@@ -106,22 +106,30 @@ func piResolve(s string) (string, bool) {
 	return b.String(), true
 }
 
-// envS models GNU env -i -S SPEC: each NAME=REFS assignment, with ${ALIAS} read from aliases.
-func envS(t *testing.T, spec string, aliases map[string]string) []abi.Pair {
+// envS models GNU env -i -S SPEC: each NAME=REFS assignment, with ${ALIAS} read from aliases,
+// then the operands SPEC carries (for Pi, the command and args up to the last one Pi would
+// expand), each exactly one alias reference, which env does not split.
+func envS(t *testing.T, spec string, aliases map[string]string) ([]abi.Pair, []string) {
 	var out []abi.Pair
+	var operands []string
 	ref := regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+	resolve := func(m string) string {
+		v, ok := aliases[m[2:len(m)-1]]
+		require.True(t, ok, "alias %s is defined", m)
+		return v
+	}
 	for _, tok := range strings.Fields(spec) {
 		name, refs, ok := strings.Cut(tok, "=")
-		require.True(t, ok, "SPEC token %q is an assignment", tok)
-		rest := ref.ReplaceAllStringFunc(refs, func(m string) string {
-			v, ok := aliases[m[2:len(m)-1]]
-			require.True(t, ok, "alias %s is defined", m)
-			return v
-		})
+		if !ok || operands != nil {
+			require.Regexp(t, `^\$\{LOADOUT_SPAWN_[0-9]+\}$`, tok, "SPEC operand %q is one alias reference, after every assignment", tok)
+			operands = append(operands, resolve(tok))
+			continue
+		}
+		rest := ref.ReplaceAllStringFunc(refs, resolve)
 		require.NotContains(t, ref.ReplaceAllString(refs, ""), "$", "SPEC token %q holds only references", tok)
 		out = append(out, abi.Pair{Name: name, Value: rest})
 	}
-	return out
+	return out, operands
 }
 
 // FuzzWrapSpawn runs the wrapped launch through models of each harness and of env -S and checks
@@ -160,8 +168,15 @@ func FuzzWrapSpawn(f *testing.F) {
 			}
 			require.Equal(t, "-i", args[0], "style %d: env -i", style)
 			require.Equal(t, "-S", args[1], "style %d: env -S", style)
-			assert.Equal(t, want, envS(t, args[2], aliases), "style %d: the server's environment", style)
-			assert.Equal(t, []string{"/bin/srv", arg}, args[3:], "style %d: the server's command and args", style)
+			env, operands := envS(t, args[2], aliases)
+			assert.Equal(t, want, env, "style %d: the server's environment", style)
+			if style != SpawnPi {
+				assert.Empty(t, operands, "style %d: no operand in SPEC", style)
+			}
+			for _, a := range args[3:] {
+				assert.False(t, style == SpawnPi && PiExpandsTilde(a), "Pi would replace the operand %q by its HOME", a)
+			}
+			assert.Equal(t, []string{"/bin/srv", arg}, append(operands, args[3:]...), "style %d: the server's command and args", style)
 
 			un, err := UnwrapSpawn(style, sp.Command, sp.Args, sp.Env)
 			require.NoError(t, err, "UnwrapSpawn(%d) of WrapSpawn's output", style)
