@@ -46,11 +46,10 @@ type harness struct {
 	hiddenDirs map[string]bool
 	paths      []pathRule
 	config     configFile
-	serverKeys map[string]string // key -> meaning (ServerKeyMeanings)
-	oauthKeys  map[string]string // key inside the oauth object -> meaning (OAuthKeyMeanings)
-	topKeys    map[string]bool   // boolean top-level keys besides the servers table
-	pinned     map[string]*Value // top-level keys the config must carry, with their values
-	pinnedText map[string]string // the pinned values as JSON, for messages
+	serverKeys map[string]string      // key -> meaning (ServerKeyMeanings)
+	oauthKeys  map[string]string      // key inside the oauth object -> meaning (OAuthKeyMeanings)
+	topKeys    map[string]bool        // boolean top-level keys besides the servers table
+	pinned     map[string]pinnedValue // top-level keys the config must carry, with their values
 	serversKey string
 	typed      bool // the config has a type key per server
 	// httpNeedsType: an http server must carry its type key.
@@ -190,7 +189,6 @@ func (c *checker) readJSONConfig(name, content string) ([]rendered, []located, b
 	var servers []rendered
 	var top []located
 	found := false
-	seenPinned := 0
 	for _, m := range v.Members {
 		switch {
 		case m.Name == h.serversKey:
@@ -206,11 +204,10 @@ func (c *checker) readJSONConfig(name, content string) ([]rendered, []located, b
 			if m.Value.Kind != Bool {
 				c.add(name, m.Name, RuleConfigKey, "%s is a %s, want a boolean", m.Name, m.Value.Kind)
 			}
-		case h.pinned[m.Name] != nil:
-			if !equalValue(m.Value, h.pinned[m.Name]) {
-				c.add(name, m.Name, RuleConfigKey, "%s must be exactly %s, as the profile pins it", m.Name, h.pinnedText[m.Name])
+		case h.pinned[m.Name].value != nil:
+			if pin := h.pinned[m.Name]; !equalValue(m.Value, pin.value) {
+				c.add(name, m.Name, RuleConfigKey, "%s must be exactly %s, as the profile pins it", m.Name, pin.text)
 			}
-			seenPinned++
 		default:
 			c.add(name, joinPath("", m.Name), RuleConfigKey, "top-level key %q is not allowed", truncate(m.Name, 64))
 			for _, s := range jsonStrings(m.Value) {
@@ -221,11 +218,9 @@ func (c *checker) readJSONConfig(name, content string) ([]rendered, []located, b
 	if !found {
 		c.add(name, h.serversKey, RuleConfigKey, "config has no %s object", h.serversKey)
 	}
-	if seenPinned < len(h.pinned) {
-		for _, key := range slices.Sorted(maps.Keys(h.pinned)) {
-			if !slices.ContainsFunc(v.Members, func(m Member) bool { return m.Name == key }) {
-				c.add(name, key, RuleConfigKey, "config lacks %s, which the profile pins to %s", key, h.pinnedText[key])
-			}
+	for _, key := range slices.Sorted(maps.Keys(h.pinned)) {
+		if !slices.ContainsFunc(v.Members, func(m Member) bool { return m.Name == key }) {
+			c.add(name, key, RuleConfigKey, "config lacks %s, which the profile pins to %s", key, h.pinned[key].text)
 		}
 	}
 	return servers, top, true

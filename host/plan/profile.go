@@ -399,7 +399,7 @@ func (p *Profile) compile() (*harness, error) {
 		h.timeoutMin, h.timeoutMax = cf.TimeoutMin, cf.TimeoutMax
 		h.topKeys = setOf(cf.TopKeys...)
 		var err error
-		if h.pinned, h.pinnedText, err = compilePinned(cf); err != nil {
+		if h.pinned, err = compilePinned(cf); err != nil {
 			return nil, err
 		}
 		h.serverKeys = map[string]string{}
@@ -852,27 +852,35 @@ func checkTimeoutRange(cf ProfileConfig) error {
 	return nil
 }
 
-// compilePinned reads config.pinned into parsed values, with their canonical text for errors.
-func compilePinned(cf ProfileConfig) (map[string]*Value, map[string]string, error) {
+// pinnedValue is one value a profile pins (config.pinned), parsed, with its JSON text for
+// messages.
+type pinnedValue struct {
+	value *Value
+	text  string
+}
+
+// compilePinned reads config.pinned into parsed values.
+func compilePinned(cf ProfileConfig) (map[string]pinnedValue, error) {
 	if len(cf.Pinned) == 0 {
-		return nil, nil, nil
+		return nil, nil
 	}
 	if cf.Format != abi.FormatJSON {
-		return nil, nil, fmt.Errorf("config.pinned: only a json config can pin top-level keys")
+		return nil, fmt.Errorf("config.pinned: only a json config can pin top-level keys")
 	}
-	values, texts := map[string]*Value{}, map[string]string{}
+	pins := map[string]pinnedValue{}
 	for key, v := range cf.Pinned {
 		if !profileKey.MatchString(key) || key == cf.Servers || slices.Contains(cf.TopKeys, key) {
-			return nil, nil, fmt.Errorf("config.pinned: %q is not a key of its own", key)
+			return nil, fmt.Errorf("config.pinned: %q is not a key of its own", key)
 		}
 		text, err := json.Marshal(v) // maps marshal in sorted key order
 		if err != nil {
-			return nil, nil, fmt.Errorf("config.pinned.%s: %w", key, err)
+			return nil, fmt.Errorf("config.pinned.%s: %w", key, err)
 		}
-		if values[key], err = ParseJSON(text); err != nil {
-			return nil, nil, fmt.Errorf("config.pinned.%s: %w", key, err)
+		value, err := ParseJSON(text)
+		if err != nil {
+			return nil, fmt.Errorf("config.pinned.%s: %w", key, err)
 		}
-		texts[key] = string(text)
+		pins[key] = pinnedValue{value, string(text)}
 	}
-	return values, texts, nil
+	return pins, nil
 }
