@@ -410,17 +410,18 @@ func (h *Host) Execute(ctx context.Context, p *Prepared, rr RenderRequest) (*Res
 	for _, b := range p.Vetted.Blobs() {
 		in.Blobs = append(in.Blobs, plan.Blob{Placeholder: b.Placeholder, Value: b.Content})
 	}
-	if err := plan.Check(pl, in); err != nil {
+	checked, err := plan.Check(pl, in)
+	if err != nil {
 		return nil, &PluginFailure{Plugin: p.plugin.Info.Name, Err: fmt.Errorf("plan check: %w", err)}
 	}
 	var mres *materialize.Result
 	if rr.DryRun {
-		mres, err = materialize.DryRun(ctx, pl, materialize.Input{Plan: in})
+		mres, err = materialize.DryRun(ctx, checked, materialize.Roots{})
 	} else {
 		if rr.Roots.Config == "" || rr.Roots.Run == "" || rr.Roots.Checkout == "" {
 			return nil, &UsageError{Msg: "roots: config, run and checkout directories are required unless dry-run (--out DIR, or --config-dir, --run-dir and --checkout)"}
 		}
-		mres, err = materialize.Write(ctx, pl, materialize.Input{Plan: in, Roots: materialize.Roots(rr.Roots)})
+		mres, err = materialize.Write(ctx, checked, materialize.Roots(rr.Roots))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("write plan: %w", err)

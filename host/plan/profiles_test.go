@@ -41,12 +41,12 @@ func TestBuiltinProfilesLoad(t *testing.T) {
 func TestCheckRefusesAPlanWithoutAProfile(t *testing.T) {
 	p, err := plan.Decode([]byte(`{"files":[]}`))
 	require.NoError(t, err)
-	err = plan.Check(p, plan.Input{Manifest: manifestOf("unknown")})
+	err = checkPlan(p, plan.Input{Manifest: manifestOf("unknown")})
 	vs := plan.Violations(err)
 	require.Len(t, vs, 1)
 	assert.Equal(t, plan.RuleProfile, vs[0].Rule)
 	// A profile of another harness is no profile of this one.
-	err = plan.Check(p, plan.Input{Manifest: manifestOf("unknown"), Profile: profileOf("claude")})
+	err = checkPlan(p, plan.Input{Manifest: manifestOf("unknown"), Profile: profileOf("claude")})
 	vs = plan.Violations(err)
 	require.Len(t, vs, 1)
 	assert.Equal(t, plan.RuleProfile, vs[0].Rule)
@@ -137,7 +137,7 @@ func TestThirdPartyHarnessGetsEveryCheck(t *testing.T) {
 			require.Contains(t, p.Files[0].Content, tc.from)
 			p.Files[0].Content = replaceOnce(p.Files[0].Content, tc.from, tc.to)
 			got := []string{}
-			for _, v := range plan.Violations(plan.Check(p, input("acme"))) {
+			for _, v := range plan.Violations(checkPlan(p, input("acme"))) {
 				got = append(got, v.Rule)
 			}
 			assert.Contains(t, got, tc.want)
@@ -150,7 +150,7 @@ func TestThirdPartyHarnessGetsEveryCheck(t *testing.T) {
 		p.Files[0].Content = replaceOnce(p.Files[0].Content, `,"allowedTools":["search"]`, ``)
 		p.Warnings = []abi.Warning{{Code: "tools_not_enforced", Server: "beta", Message: "stated in the prompt only"}}
 		var rules []string
-		for _, v := range plan.Violations(plan.Check(p, input("acme"))) {
+		for _, v := range plan.Violations(checkPlan(p, input("acme"))) {
 			rules = append(rules, v.Rule)
 		}
 		assert.Contains(t, rules, plan.RuleToolRestrictions, "a restricted server without its allow list")
@@ -160,7 +160,7 @@ func TestThirdPartyHarnessGetsEveryCheck(t *testing.T) {
 		p.Args = []string{"-y"}
 		p.Env = []abi.Pair{{Name: "ACME_SYSTEM_SETTINGS_PATH", Value: "/tmp/evil"}}
 		got := []string{}
-		for _, v := range plan.Violations(plan.Check(p, input("acme"))) {
+		for _, v := range plan.Violations(checkPlan(p, input("acme"))) {
 			got = append(got, v.Rule)
 		}
 		assert.Contains(t, got, plan.RuleArg, "a profile that lists no args allows none")
@@ -260,7 +260,7 @@ func TestDescriptionReadBack(t *testing.T) {
 			in.Profile = prof
 			in.Request.Servers[0].Description = vettedDesc
 			var rules []string
-			for _, v := range plan.Violations(plan.Check(p, in)) {
+			for _, v := range plan.Violations(checkPlan(p, in)) {
 				rules = append(rules, v.Field+" "+v.Rule)
 			}
 			if tc.ok {
@@ -325,7 +325,7 @@ func TestTimeoutReadBack(t *testing.T) {
 					in.Request.Servers[i].Timeout = tc.vetted
 				}
 			}
-			err := plan.Check(p, in)
+			err := checkPlan(p, in)
 			if tc.ok {
 				assert.NoError(t, err, "timeout %q for a vetted %vs", tc.timeout, tc.vetted)
 				return
