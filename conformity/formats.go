@@ -409,12 +409,12 @@ func (r *runner) checkArgRules(o *output, hf harnessFormat, req abi.Request, ren
 			continue
 		}
 		if !s.ToolsRestricted {
-			want = append(want, "mcp__"+s.ID)
+			want = append(want, hf.prof.ServerRule(s.ID))
 			continue
 		}
 		restricted = true
 		for _, t := range s.AllowedTools {
-			if rule := "mcp__" + s.ID + "__" + hf.prof.RuleToolName(t); !slices.Contains(want, rule) {
+			if rule := hf.prof.ToolRule(s.ID, t); !slices.Contains(want, rule) {
 				want = append(want, rule)
 			}
 		}
@@ -424,19 +424,19 @@ func (r *runner) checkArgRules(o *output, hf harnessFormat, req abi.Request, ren
 	for _, s := range req.Servers {
 		if rendered[s.ID] {
 			for _, t := range s.DeniedTools {
-				if rule := "mcp__" + s.ID + "__" + hf.prof.RuleToolName(t); !slices.Contains(wantDeny, rule) {
+				if rule := hf.prof.ToolRule(s.ID, t); !slices.Contains(wantDeny, rule) {
 					wantDeny = append(wantDeny, rule)
 				}
 			}
 		}
 	}
 	if flag := hf.prof.DenyFlag(); flag != "" {
-		gotDeny, _ := toolRules(o.res.Args, flag)
+		gotDeny, _ := toolRules(o.res.Args, flag, hf.prof)
 		if !slices.Equal(orEmpty(gotDeny), wantDeny) {
 			r.fail("format: %s rules %q, want %q", flag, gotDeny, wantDeny)
 		}
 	}
-	got, present := toolRules(o.res.Args, hf.prof.ToolsFlag())
+	got, present := toolRules(o.res.Args, hf.prof.ToolsFlag(), hf.prof)
 	switch {
 	case present != (restricted || len(req.Run.BuiltinTools) > 0):
 		r.fail("format: %s present=%t, want %t (some rendered server restricts its tools: %t; built-in tools pre-approved: %q)", hf.prof.ToolsFlag(), present, !present, restricted, req.Run.BuiltinTools)

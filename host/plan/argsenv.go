@@ -25,8 +25,8 @@ const (
 	// argTools: one or more tool rules (Claude's --allowedTools), each checked against the
 	// vetted request by checkToolRules.
 	argTools
-	// argDenyTools: one or more rules of denied tools (Claude's --disallowedTools), each
-	// mcp__<id>__<tool> for a tool a vetted server denies, checked by checkDenyRules.
+	// argDenyTools: one or more rules of denied tools (Claude's --disallowedTools), each the
+	// tool rule (tools.rules.tool) of a tool a vetted server denies, checked by checkDenyRule.
 	argDenyTools
 )
 
@@ -130,11 +130,12 @@ func (c *checker) checkHarnessArgs(args []string) {
 	}
 }
 
-// checkToolRules checks one --allowedTools argument the way Claude Code splits it (at commas
+// checkToolRules checks one argument of the tools flag the way Claude Code splits it (at commas
 // and whitespace): every rule in it must be a built-in tool the run pre-approves
-// (run.builtinTools, each once, and one of the harness's), mcp__<id> for a vetted enabled server
-// without a restriction, or mcp__<id>__<tool> for one of its vetted tools. The built-in part is
-// compared exactly: checkHarnessArgs wants every pre-approved tool named.
+// (run.builtinTools, each once, and one of the harness's), the server rule (tools.rules.server)
+// of a vetted enabled server without a restriction, or the tool rule (tools.rules.tool) of one of
+// a restricted server's vetted tools. The built-in part is compared exactly: checkHarnessArgs
+// wants every pre-approved tool named.
 func (c *checker) checkToolRules(field, arg string) {
 	rules := strings.FieldsFunc(arg, isRuleSeparator)
 	if len(rules) == 0 {
@@ -154,35 +155,64 @@ func (c *checker) checkToolRules(field, arg string) {
 			c.builtinRules[rule] = true
 			continue
 		}
-		rest, ok := strings.CutPrefix(rule, "mcp__")
-		if !ok {
-			c.add("", field, RuleToolRestrictions, "rule %q is neither a built-in tool of harness %q nor a vetted server's tool", truncate(rule, 64), c.in.Manifest.Harness)
+		targets := c.ruleTargets()[rule]
+		if len(targets) == 0 {
+			c.add("", field, RuleToolRestrictions, "rule %q is neither a built-in tool of harness %q nor a vetted server's rule", truncate(rule, 64), c.in.Manifest.Harness)
 			continue
 		}
-		id, tool, hasTool := strings.Cut(rest, "__")
-		v, ok := c.vetted(id)
-		switch {
-		case !ok || !v.Enabled:
-			c.add("", field, RuleToolRestrictions, "rule %q names no vetted enabled server", truncate(rule, 64))
-		case !hasTool && v.ToolsRestricted:
-			c.add("", field, RuleToolRestrictions, "rule %q grants every tool of a restricted server", truncate(rule, 64))
-		case hasTool && (!v.ToolsRestricted || !slices.Contains(c.spellAll(v.AllowedTools), tool)):
-			c.add("", field, RuleToolRestrictions, "rule %q is not one of the vetted tool rules", truncate(rule, 64))
+		// A rule two servers' names could spell (ids holding the template's separator) must be
+		// allowed for each: the host does not guess which one the CLI reads.
+		for _, tg := range targets {
+			switch {
+			case !tg.server.Enabled:
+				c.add("", field, RuleToolRestrictions, "rule %q names no vetted enabled server", truncate(rule, 64))
+			case !tg.tool && tg.server.ToolsRestricted:
+				c.add("", field, RuleToolRestrictions, "rule %q grants every tool of a restricted server", truncate(rule, 64))
+			case tg.tool && !tg.server.ToolsRestricted:
+				c.add("", field, RuleToolRestrictions, "rule %q is not one of the vetted tool rules", truncate(rule, 64))
+			default:
+				continue
+			}
+			break
 		}
 	}
 }
 
-// checkDenyRule checks one argument of the deny flag: it must be exactly mcp__<id>__<tool> for
-// a tool vetted server id denies (one rule per argument, since the harness splits an argument
-// at commas and whitespace). The rules found are compared with every rendered server's
-// DeniedTools by compareServers.
+// ruleTarget is what one rule of the tools flag names: a vetted server, whole or one tool.
+type ruleTarget struct {
+	server abi.Server
+	tool   bool
+}
+
+// ruleTargets maps every rule the profile's templates spell for the vetted servers (each
+// server's rule, and each allowed tool's) to what it names, built once per check.
+func (c *checker) ruleTargets() map[string][]ruleTarget {
+	if c.rules != nil {
+		return c.rules
+	}
+	c.rules = map[string][]ruleTarget{}
+	for _, v := range c.in.Request.Servers {
+		r := c.in.Profile.ServerRule(v.ID)
+		c.rules[r] = append(c.rules[r], ruleTarget{server: v})
+		for _, t := range v.AllowedTools {
+			r := c.in.Profile.ToolRule(v.ID, t)
+			c.rules[r] = append(c.rules[r], ruleTarget{server: v, tool: true})
+		}
+	}
+	return c.rules
+}
+
+// checkDenyRule checks one argument of the deny flag: it must be exactly the tool rule
+// (tools.rules.tool) of a tool a vetted server denies (one rule per argument, since the harness
+// splits an argument at commas and whitespace). The rules found are compared with every
+// rendered server's DeniedTools by compareServers.
 func (c *checker) checkDenyRule(field, arg string) {
 	if c.denyRules == nil {
 		c.denyRules = map[string]bool{}
 		c.vettedDeny = map[string]bool{}
 		for _, v := range c.in.Request.Servers {
 			for _, t := range v.DeniedTools {
-				c.vettedDeny["mcp__"+v.ID+"__"+c.h.toolNames.spell(t)] = true
+				c.vettedDeny[c.in.Profile.ToolRule(v.ID, t)] = true
 			}
 		}
 	}

@@ -244,6 +244,8 @@ type checker struct {
 	// denyRules: the rules the deny flag holds (set by the denyTools argument rule), and
 	// vettedDeny the rules of every tool a vetted server denies.
 	denyRules, vettedDeny map[string]bool
+	// rules: what each rule of the tools flag names (built by ruleTargets).
+	rules map[string][]ruleTarget
 	// warned: the servers a plan warning names (set by compareServers).
 	warned map[string]bool
 	// offered: the vetted servers the harness config holds (set by compareServers).

@@ -72,6 +72,8 @@ type harness struct {
 	builtinTools []string
 	// toolNames spells a tool's name as the CLI's rules match it (tools.names); nil: exact.
 	toolNames *toolNames
+	// toolRules are the templates of the rules a tools or denyTools flag takes (tools.rules).
+	toolRules *ProfileToolRules
 	// literal spells a stdio server's command, args and cwd so that the harness passes them on
 	// unchanged (Claude expands ${NAME} in them).
 	literal func(string) string
@@ -882,7 +884,7 @@ func (c *checker) compareDenied(name string, r rendered, v abi.Server) {
 	case c.in.Profile.DenyFlag() != "":
 		flag := c.in.Profile.DenyFlag()
 		for _, t := range v.DeniedTools {
-			if !c.denyRules["mcp__"+v.ID+"__"+c.h.toolNames.spell(t)] {
+			if !c.denyRules[c.in.Profile.ToolRule(v.ID, t)] {
 				c.add("", "args", RuleToolRestrictions, "server %q denies tool %q but %s does not name it", v.ID, truncate(t, 64), flag)
 			}
 		}

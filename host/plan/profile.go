@@ -135,6 +135,19 @@ type ProfileTools struct {
 	// Names is how the CLI spells an MCP tool's name where its rules match it (its allow and
 	// deny lists): required wherever tools.in is not none.
 	Names ProfileToolNames `yaml:"names"`
+	// Rules is how a rule on the command line names a server or one of its tools: required
+	// exactly when an args entry carries rules (value tools or denyTools).
+	Rules *ProfileToolRules `yaml:"rules"`
+}
+
+// ProfileToolRules are the templates of the rules a CLI's tool flags take (Claude Code 2.1.328:
+// mcp__{server} grants every tool of a server, mcp__{server}__{tool} one tool, the tool spelled
+// as tools.names says). The host writes and checks every rule through them.
+type ProfileToolRules struct {
+	// Server names every tool of a server: the slot {server} once, no other.
+	Server string `yaml:"server"`
+	// Tool names one tool of a server: {server} once, then {tool} once, no other slot.
+	Tool string `yaml:"tool"`
 }
 
 // ProfileToolNames is how a CLI normalises an MCP tool's name before its allow and deny rules
@@ -548,6 +561,19 @@ func (p *Profile) compile() (*harness, error) {
 		return nil, fmt.Errorf("tools.builtin: only a tools.in args profile has a list to pre-approve built-in tools in")
 	}
 	h.builtinTools = slices.Clone(p.Tools.Builtin)
+	rulesFlag := slices.ContainsFunc(p.Args, func(a ProfileArg) bool { return a.Value == "tools" || a.Value == "denyTools" })
+	if r := p.Tools.Rules; r != nil {
+		if err := checkRuleTemplates(*r); err != nil {
+			return nil, err
+		}
+		h.toolRules = r
+	}
+	switch {
+	case h.toolRules == nil && rulesFlag:
+		return nil, fmt.Errorf("tools.rules: an args entry of value tools or denyTools needs the templates its rules follow (server, tool; docs/PROFILES.md §2)")
+	case h.toolRules != nil && !rulesFlag:
+		return nil, fmt.Errorf("tools.rules: no args entry carries rules (value tools or denyTools)")
+	}
 	for i, a := range p.Args {
 		if !profileFlag.MatchString(a.Flag) {
 			return nil, fmt.Errorf("args[%d].flag %q is not a flag", i, a.Flag)
@@ -798,6 +824,44 @@ func (tn *toolNames) spell(tool string) string {
 // RuleToolName is tool as the harness's rules name it (tools.names): the name the host writes
 // into, and expects in, the CLI's allow and deny lists.
 func (p *Profile) RuleToolName(tool string) string { return p.h.toolNames.spell(tool) }
+
+// checkRuleTemplates checks tools.rules: each template non-empty printable ASCII without
+// space or comma (the CLI splits its rule arguments there), with exactly its slots.
+func checkRuleTemplates(r ProfileToolRules) error {
+	for _, t := range []struct{ key, tmpl string }{{"server", r.Server}, {"tool", r.Tool}} {
+		if t.tmpl == "" || strings.ContainsFunc(t.tmpl, func(c rune) bool { return c <= ' ' || c > '~' || c == ',' }) {
+			return fmt.Errorf("tools.rules.%s %q: want printable ASCII without space or comma", t.key, t.tmpl)
+		}
+	}
+	slots := func(s string) int { return strings.Count(s, "{") + strings.Count(s, "}") }
+	if strings.Count(r.Server, "{server}") != 1 || slots(r.Server) != 2 {
+		return fmt.Errorf("tools.rules.server %q: want the slot {server} once and no other", r.Server)
+	}
+	si, ti := strings.Index(r.Tool, "{server}"), strings.Index(r.Tool, "{tool}")
+	if strings.Count(r.Tool, "{server}") != 1 || strings.Count(r.Tool, "{tool}") != 1 || slots(r.Tool) != 4 || si > ti {
+		return fmt.Errorf("tools.rules.tool %q: want the slots {server} then {tool}, each once, and no other", r.Tool)
+	}
+	return nil
+}
+
+// ServerRule is the rule granting every tool of server id (tools.rules.server); "" for a profile
+// without rules.
+func (p *Profile) ServerRule(id string) string {
+	if p.h.toolRules == nil {
+		return ""
+	}
+	return strings.Replace(p.h.toolRules.Server, "{server}", id, 1)
+}
+
+// ToolRule is the rule naming tool of server id (tools.rules.tool), the tool spelled as the
+// harness's rules match it (tools.names); "" for a profile without rules.
+func (p *Profile) ToolRule(id, tool string) string {
+	if p.h.toolRules == nil {
+		return ""
+	}
+	r := strings.Replace(p.h.toolRules.Tool, "{server}", id, 1)
+	return strings.Replace(r, "{tool}", p.h.toolNames.spell(tool), 1)
+}
 
 // BuiltinTools are the harness's own tools a run may pre-approve (tools.builtin); none when the
 // profile lists none.

@@ -82,6 +82,12 @@ func TestParseProfileRefuses(t *testing.T) {
 		{"timeout bound without a unit", "  format: json", "  format: json\n  timeoutMax: 100", "timeoutMax: needs a timeoutUnit"},
 		{"negative timeout bound", "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    timeout: timeout\n  timeoutUnit: s\n  timeoutMin: -1", "want a positive number"},
 		{"fractional millisecond bound", "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    timeout: timeout\n  timeoutUnit: ms\n  timeoutMax: 1.5", "whole number of milliseconds"},
+		{"tool rules without a flag that carries them", "names: {exact: true}", "names: {exact: true}\n  rules: {server: \"x__{server}\", tool: \"x__{server}__{tool}\"}", "no args entry carries rules"},
+		{"a deny flag without tool rules", "skills: {dir: skills}", "skills: {dir: skills}\nargs:\n  - {flag: --deny, value: denyTools, variadic: true}", "tools.rules: an args entry"},
+		{"tool rule with the tool before the server", "names: {exact: true}", "names: {exact: true}\n  rules: {server: \"x__{server}\", tool: \"{tool}@{server}\"}", "tools.rules.tool"},
+		{"tool rule with an unknown slot", "names: {exact: true}", "names: {exact: true}\n  rules: {server: \"x__{server}\", tool: \"{server}/{tool}/{x}\"}", "tools.rules.tool"},
+		{"server rule with a tool slot", "names: {exact: true}", "names: {exact: true}\n  rules: {server: \"{server}/{tool}\", tool: \"{server}/{tool}\"}", "tools.rules.server"},
+		{"server rule with a space", "names: {exact: true}", "names: {exact: true}\n  rules: {server: \"x {server}\", tool: \"{server}/{tool}\"}", "tools.rules.server"},
 		{"timeout bounds crossed", "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    timeout: timeout\n  timeoutUnit: s\n  timeoutMin: 10\n  timeoutMax: 5", "above timeoutMax"},
 	}
 	for _, tc := range tests {
@@ -337,4 +343,35 @@ func TestTimeoutReadBack(t *testing.T) {
 			assert.Contains(t, rules, plan.RuleServerMismatch, "timeout %q for a vetted %vs", tc.timeout, tc.vetted)
 		})
 	}
+}
+
+// TestToolRulesFollowTheProfile: the rules of a tools flag are checked as the profile's
+// tools.rules spells them, not as Claude Code's mcp__ form: with other templates, the plan
+// spelled by them passes and the one in Claude's spelling is refused.
+func TestToolRulesFollowTheProfile(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile("../../plugins/claude/profile.yaml")
+	require.NoError(t, err)
+	const from = `rules: {server: "mcp__{server}", tool: "mcp__{server}__{tool}"}`
+	require.Contains(t, string(src), from)
+	other, err := plan.ParseProfile([]byte(replaceOnce(string(src), from, `rules: {server: "srv:{server}", tool: "srv:{server}/{tool}"}`)))
+	require.NoError(t, err, "ParseProfile(claude with other rule templates)")
+	assert.Equal(t, "srv:beta/a_b", other.ToolRule("beta", "a.b"), "ToolRule spells the tool as tools.names says")
+	assert.Equal(t, "srv:beta", other.ServerRule("beta"), "ServerRule")
+
+	in := input("claude")
+	in.Profile = other
+	err = checkPlan(claudePlan(), in)
+	assert.Contains(t, rules(err), plan.RuleToolRestrictions, "Check(claude plan in mcp__ rules, profile with srv: rules)")
+
+	p := claudePlan()
+	for i, a := range p.Args {
+		p.Args[i] = map[string]string{"mcp__alpha": "srv:alpha", "mcp__beta__search": "srv:beta/search"}[a]
+		if p.Args[i] == "" {
+			p.Args[i] = a
+		}
+	}
+	require.NoError(t, checkPlan(p, in), "Check(claude plan in srv: rules, profile with srv: rules)")
+	p.Args = append(p.Args[:len(p.Args)-1], "srv:beta", "--strict-mcp-config")
+	assert.Contains(t, rules(checkPlan(p, in)), plan.RuleToolRestrictions, "a server rule granting every tool of a restricted server")
 }
