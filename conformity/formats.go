@@ -43,11 +43,7 @@ func formatOf(p *plan.Profile) (harnessFormat, error) {
 		hf.skillsDir, hf.foldsAmbient = p.Skills.Dir, p.Skills.Folds
 	}
 	if hf.wrapped {
-		st, ok := format.SpawnStyleOf(p.ValueSyntax)
-		if !ok {
-			return hf, fmt.Errorf("value syntax %q: the suite cannot read its spawn wrapper back", p.ValueSyntax)
-		}
-		hf.style = st
+		hf.style = p.SpawnStyle()
 	}
 	return hf, nil
 }

@@ -93,7 +93,7 @@ func contextFile(t target) string {
 
 func spawns(t target) bool    { return t.p.Spawn != "" }
 func hasSkills(t target) bool { return t.p.Skills != nil }
-func expands(t target) bool   { return t.p.ValueSyntax != "literal" }
+func expands(t target) bool   { return t.p.Expands() }
 
 // skillMD: the run installs SKILL.md files (it does not fold the skills into the prompt).
 func skillMD(t target) bool { return hasSkills(t) && !(t.p.Skills.Folds && t.ambient) }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
+	"github.com/loadout-dev/loadout/sdk/valuesyntax"
 )
 
 // pathRule allows one path (pattern without "**"), everything under a directory ("dir/**") or
@@ -74,6 +75,12 @@ type harness struct {
 	toolNames *toolNames
 	// toolRules are the templates of the rules a tools or denyTools flag takes (tools.rules).
 	toolRules *ProfileToolRules
+	// syntax is how the harness expands its config's strings (valueSyntax); a literal one
+	// expands nothing.
+	syntax *valuesyntax.Syntax
+	// argPasses and envPasses count its passes over a stdio server's command, args and cwd,
+	// and over an env value.
+	argPasses, envPasses int
 	// literal spells a stdio server's command, args and cwd so that the harness passes them on
 	// unchanged (Claude expands ${NAME} in them).
 	literal func(string) string

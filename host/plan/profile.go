@@ -16,6 +16,8 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/namepattern"
 	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format"
+	"github.com/loadout-dev/loadout/sdk/valuesyntax"
 )
 
 // Profile is what the host knows about one harness, as data (docs/PROFILES.md): the files a
@@ -33,8 +35,10 @@ type Profile struct {
 	// (Gemini CLI's $GEMINI_CLI_HOME/.gemini); paths may name files under them, no others.
 	HiddenDirs []string      `yaml:"hiddenDirs"`
 	Config     ProfileConfig `yaml:"config"`
-	// ValueSyntax is how the harness expands the strings of its config: one of ValueSyntaxes.
-	ValueSyntax string `yaml:"valueSyntax"`
+	// ValueSyntax is how the harness expands the strings of its config: its passes as data
+	// (valuesyntax.Pass), or a name: literal (nothing expanded) or one of the shorthands
+	// ValueSyntaxes lists.
+	ValueSyntax ValueSyntax `yaml:"valueSyntax"`
 	// Passes is how many times, as measured, the harness expands the strings at each value
 	// position (PassPositions): args (a stdio server's command, args and cwd, and a
 	// description), env, url, headers. A position left out takes its value syntax's count.
@@ -200,17 +204,6 @@ var ServerKeyMeanings = []string{
 	"oauth", "oauthScopes", "oauthClientId", "lifecycle", "idleTimeout",
 }
 
-// pass is one expansion pass of a value syntax over a string.
-type pass struct {
-	// spell writes s so that the pass gives s back.
-	spell func(string) string
-	// read is what the pass makes of s, and false when it would expand or run part of it.
-	read func(string) (string, bool)
-	// secret spells a secret value so that the pass gives it back wherever in a string it
-	// lands (nil: spell).
-	secret func(string) string
-}
-
 // Value positions: where in a server entry a string sits, each expanded its own number of
 // times by a harness (Profile.Passes).
 const (
@@ -233,69 +226,80 @@ var PassPositions = []string{PosArgs, PosEnv, PosURL, PosHeaders}
 // Gemini CLI's env values and headers).
 const maxPasses = 2
 
-// valueSyntax is one way a harness expands the strings of its config: its first pass, every
-// later one (again; zero: the first's again), and the passes each position gets unless the
-// profile says otherwise.
-type valueSyntax struct {
-	first, again pass
-	passes       map[string]int
+// ValueSyntax is a profile's valueSyntax: a name (Name), or the passes as data (Passes).
+type ValueSyntax struct {
+	Name   string
+	Passes []valuesyntax.Pass
+}
+
+// String is the syntax as a profile names it: its name, or "passes" for one written as data.
+func (v ValueSyntax) String() string {
+	if v.Name != "" {
+		return v.Name
+	}
+	return "passes"
+}
+
+// UnmarshalYAML takes a name or a list of passes, each with exactly the keys expands, dollar
+// and bang (an unknown key is an error, as everywhere in a profile).
+func (v *ValueSyntax) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return n.Decode(&v.Name)
+	case yaml.SequenceNode:
+		for i, item := range n.Content {
+			if item.Kind != yaml.MappingNode {
+				return fmt.Errorf("valueSyntax[%d]: want a pass {expands, dollar, bang}", i)
+			}
+			for j := 0; j < len(item.Content); j += 2 {
+				if k := item.Content[j].Value; k != "expands" && k != "dollar" && k != "bang" {
+					return fmt.Errorf("valueSyntax[%d]: unknown key %q (a pass has expands, dollar, bang)", i, k)
+				}
+			}
+			var ps valuesyntax.Pass
+			if err := item.Decode(&ps); err != nil {
+				return fmt.Errorf("valueSyntax[%d]: %w", i, err)
+			}
+			v.Passes = append(v.Passes, ps)
+		}
+		if len(v.Passes) == 0 {
+			return fmt.Errorf("valueSyntax: an empty list (write literal for a CLI that expands nothing)")
+		}
+		return nil
+	}
+	return fmt.Errorf("valueSyntax: want a name or a list of passes")
+}
+
+// namedSyntax is a value syntax a profile may name: its passes and the count each position
+// gets unless the profile's passes say otherwise.
+type namedSyntax struct {
+	passes []valuesyntax.Pass
+	counts map[string]int
 }
 
 func passesOf(args, env, url, headers int) map[string]int {
 	return map[string]int{PosArgs: args, PosEnv: env, PosURL: url, PosHeaders: headers}
 }
 
-// valueSyntaxes is the closed list of expansion rules the host knows how to escape and read
-// back (docs/FORMATS.md §1.1, §2.1, §3.3, §5.1, §5.2).
-var valueSyntaxes = map[string]valueSyntax{
-	"literal":        {passes: passesOf(0, 0, 0, 0)},
-	"claude-dollar":  {first: pass{dollarBraceLiteral, dollarBraceValue, dollarBraceSecret}, passes: passesOf(1, 1, 1, 1)},
-	"pi-dollar-bang": {first: pass{piLiteral, piValue, piSecret}, passes: passesOf(0, 1, 0, 1)},
-	"gemini-dollar":  {first: pass{everyDollarLiteral, everyDollarURL, nil}, again: pass{dotenvLiteral, dotenvValue, nil}, passes: passesOf(1, 2, 1, 2)},
-	"copilot-dollar": {first: pass{everyDollarLiteral, everyDollarOnce, nil}, passes: passesOf(1, 1, 1, 1)},
-}
+// everyDollar, braceDollar and piDollar are the passes of the measured syntaxes
+// (docs/FORMATS.md §1.1, §2.1, §3.3, §5.1, §5.2).
+var (
+	allForms    = []string{valuesyntax.FormName, valuesyntax.FormBrace, valuesyntax.FormBraceDefault}
+	everyDollar = valuesyntax.Pass{Expands: allForms, Dollar: valuesyntax.DollarRefDefault}
+	braceDollar = valuesyntax.Pass{Expands: []string{valuesyntax.FormBrace, valuesyntax.FormBraceDefault}, Dollar: valuesyntax.DollarRefDefault}
+	piDollar    = valuesyntax.Pass{Expands: []string{valuesyntax.FormName, valuesyntax.FormBrace, valuesyntax.FormCommand}, Dollar: valuesyntax.DollarDouble, Bang: "$!"}
+	dotenv      = valuesyntax.Pass{Expands: []string{valuesyntax.FormName, valuesyntax.FormBrace}, Dollar: valuesyntax.DollarBackslash}
+)
 
-// compose returns the spelling, reading and secret spelling of n passes of vs: the spelling
-// of the last pass innermost, the reading of the first pass first. Zero passes leave every
-// string as it is (secret: nil, no spelling).
-func (vs valueSyntax) compose(n int) (spell func(string) string, read func(string) (string, bool), secret func(string) string) {
-	if n == 0 || vs.first.spell == nil {
-		return verbatim, verbatimValue, nil
-	}
-	ps := []pass{vs.first}
-	for len(ps) < n {
-		if vs.again.spell != nil {
-			ps = append(ps, vs.again)
-		} else {
-			ps = append(ps, vs.first)
-		}
-	}
-	spell = func(s string) string {
-		for i := len(ps) - 1; i >= 0; i-- {
-			s = ps[i].spell(s)
-		}
-		return s
-	}
-	read = func(s string) (string, bool) {
-		for _, p := range ps {
-			var ok bool
-			if s, ok = p.read(s); !ok {
-				return "", false
-			}
-		}
-		return s, true
-	}
-	secret = func(s string) string {
-		for i := len(ps) - 1; i >= 0; i-- {
-			if ps[i].secret != nil {
-				s = ps[i].secret(s)
-			} else {
-				s = ps[i].spell(s)
-			}
-		}
-		return s
-	}
-	return spell, read, secret
+// valueSyntaxes are the names a profile may give its valueSyntax instead of writing the passes:
+// literal, and shorthands for the syntaxes measured first, kept so that a profile naming one
+// keeps its meaning. A profile may write the same passes as data.
+var valueSyntaxes = map[string]namedSyntax{
+	"literal":        {counts: passesOf(0, 0, 0, 0)},
+	"claude-dollar":  {passes: []valuesyntax.Pass{braceDollar}, counts: passesOf(1, 1, 1, 1)},
+	"pi-dollar-bang": {passes: []valuesyntax.Pass{piDollar}, counts: passesOf(0, 1, 0, 1)},
+	"gemini-dollar":  {passes: []valuesyntax.Pass{everyDollar, dotenv}, counts: passesOf(1, 2, 1, 2)},
+	"copilot-dollar": {passes: []valuesyntax.Pass{everyDollar}, counts: passesOf(1, 1, 1, 1)},
 }
 
 // spawnStyles is the closed list of env -i launch encodings (docs/SPAWN-ENV.md).
@@ -470,9 +474,16 @@ func (p *Profile) compile() (*harness, error) {
 			}
 		}
 	}
-	vs, ok := valueSyntaxes[p.ValueSyntax]
-	if !ok {
-		return nil, fmt.Errorf("valueSyntax %q is none of %v", p.ValueSyntax, ValueSyntaxes())
+	ns := namedSyntax{passes: p.ValueSyntax.Passes, counts: passesOf(1, 1, 1, 1)}
+	if p.ValueSyntax.Passes == nil {
+		var ok bool
+		if ns, ok = valueSyntaxes[p.ValueSyntax.Name]; !ok {
+			return nil, fmt.Errorf("valueSyntax %q is none of %v, nor a list of passes", p.ValueSyntax.Name, ValueSyntaxes())
+		}
+	}
+	sx, err := valuesyntax.Compile(ns.passes)
+	if err != nil {
+		return nil, fmt.Errorf("valueSyntax: %w", err)
 	}
 	for pos, n := range p.Passes {
 		switch {
@@ -480,7 +491,7 @@ func (p *Profile) compile() (*harness, error) {
 			return nil, fmt.Errorf("passes: position %q is none of %v", pos, PassPositions)
 		case n < 0 || n > maxPasses:
 			return nil, fmt.Errorf("passes.%s: %d is not a pass count (0 to %d)", pos, n, maxPasses)
-		case n > 0 && vs.first.spell == nil:
+		case n > 0 && sx.Literal():
 			return nil, fmt.Errorf("passes.%s: valueSyntax %s expands nothing", pos, p.ValueSyntax)
 		}
 	}
@@ -493,12 +504,24 @@ func (p *Profile) compile() (*harness, error) {
 		if n, ok := p.Passes[pos]; ok {
 			return n
 		}
-		return vs.passes[pos]
+		if sx.Literal() {
+			return 0
+		}
+		return ns.counts[pos]
 	}
-	h.literal, h.readLiteral, _ = vs.compose(count(PosArgs))
-	_, h.value, h.spellEnvSecret = vs.compose(count(PosEnv))
-	_, h.url, _ = vs.compose(count(PosURL))
-	_, h.header, h.spellHeaderSecret = vs.compose(count(PosHeaders))
+	h.syntax = sx
+	h.argPasses, h.envPasses = count(PosArgs), count(PosEnv)
+	h.literal, h.readLiteral, _ = compose(sx, count(PosArgs))
+	_, h.value, h.spellEnvSecret = compose(sx, count(PosEnv))
+	_, h.url, _ = compose(sx, count(PosURL))
+	_, h.header, h.spellHeaderSecret = compose(sx, count(PosHeaders))
+	if sx.NeedsDollarVar() && !slices.ContainsFunc(p.Env, func(e ProfileEnv) bool {
+		return e.Name == valuesyntax.DollarVar && e.Value == "$" && e.When == "always"
+	}) {
+		// Without a default the reference gives "$" only while the harness's environment
+		// says so: a caller's value would otherwise be read where the plan wrote "$".
+		return nil, fmt.Errorf("valueSyntax: dollar %q needs env %s=$ set always", valuesyntax.DollarRef, valuesyntax.DollarVar)
+	}
 	dollarVar := ""
 	if p.Spawn != "" {
 		sp, ok := spawnStyles[p.Spawn]
@@ -512,6 +535,10 @@ func (p *Profile) compile() (*harness, error) {
 		sp.tilde = p.ExpandsTilde
 		h.spawn = &sp
 		dollarVar = sp.dollarVar
+	}
+	if sx.NeedsDollarVar() {
+		// The syntax writes "$" as a reference to the variable: the profile pins it (below).
+		dollarVar = valuesyntax.DollarVar
 	}
 	if f := p.CheckoutEnvFile; f != "" && (path.IsAbs(f) || path.Clean(f) != f || f == ".." || strings.HasPrefix(f, "../")) {
 		return nil, fmt.Errorf("checkoutEnvFile %q: want a clean path relative to the checkout", f)
@@ -609,7 +636,7 @@ func (p *Profile) compile() (*harness, error) {
 		}
 		if !slices.Contains(placeholders, e.Value) && !slices.Contains(profileEnvSwitches, e.Value) &&
 			!(e.Value == "$" && e.Name == dollarVar && dollarVar != "") {
-			return nil, fmt.Errorf("env[%d] %s: the value must be a root placeholder (%v), a switch (%s), or $ for the spawn style's dollar variable", i, e.Name, placeholders, strings.Join(profileEnvSwitches, ", "))
+			return nil, fmt.Errorf("env[%d] %s: the value must be a root placeholder (%v), a switch (%s), or $ for the dollar variable of the spawn style or value syntax", i, e.Name, placeholders, strings.Join(profileEnvSwitches, ", "))
 		}
 		r := envRule{name: e.Name, value: e.Value}
 		switch e.When {
@@ -682,22 +709,34 @@ func (p *Profile) SecretSpelling(root, path, field string) func(string) string {
 }
 
 // SecretSpellings returns every spelling of a secret value that a harness config file can
-// hold, before the file format's own escaping: the value itself, then each distinct spelling of
-// the value syntaxes the host knows, in name order. loadout redact masks each of them, and
-// their JSON and TOML spellings, so that no secret a render wrote survives in a log.
+// hold, before the file format's own escaping: the value itself, then each distinct secret
+// spelling of the named value syntaxes (valueSyntaxes) for one and two passes, in name order —
+// the redaction set of the conformity corpus. loadout redact masks each of them, and their JSON
+// and TOML spellings, so that no secret a render wrote survives in a log.
 func SecretSpellings(v string) []string {
 	out := []string{v}
 	for _, name := range ValueSyntaxes() {
+		sx := namedCompiled[name]
+		if sx.Literal() {
+			continue
+		}
 		for n := 1; n <= maxPasses; n++ {
-			if _, _, spell := valueSyntaxes[name].compose(n); spell != nil {
-				if sp := spell(v); !slices.Contains(out, sp) {
-					out = append(out, sp)
-				}
+			if sp := sx.Secret(v, n); !slices.Contains(out, sp) {
+				out = append(out, sp)
 			}
 		}
 	}
 	return out
 }
+
+// namedCompiled holds each named value syntax compiled.
+var namedCompiled = func() map[string]*valuesyntax.Syntax {
+	m := make(map[string]*valuesyntax.Syntax, len(valueSyntaxes))
+	for name, ns := range valueSyntaxes {
+		m[name] = valuesyntax.MustCompile(ns.passes)
+	}
+	return m
+}()
 
 // Profiles are reviewed profiles by harness.
 type Profiles map[string]*Profile
@@ -731,6 +770,20 @@ func LoadProfiles(fsys fs.FS) (Profiles, error) {
 func (p *Profile) Reserves(id string) bool {
 	return p != nil && slices.Contains(p.ReservedNames, id)
 }
+
+// SpawnStyle is how the sdk wraps and reads back a stdio server's launch for this harness
+// (format.WrapSpawn, UnwrapSpawn): its value syntax and passes, expandsTilde and expandMax.
+func (p *Profile) SpawnStyle() format.SpawnStyle {
+	st := format.SpawnStyle{ArgPasses: p.h.argPasses, EnvPasses: p.h.envPasses, ExpandsTilde: p.ExpandsTilde, ExpandMax: p.ExpandMax}
+	if !p.h.syntax.Literal() {
+		st.Syntax = p.h.syntax
+	}
+	return st
+}
+
+// Expands reports whether the harness expands any string of its config (valueSyntax is not
+// literal).
+func (p *Profile) Expands() bool { return !p.h.syntax.Literal() }
 
 // Literal spells a non-secret value (a url, a header, a cwd) as the harness's config must hold
 // it to read it back unchanged, by the profile's value syntax.
@@ -947,4 +1000,15 @@ func compilePinned(cf ProfileConfig) (map[string]pinnedValue, error) {
 		pins[key] = pinnedValue{value, string(text)}
 	}
 	return pins, nil
+}
+
+// compose returns the spelling, reading and secret spelling of n passes of sx. Zero passes (or
+// a literal syntax) leave every string as it is, and secret is nil: no spelling.
+func compose(sx *valuesyntax.Syntax, n int) (spell func(string) string, read func(string) (string, bool), secret func(string) string) {
+	if n == 0 || sx.Literal() {
+		return verbatim, verbatimValue, nil
+	}
+	return func(s string) string { return sx.Spell(s, n) },
+		func(s string) (string, bool) { return sx.Read(s, n) },
+		func(s string) string { return sx.Secret(s, n) }
 }

@@ -3,6 +3,7 @@ package plan_test
 import (
 	"encoding/json"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/plugins"
 	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format"
 )
 
 // profiles are the built-in renderers' reviewed profiles and the test harness acme's.
@@ -88,6 +90,10 @@ func TestParseProfileRefuses(t *testing.T) {
 		{"tool rule with an unknown slot", "names: {exact: true}", "names: {exact: true}\n  rules: {server: \"x__{server}\", tool: \"{server}/{tool}/{x}\"}", "tools.rules.tool"},
 		{"server rule with a tool slot", "names: {exact: true}", "names: {exact: true}\n  rules: {server: \"{server}/{tool}\", tool: \"{server}/{tool}\"}", "tools.rules.server"},
 		{"server rule with a space", "names: {exact: true}", "names: {exact: true}\n  rules: {server: \"x {server}\", tool: \"{server}/{tool}\"}", "tools.rules.server"},
+		{"unknown key in a pass", "valueSyntax: literal", "valueSyntax:\n  - {expands: [$NAME], escape: x}", "unknown key \"escape\""},
+		{"pass of an unknown form", "valueSyntax: literal", "valueSyntax:\n  - {expands: [\"%X%\"]}", "valueSyntax: pass 1"},
+		{"no passes", "valueSyntax: literal", "valueSyntax: []", "empty list"},
+		{"dollar reference without its env", "valueSyntax: literal", "valueSyntax:\n  - {expands: [$NAME, \"${NAME}\"], dollar: \"${LOADOUT_SPAWN_DOLLAR}\"}", "needs env LOADOUT_SPAWN_DOLLAR=$ set always"},
 		{"timeout bounds crossed", "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    timeout: timeout\n  timeoutUnit: s\n  timeoutMin: 10\n  timeoutMax: 5", "above timeoutMax"},
 	}
 	for _, tc := range tests {
@@ -374,4 +380,74 @@ func TestToolRulesFollowTheProfile(t *testing.T) {
 	require.NoError(t, checkPlan(p, in), "Check(claude plan in srv: rules, profile with srv: rules)")
 	p.Args = append(p.Args[:len(p.Args)-1], "srv:beta", "--strict-mcp-config")
 	assert.Contains(t, rules(checkPlan(p, in)), plan.RuleToolRestrictions, "a server rule granting every tool of a restricted server")
+}
+
+// TestProfileDescribesANewValueSyntax: a CLI whose syntax no profile had before ($NAME and
+// ${NAME} expanded, no escape, no default: Qwen Code's settings file) needs only data in its
+// profile. Without a dollar spelling no "$" can be a literal; with a reference to
+// LOADOUT_SPAWN_DOLLAR, pinned to "$", it is spelled and read back, and an expansion refused.
+func TestProfileDescribesANewValueSyntax(t *testing.T) {
+	t.Parallel()
+	base, err := os.ReadFile("testdata/profiles/acme/profile.yaml")
+	require.NoError(t, err)
+	src := replaceOnce(string(base), "valueSyntax: literal", "valueSyntax:\n  - {expands: [$NAME, \"${NAME}\"]}")
+	none, err := plan.ParseProfile([]byte(src))
+	require.NoError(t, err, "ParseProfile(a syntax with no dollar spelling)")
+	assert.True(t, none.Expands())
+	_, ok := none.ReadValue("a$b")
+	assert.False(t, ok, "ReadValue(a$b): the CLI expands $b and has no escape")
+
+	src = replaceOnce(string(base), "valueSyntax: literal", "valueSyntax:\n  - {expands: [$NAME, \"${NAME}\"], dollar: \"${LOADOUT_SPAWN_DOLLAR}\"}\nenv:\n  - {name: LOADOUT_SPAWN_DOLLAR, value: $, when: always}")
+	ref, err := plan.ParseProfile([]byte(src))
+	require.NoError(t, err, "ParseProfile(a syntax with a dollar reference)")
+	assert.Equal(t, "a${LOADOUT_SPAWN_DOLLAR}b", ref.Literal("a$b"))
+	got, ok := ref.ReadValue("a${LOADOUT_SPAWN_DOLLAR}b")
+	assert.True(t, ok && got == "a$b", "ReadValue(spelled) = %q, %t", got, ok)
+	_, ok = ref.ReadHeader("Bearer ${TOKEN}")
+	assert.False(t, ok, "ReadHeader(Bearer ${TOKEN}): an expansion")
+}
+
+// TestNamedSyntaxesAsData: each built-in profile, which writes its value syntax as data, reads
+// and spells as it does with the named shorthand of that syntax in its place.
+func TestNamedSyntaxesAsData(t *testing.T) {
+	t.Parallel()
+	names := map[string]string{"claude": "claude-dollar", "pi": "pi-dollar-bang", "gemini": "gemini-dollar", "copilot": "copilot-dollar"}
+	samples := []string{"plain", "$", "a$b", "${X}", "!cmd", "$$!", `\$x`, "${LOADOUT_SPAWN_DOLLAR:-$}", "x${LOADOUT_SPAWN_DOLLAR:-$}{y}"}
+	for h, name := range names {
+		src, err := plugins.Profiles.ReadFile(h + "/profile.yaml")
+		require.NoError(t, err)
+		asData := profileOf(h)
+		require.NotEmpty(t, asData.ValueSyntax.Passes, "profile of %s writes its syntax as data", h)
+		block := regexp.MustCompile(`(?m)^valueSyntax:\n(  - .*\n)+`).FindString(string(src))
+		require.NotEmpty(t, block, "profile of %s: the valueSyntax block", h)
+		named, err := plan.ParseProfile([]byte(replaceOnce(string(src), block, "valueSyntax: "+name+"\n")))
+		require.NoError(t, err, "ParseProfile(%s with valueSyntax %s)", h, name)
+		for _, s := range samples {
+			assert.Equal(t, named.Literal(s), asData.Literal(s), "%s: Literal(%q)", h, s)
+			for _, read := range []struct {
+				pos        string
+				named, got func(string) (string, bool)
+			}{{"literal", named.ReadLiteral, asData.ReadLiteral}, {"value", named.ReadValue, asData.ReadValue}, {"header", named.ReadHeader, asData.ReadHeader}, {"url", named.ReadURL, asData.ReadURL}} {
+				w, wok := read.named(s)
+				g, gok := read.got(s)
+				assert.True(t, w == g && wok == gok, "%s: read %s %q: named %q %t, as data %q %t", h, read.pos, s, w, wok, g, gok)
+			}
+			for _, field := range []string{plan.FieldEnv, plan.FieldHeaders} {
+				cf := asData.Config
+				assert.Equal(t, named.SecretSpelling(cf.Root, cf.Path, field)(s), asData.SecretSpelling(cf.Root, cf.Path, field)(s), "%s: secret spelling of %q in %s", h, s, field)
+			}
+		}
+		assert.Equal(t, named.SpawnStyle(), asData.SpawnStyle(), "%s: SpawnStyle", h)
+	}
+}
+
+// TestSDKSpawnStylesMatchProfiles: the sdk's spawn style of each built-in renderer spells and
+// reads as its profile says (Split, a rendering choice of Claude's, aside), so the renderer and
+// the checker cannot drift apart.
+func TestSDKSpawnStylesMatchProfiles(t *testing.T) {
+	t.Parallel()
+	for h, st := range map[string]format.SpawnStyle{"claude": format.SpawnClaude, "pi": format.SpawnPi, "gemini": format.SpawnGemini, "copilot": format.SpawnCopilot, "codex": format.SpawnVerbatim} {
+		st.Split = false
+		assert.Equal(t, profileOf(h).SpawnStyle(), st, "spawn style of %s", h)
+	}
 }
