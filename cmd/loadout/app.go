@@ -9,6 +9,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/loadout-dev/loadout/host"
+	"github.com/loadout-dev/loadout/host/redact"
 )
 
 // app holds what every command shares: the process's streams and environment.
@@ -96,13 +99,23 @@ func (a *app) setupLogger() error {
 // usage error points at the help of the command that failed (cmdPath, e.g. "loadout render").
 func (a *app) printError(err error, cmdPath string) {
 	var ue *usageError
-	msg := err.Error()
+	msg := errorText(err)
 	if errors.As(err, &ue) {
 		msg += "\n(see '" + cmdPath + " --help')"
 	}
 	for _, line := range strings.Split(msg, "\n") {
 		fmt.Fprintf(a.stderr, "loadout: %s\n", line)
 	}
+}
+
+// errorText is err's message with its request's secrets masked (host.RequestError carries
+// them), as serve masks the errors it answers.
+func errorText(err error) string {
+	var re *host.RequestError
+	if errors.As(err, &re) {
+		return redact.New(re.Secrets).String(err.Error())
+	}
+	return err.Error()
 }
 
 // readInput reads a request body from a file argument or, for "-" or no argument, stdin.

@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/host"
-	"github.com/loadout-dev/loadout/host/policy"
 	"github.com/loadout-dev/loadout/host/registry"
 	"github.com/loadout-dev/loadout/internal/testplugins"
 )
@@ -462,7 +461,7 @@ func TestPolicyInputMasksSecretDrops(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
 	require.Len(t, doc.Servers, 1)
-	assert.Equal(t, map[string]string{"MCP_ACCESS_TOKEN": policy.MaskedValue, "mcp_access_token": policy.MaskedValue, "LEVEL": "debug"},
+	assert.Equal(t, map[string]string{"MCP_ACCESS_TOKEN": "[REDACTED]", "mcp_access_token": "[REDACTED]", "LEVEL": "debug"},
 		doc.Servers[0].Env, "masked with the input document's one spelling; an ordinary value is shown")
 
 	dir := t.TempDir()

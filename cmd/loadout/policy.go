@@ -12,6 +12,7 @@ import (
 
 	"github.com/loadout-dev/loadout/host"
 	"github.com/loadout-dev/loadout/host/policy"
+	"github.com/loadout-dev/loadout/host/redact"
 	"github.com/loadout-dev/loadout/host/spec"
 )
 
@@ -61,7 +62,7 @@ func (a *app) policyInputCommand() *cobra.Command {
 reads (docs/POLICIES.md §1): the request's servers and skills, one object each, with the
 facts Go reads out of their values. The values of secretKeys entries, of stored tokens, of
 every entry the policy declares a secret and of every credential it drops as secret are
-printed as "<secret>" (every env and header value, when the policy refuses the request); the
+printed as "[REDACTED]" (every env and header value, when the policy refuses the request); the
 policy itself receives them. Save the output as a test fixture to write a rule against a real request.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -139,7 +140,7 @@ is refused.`,
 				Warnings []policy.Warning    `json:"warnings"`
 				SpawnEnv policy.SpawnEnv     `json:"spawnEnv"`
 				Rules    []policy.RuleOutput `json:"rules"`
-			}{Servers: []string{}, Skills: []string{}, Warnings: d.Warnings, SpawnEnv: d.SpawnEnv, Rules: maskRules(d.Document, p.Vetted.Redactions()), Sources: h.Policy().Sources()}
+			}{Servers: []string{}, Skills: []string{}, Warnings: d.Warnings, SpawnEnv: d.SpawnEnv, Rules: maskRules(d.Document, p.Vetted.Redactor()), Sources: h.Policy().Sources()}
 			for _, s := range areq.Servers {
 				out.Servers = append(out.Servers, s.ID)
 			}
@@ -200,18 +201,14 @@ func everyEntry(req *spec.Request) []policy.SecretRef {
 	return out
 }
 
-// maskRules is doc with every secret spelling masked in its string values (a rule may copy a
-// secret into its message).
-func maskRules(doc []policy.RuleOutput, secrets []string) []policy.RuleOutput {
-	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+// maskRules is doc with every secret spelling masked in its string values by the request's
+// redactor (a rule may copy a secret into its message).
+func maskRules(doc []policy.RuleOutput, r *redact.Redactor) []policy.RuleOutput {
 	var mask func(v any) any
 	mask = func(v any) any {
 		switch v := v.(type) {
 		case string:
-			for _, s := range secrets {
-				v = strings.ReplaceAll(v, s, policy.MaskedValue)
-			}
-			return v
+			return r.String(v)
 		case []any:
 			out := make([]any, len(v))
 			for i, e := range v {

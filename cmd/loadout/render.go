@@ -276,7 +276,7 @@ func classify(err error) error {
 	case host.ClassPlugin:
 		return &pluginError{err}
 	case host.ClassUsage:
-		return &usageError{msg: err.Error()}
+		return &usageError{msg: errorText(err)}
 	}
 	return err
 }
