@@ -31,12 +31,14 @@ func (a *app) rootCommand() *cobra.Command {
 		Use:   "loadout",
 		Short: "Render a capability spec into the configuration an agent CLI reads",
 		Long: `loadout turns one request (the skills and MCP servers an AI coding agent may use) into the
-config files, arguments and prompt that Claude Code, Codex or Pi reads, once policy approves it.
+config files, arguments and prompt an agent CLI (a harness) reads, once policy approves it.
+
+Built-in harnesses: ` + harnessesText(builtinHarnesses()) + `.
 
 Exit codes: 0 ok (a server or skill the policy denies is dropped and listed, not an error),
 1 internal error, 2 usage error (a missing or unreadable request file too), 3 request
 refused as a whole, 4 plugin failure.`,
-		Example:       `  loadout init request.json && loadout render --harness codex --out out/ request.json`,
+		Example:       `  loadout init request.json && loadout render --out out/ request.json`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {

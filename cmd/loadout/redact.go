@@ -18,7 +18,7 @@ scheme alike, also when a secret is split across reads. A value marked secret
 is masked whether or not it is rendered: those of dropped servers and removed entries too. Pipe a harness's
 logs through it:
 
-  claude -p … 2>&1 | loadout redact request.json > run.log`,
+  AGENT-CLI … 2>&1 | loadout redact request.json > run.log`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			body, err := a.readRequestFile(args[0], maxRequestBytes)
