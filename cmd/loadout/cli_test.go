@@ -491,3 +491,19 @@ func TestRedactMasksSecretsOfDroppedEntries(t *testing.T) {
 	require.Equal(t, exitOK, code, "stderr: %s", stderr)
 	assert.Equal(t, "a [REDACTED] b [REDACTED] c \"[REDACTED]\" d [REDACTED] e not-a-secret\n", stdout)
 }
+
+// TestPolicyInputMasksSecretSpellingsEverywhere: a secret copied into another field (an arg,
+// a url) is masked there too, with loadout redact's model, and an ordinary value is not.
+func TestPolicyInputMasksSecretSpellingsEverywhere(t *testing.T) {
+	req := `{"harness":"claude","mcpServers":[` +
+		`{"id":"fs","command":"/bin/fs","args":["--key=fs-input-secret-77","--level=debug"],"env":{"FS_KEY":"fs-input-secret-77"},"secretKeys":["FS_KEY"]},` +
+		`{"id":"docs","transport":"http","url":"https://mcp.example.com/mcp?t=fs-input-secret-77","headers":{"X-Client":"loadout"}}]}`
+	path := filepath.Join(t.TempDir(), "request.json")
+	require.NoError(t, os.WriteFile(path, []byte(req), 0o644))
+	code, stdout, stderr := runCLI(t, "", "policy", "input", path)
+	require.Equal(t, exitOK, code, "stderr: %s", stderr)
+	assert.NotContains(t, stdout, "fs-input-secret-77", "the secret is masked wherever it appears")
+	assert.Contains(t, stdout, `"--key=[REDACTED]"`, "in an arg")
+	assert.Contains(t, stdout, `"--level=debug"`, "an ordinary arg stays")
+	assert.Contains(t, stdout, `"X-Client": "loadout"`, "an ordinary header stays")
+}
