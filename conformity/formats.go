@@ -11,6 +11,7 @@ import (
 
 	"github.com/loadout-dev/loadout/host"
 	"github.com/loadout-dev/loadout/host/plan"
+	"github.com/loadout-dev/loadout/host/redact"
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
 )
@@ -777,20 +778,17 @@ func orEmptyPairs(ps []abi.Pair) []abi.Pair {
 	return out
 }
 
-// pairsString shows pairs for a failure message with every secret value masked.
-func pairsString(ps []abi.Pair, v interface{ Redactions() []string }) string {
-	mask := v.Redactions()
+// pairsString shows pairs for a failure message with every secret value masked by the
+// request's redactor (host/redact's model).
+func pairsString(ps []abi.Pair, v interface{ Redactor() *redact.Redactor }) string {
+	mask := v.Redactor()
 	var b strings.Builder
 	b.WriteByte('[')
 	for i, p := range ps {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		val := p.Value
-		for _, m := range mask {
-			val = strings.ReplaceAll(val, m, "********")
-		}
-		fmt.Fprintf(&b, "%s=%q", p.Name, val)
+		fmt.Fprintf(&b, "%s=%q", p.Name, mask.String(p.Value))
 	}
 	b.WriteByte(']')
 	return b.String()

@@ -43,5 +43,5 @@ tools: {in: config, names: {exact: true}}
 	}
 	fmt.Println(res.Files[0].Path, res.Files[0].Mode, res.Files[0].Content)
 	// Output:
-	// agent.json 0600 {"servers":{"docs":{"command":"/usr/bin/docs","env":{"TOKEN":"********"}}}}
+	// agent.json 0600 {"servers":{"docs":{"command":"/usr/bin/docs","env":{"TOKEN":"[REDACTED]"}}}}
 }

@@ -27,11 +27,9 @@ import (
 	"unicode"
 
 	"github.com/loadout-dev/loadout/host/plan"
+	"github.com/loadout-dev/loadout/host/redact"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
-
-// Mask replaces a secret value wherever a Result would otherwise show it.
-const Mask = "********"
 
 // Roots are the absolute directories the plan's named roots resolve to. Config and Run are
 // created (mode 0700) when missing; Checkout must exist unless MakeCheckout. A root no file or
@@ -89,7 +87,7 @@ type FileResult struct {
 	SHA256 string `json:"sha256"`
 	// Written is the absolute path written; empty for DryRun.
 	Written string `json:"written,omitempty"`
-	// Content is set by DryRun only: the content with every secret replaced by Mask.
+	// Content is set by DryRun only: the content with every secret replaced by redact.Mask.
 	Content string `json:"content,omitempty"`
 }
 
@@ -108,13 +106,13 @@ type prepared struct {
 	mode    os.FileMode
 }
 
-// values maps every placeholder to its raw value. Secrets take mask instead when masked.
+// values maps every placeholder to its raw value. Secrets take redact.Mask instead when masked.
 func values(in input, masked bool) (vals, secrets map[string]string) {
 	vals = map[string]string{}
 	secrets = map[string]string{}
 	for _, s := range in.Plan.Secrets {
 		if masked {
-			vals[s.Placeholder] = Mask
+			vals[s.Placeholder] = redact.Mask
 		} else {
 			vals[s.Placeholder] = s.Value
 			secrets[s.Placeholder] = s.Value
@@ -210,20 +208,19 @@ func prepare(p *abi.Plan, in input, masked bool) ([]prepared, *Result, error) {
 		Files: []FileResult{}, Args: []string{}, Env: []abi.Pair{},
 		GitExclude: []string{}, Warnings: append([]abi.Warning{}, p.Warnings...),
 	}
-	mask := func(s string) string {
-		for _, sec := range in.Plan.Secrets {
-			if len(sec.Value) >= 4 {
-				s = strings.ReplaceAll(s, sec.Value, Mask)
-			}
-		}
-		return s
+	// Args, env and prompt hold no secret (plan.Check keeps secret placeholders in secret
+	// files); should one get there all the same, the Result masks it with redact's model.
+	var set redact.Set
+	for _, sec := range in.Plan.Secrets {
+		set.Add(plan.SecretSpellings(sec.Value)...)
 	}
+	mask := redact.New(set.List())
 	fill := func(s string) (string, error) {
 		out, err := substitute(s, vals, raw)
 		if err != nil && masked {
 			return s, nil
 		}
-		return mask(out), err
+		return mask.String(out), err
 	}
 	for i, a := range p.Args {
 		s, err := fill(a)
@@ -248,8 +245,8 @@ func prepare(p *abi.Plan, in input, masked bool) ([]prepared, *Result, error) {
 }
 
 // DryRun substitutes the checked plan like Write and returns the same Result without touching
-// the file system. Secrets are replaced by Mask in every file's Content; a root that is not set
-// (roots may be zero) leaves its placeholder in place.
+// the file system. Secrets are replaced by redact.Mask in every file's Content; a root that is
+// not set (roots may be zero) leaves its placeholder in place.
 func DryRun(ctx context.Context, c *plan.Checked, roots Roots) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -336,7 +336,7 @@ func TestDryRun(t *testing.T) {
 	require.NoError(t, err, "DryRun(claude plan)")
 	assert.Equal(t, before, tree(t, base), "DryRun touched the file system")
 	require.Len(t, res.Files, 2, "DryRun Files")
-	assert.Contains(t, res.Files[0].Content, materialize.Mask, "DryRun masks the secret in the config")
+	assert.Contains(t, res.Files[0].Content, "[REDACTED]", "DryRun masks the secret in the config")
 	assert.Empty(t, res.Files[0].Written, "DryRun Files[0].Written")
 	out, err := json.Marshal(res)
 	require.NoError(t, err, "marshal DryRun result")

@@ -9,10 +9,11 @@ import (
 )
 
 // The args and env a plugin returns go straight onto the harness's command line and into its
-// environment, so each harness lists exactly what a plugin may return there: an allowlist of
-// flags with the exact shape of their values, and of env names with pinned values. Anything
-// else is refused; a required entry that is missing is a violation too. A harness the host has
-// no rules for gets neither args nor env.
+// environment, so the harness's profile lists exactly what a plugin may return there (its args
+// and env, docs/PROFILES.md §1): an allowlist of flags with the exact shape of their values,
+// and of env names, each with its only value and the runs it belongs in. Anything else is
+// refused; a required entry that is missing is a violation too. A profile that lists no args
+// (or no env) allows none, and a plan checked without a profile gets neither.
 
 // argValue is the shape of the values a flag takes.
 type argValue int
@@ -22,11 +23,11 @@ const (
 	argNone argValue = iota
 	// argPinned: exactly one value, equal to argRule.pinned.
 	argPinned
-	// argTools: one or more tool rules (Claude's --allowedTools), each checked against the
-	// vetted request by checkToolRules.
+	// argTools: one or more tool rules (the tools flag of a tools.in args profile), each
+	// checked against the vetted request by checkToolRules.
 	argTools
-	// argDenyTools: one or more rules of denied tools (Claude's --disallowedTools), each the
-	// tool rule (tools.rules.tool) of a tool a vetted server denies, checked by checkDenyRule.
+	// argDenyTools: one or more rules of denied tools, each the tool rule (tools.rules.tool)
+	// of a tool a vetted server denies, checked by checkDenyRule.
 	argDenyTools
 )
 
@@ -36,8 +37,9 @@ type argRule struct {
 	value  argValue
 	pinned string // the only value of an argPinned flag
 	// variadic: the harness reads every following argument up to the next flag as a value
-	// of this one (Claude's --mcp-config and --allowedTools), so the values must be followed by
-	// another flag: whatever the caller appends after the plan's args must never become one.
+	// of this one (as its profile says, measured per CLI: docs/FORMATS.md), so the values must
+	// be followed by another flag: whatever the caller appends after the plan's args must never
+	// become one.
 	variadic bool
 	required bool
 }
@@ -57,7 +59,10 @@ type envRule struct {
 	when        envWhen
 }
 
-// checkHarnessArgs parses args as the harness reads them and allows exactly h.args.
+// checkHarnessArgs parses args as the harness reads them (a flag, then its values: one for a
+// pinned flag, every argument up to the next flag for a tools or denyTools flag) and allows
+// exactly the profile's args, each flag once, the required ones present; with a tools flag,
+// every built-in tool the run pre-approves must be named.
 func (c *checker) checkHarnessArgs(args []string) {
 	var rules []argRule
 	if c.h != nil {
@@ -130,12 +135,13 @@ func (c *checker) checkHarnessArgs(args []string) {
 	}
 }
 
-// checkToolRules checks one argument of the tools flag the way Claude Code splits it (at commas
-// and whitespace): every rule in it must be a built-in tool the run pre-approves
-// (run.builtinTools, each once, and one of the harness's), the server rule (tools.rules.server)
-// of a vetted enabled server without a restriction, or the tool rule (tools.rules.tool) of one of
-// a restricted server's vetted tools. The built-in part is compared exactly: checkHarnessArgs
-// wants every pre-approved tool named.
+// checkToolRules checks one argument of the tools flag, split into rules as the harness splits
+// it (isRuleSeparator): every rule in it must be a built-in tool the run pre-approves
+// (run.builtinTools, each once, and one of the profile's tools.builtin), the server rule
+// (tools.rules.server) of a vetted enabled server without a restriction, or the tool rule
+// (tools.rules.tool) of one of a restricted server's vetted tools, the tool spelled as
+// tools.names says. The built-in part is compared exactly: checkHarnessArgs wants every
+// pre-approved tool named.
 func (c *checker) checkToolRules(field, arg string) {
 	rules := strings.FieldsFunc(arg, isRuleSeparator)
 	if len(rules) == 0 {
@@ -234,13 +240,15 @@ func (c *checker) spellAll(tools []string) []string {
 	return out
 }
 
-// isRuleSeparator reports whether Claude Code splits a tool rule argument at r.
+// isRuleSeparator reports whether a harness that takes tool rules as arguments splits one at
+// r: commas and whitespace, as measured (docs/FORMATS.md §1.3).
 func isRuleSeparator(r rune) bool {
 	return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f'
 }
 
-// checkHarnessEnv allows exactly h.env: each name with its pinned value, the required ones
-// present.
+// checkHarnessEnv allows exactly the profile's env: each name with its only value, an
+// isolated-only one only when the run does not use ambient auth, and the ones a run needs
+// (always, or isolated in an isolated run) present.
 func (c *checker) checkHarnessEnv(env []abi.Pair) {
 	var rules []envRule
 	if c.h != nil {
