@@ -859,6 +859,10 @@ type pinnedValue struct {
 	text  string
 }
 
+// profilePinnedKey is a top-level key config.pinned may name: a key, or one with a leading "$"
+// (a settings file's "$version", which a CLI reads to know the file needs no rewrite).
+var profilePinnedKey = namepattern.MustCompile(`^\$?[A-Za-z_][A-Za-z0-9_-]*$`, 65)
+
 // compilePinned reads config.pinned into parsed values.
 func compilePinned(cf ProfileConfig) (map[string]pinnedValue, error) {
 	if len(cf.Pinned) == 0 {
@@ -869,8 +873,8 @@ func compilePinned(cf ProfileConfig) (map[string]pinnedValue, error) {
 	}
 	pins := map[string]pinnedValue{}
 	for key, v := range cf.Pinned {
-		if !profileKey.MatchString(key) || key == cf.Servers || slices.Contains(cf.TopKeys, key) {
-			return nil, fmt.Errorf("config.pinned: %q is not a key of its own", key)
+		if !profilePinnedKey.MatchString(key) || key == cf.Servers || slices.Contains(cf.TopKeys, key) {
+			return nil, fmt.Errorf("config.pinned: %q is not a key of its own (a name, with at most a leading $)", key)
 		}
 		text, err := json.Marshal(v) // maps marshal in sorted key order
 		if err != nil {

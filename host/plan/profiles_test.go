@@ -338,3 +338,44 @@ func TestTimeoutReadBack(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckPinnedDollarKey: a profile pins a non-boolean top-level key whose name starts with
+// "$" (a settings file's "$version": 4, which keeps a CLI from rewriting the file), and the
+// check wants it exactly: a config without it, or with another number or a string, is refused.
+func TestCheckPinnedDollarKey(t *testing.T) {
+	base, err := os.ReadFile("testdata/profiles/acme/profile.yaml")
+	require.NoError(t, err)
+	src := replaceOnce(string(base), "  servers: servers\n", "  servers: servers\n  pinned:\n    $version: 4\n")
+	require.NotEqual(t, string(base), src)
+	prof, err := plan.ParseProfile([]byte(src))
+	require.NoError(t, err, "a profile may pin $version")
+	in := input("acme")
+	in.Profile = prof
+
+	p := acmePlan()
+	const pinned = `{"$version":4,"servers":{`
+	p.Files[0].Content = replaceOnce(p.Files[0].Content, `{"servers":{`, pinned)
+	require.Contains(t, p.Files[0].Content, pinned)
+	require.NoError(t, plan.Check(p, in), "the config carrying the pinned $version passes")
+
+	for name, to := range map[string]string{
+		"dropped":    `{"servers":{`,
+		"changed":    `{"$version":3,"servers":{`,
+		"as text":    `{"$version":"4","servers":{`,
+		"as a float": `{"$version":4.0,"servers":{`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := acmePlan()
+			p.Files[0].Content = replaceOnce(p.Files[0].Content, `{"servers":{`, to)
+			vs := plan.Violations(plan.Check(p, in))
+			require.NotEmpty(t, vs, "a config with $version %s must be refused", name)
+			assert.Equal(t, plan.RuleConfigKey, vs[0].Rule)
+			assert.Contains(t, vs[0].Error(), "$version")
+		})
+	}
+
+	for _, key := range []string{"$", "$$version", "ver$ion", "$1version"} {
+		_, err := plan.ParseProfile([]byte(replaceOnce(src, "$version: 4", `"`+key+`": 4`)))
+		assert.ErrorContains(t, err, "config.pinned", "pinned key %q is refused", key)
+	}
+}
