@@ -637,6 +637,25 @@ func mapValues(m map[string]string) []string {
 // keyMeaning is what server key means in h's config ("" for a key it may not carry).
 func (h *harness) keyMeaning(key string) string { return h.serverKeys[key] }
 
+// keyOf names the server key of h's config that means m, as the profile spells it, for
+// messages: "{a,b}" when several do, m itself when none does.
+func (h *harness) keyOf(m string) string {
+	var keys []string
+	for k, meaning := range h.serverKeys {
+		if meaning == m {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	switch len(keys) {
+	case 0:
+		return m
+	case 1:
+		return keys[0]
+	}
+	return "{" + strings.Join(keys, ",") + "}"
+}
+
 // hasMeaning reports whether some server key means m.
 func (h *harness) hasMeaning(m string) bool { return slices.Contains(mapValues(h.serverKeys), m) }
 

@@ -379,3 +379,122 @@ func TestCheckPinnedDollarKey(t *testing.T) {
 		assert.ErrorContains(t, err, "config.pinned", "pinned key %q is refused", key)
 	}
 }
+
+// synthProfile is a built-in profile with its harness renamed synth and its key names (or
+// flags) replaced as pairs say: a harness the host knows only from this profile.
+func synthProfile(t *testing.T, builtin string, pairs ...string) *plan.Profile {
+	t.Helper()
+	src, err := os.ReadFile("../../plugins/" + builtin + "/profile.yaml")
+	require.NoError(t, err)
+	pairs = append([]string{"harness: " + builtin, "harness: synth"}, pairs...)
+	out := string(src)
+	for i := 0; i < len(pairs); i += 2 {
+		require.Contains(t, out, pairs[i])
+		out = strings.Replace(out, pairs[i], pairs[i+1], 1)
+	}
+	p, err := plan.ParseProfile([]byte(out))
+	require.NoError(t, err)
+	return p
+}
+
+// TestMessagesNameTheProfilesKeys: a violation names the key or flag of the profile it was
+// read through, never another harness's spelling of the same meaning (Codex's enabled_tools
+// and env_vars, Claude's --allowedTools).
+func TestMessagesNameTheProfilesKeys(t *testing.T) {
+	codexLike := synthProfile(t, "codex",
+		"enabled_tools: allowTools", "includeTools: allowTools",
+		"env_vars: envPassthrough", "passEnv: envPassthrough",
+		"    enabled: enabled", "    active: enabled",
+		"disabled_tools: denyTools", "excludeTools: denyTools")
+	codexInput := func() plan.Input {
+		in := input("synth")
+		in.Profile = codexLike
+		in.Manifest.Roots = []string{abi.RootConfig, abi.RootCheckout}
+		return in
+	}
+	codexLikePlan := func(edit func(string) string) *abi.Plan {
+		p := codexPlan()
+		p.Files[0].Content = edit(strings.Replace(p.Files[0].Content, "enabled_tools = ", "includeTools = ", 1))
+		return p
+	}
+	require.NoError(t, plan.Check(codexLikePlan(func(s string) string { return s }), codexInput()), "the faithful plan passes")
+
+	claudeLike := synthProfile(t, "claude", "flag: --allowedTools", "flag: --allow-tools")
+	tests := []struct {
+		name      string
+		plan      *abi.Plan
+		in        plan.Input
+		want      []string // in one violation's error
+		forbidden []string // in none
+	}{
+		{
+			name: "a tool beyond the vetted ones",
+			plan: codexLikePlan(func(s string) string {
+				return replaceOnce(s, `includeTools = ["search"]`, `includeTools = ["search", "admin"]`)
+			}),
+			in: codexInput(), want: []string{`mcp_servers."beta".includeTools`, plan.RuleToolRestrictions}, forbidden: []string{"enabled_tools"},
+		},
+		{
+			name: "an env passthrough on a wrapped server",
+			plan: codexLikePlan(func(s string) string {
+				return replaceOnce(s, "\n\n[mcp_servers.beta]", "\npassEnv = [\"HOME\"]\n\n[mcp_servers.beta]")
+			}),
+			in: codexInput(), want: []string{`mcp_servers."alpha".passEnv`, "takes no passEnv"}, forbidden: []string{"env_vars"},
+		},
+		{
+			name: "a disabled server rendered enabled",
+			plan: codexLikePlan(func(s string) string { return s }),
+			in: func() plan.Input {
+				in := codexInput()
+				in.Request.Servers[1].Enabled = false
+				return in
+			}(),
+			want: []string{`mcp_servers."beta".active`, "without active set to false"}, forbidden: []string{"enabled = false"},
+		},
+		{
+			name: "a denied tool rendered allowed",
+			plan: codexLikePlan(func(s string) string { return s }),
+			in: func() plan.Input {
+				in := codexInput()
+				in.Request.Servers[1].DeniedTools = []string{"admin"}
+				return in
+			}(),
+			want: []string{`mcp_servers."beta".excludeTools`}, forbidden: []string{"disabled_tools", ".denyTools"},
+		},
+		{
+			name: "a restricted server without the tools flag",
+			plan: func() *abi.Plan {
+				p := claudePlan()
+				p.Args = []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--strict-mcp-config"}
+				return p
+			}(),
+			in: func() plan.Input {
+				in := input("claude")
+				in.Profile, in.Manifest.Harness, in.Request.Harness = claudeLike, "synth", "synth"
+				in.Request.Run.BuiltinTools = nil
+				return in
+			}(),
+			want: []string{"there is no --allow-tools"}, forbidden: []string{"--allowedTools"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			vs := plan.Violations(plan.Check(tc.plan, tc.in))
+			require.NotEmpty(t, vs)
+			var msgs []string
+			found := false
+			for _, v := range vs {
+				msgs = append(msgs, v.Error())
+				hit := true
+				for _, w := range tc.want {
+					hit = hit && strings.Contains(v.Error(), w)
+				}
+				found = found || hit
+				for _, f := range tc.forbidden {
+					assert.NotContains(t, v.Error(), f)
+				}
+			}
+			assert.True(t, found, "no violation says %q: %q", tc.want, msgs)
+		})
+	}
+}
