@@ -621,7 +621,9 @@ func (c *checker) compareServers(name string, warnings []abi.Warning, rs []rende
 	c.warned = warned
 	present := map[string]bool{}
 	last := -1
+	c.renderedIDs = []string{}
 	for _, r := range rs {
+		c.renderedIDs = append(c.renderedIDs, r.id)
 		i, ok := index[r.id]
 		if !ok {
 			c.add(name, r.loc, RuleServerSet, "server %q is not in the vetted request", truncate(r.id, 64))

@@ -154,7 +154,8 @@ type ProfileToolNames struct {
 type ProfileArg struct {
 	Flag string `yaml:"flag"`
 	// Value is "none", "pinned" (exactly Pinned), "tools" (tool rules, checked against the
-	// vetted servers) or "denyTools" (the rules of the tools the vetted servers deny, exactly).
+	// vetted servers), "denyTools" (the rules of the tools the vetted servers deny, exactly) or
+	// "servers" (the ids of the servers the config renders, one argument each, in order).
 	Value  string `yaml:"value"`
 	Pinned string `yaml:"pinned"`
 	// Variadic: the harness reads every following argument up to the next flag as a value.
@@ -568,8 +569,13 @@ func (p *Profile) compile() (*harness, error) {
 				return nil, fmt.Errorf("args[%d]: value denyTools is for a tools.in args profile", i)
 			}
 			r.value = argDenyTools
+		case "servers":
+			if !hasConfig {
+				return nil, fmt.Errorf("args[%d]: value servers names the servers of the config, and the profile has none", i)
+			}
+			r.value = argServers
 		default:
-			return nil, fmt.Errorf("args[%d].value %q is none of none, pinned, tools, denyTools", i, a.Value)
+			return nil, fmt.Errorf("args[%d].value %q is none of none, pinned, tools, denyTools, servers", i, a.Value)
 		}
 		if a.Value != "pinned" && a.Pinned != "" {
 			return nil, fmt.Errorf("args[%d]: pinned is only for value pinned", i)

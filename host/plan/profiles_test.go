@@ -498,3 +498,65 @@ func TestMessagesNameTheProfilesKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestServersArg: a flag of value servers must carry exactly the ids of the servers the config
+// renders, one argument each, in order, so that the harness loads those and no other (a yargs
+// array such as --allowed-mcp-server-names).
+func TestServersArg(t *testing.T) {
+	base, err := os.ReadFile("testdata/profiles/acme/profile.yaml")
+	require.NoError(t, err)
+	src := string(base) + "args:\n" +
+		"  - {flag: --allowed-mcp-server-names, value: servers, variadic: true, required: true}\n" +
+		"  - {flag: --approval-mode, value: pinned, pinned: default, required: true}\n"
+	prof, err := plan.ParseProfile([]byte(src))
+	require.NoError(t, err)
+	in := input("acme")
+	in.Profile = prof
+	withArgs := func(args ...string) *abi.Plan {
+		p := acmePlan()
+		p.Args = append(args, "--approval-mode", "default")
+		return p
+	}
+	require.NoError(t, plan.Check(withArgs("--allowed-mcp-server-names", "alpha", "beta"), in), "the ids the config renders, in order")
+
+	for name, args := range map[string][]string{
+		"one left out":         {"--allowed-mcp-server-names", "alpha"},
+		"none":                 {"--allowed-mcp-server-names"},
+		"one added":            {"--allowed-mcp-server-names", "alpha", "beta", "gamma"},
+		"reordered":            {"--allowed-mcp-server-names", "beta", "alpha"},
+		"one repeated":         {"--allowed-mcp-server-names", "alpha", "alpha", "beta"},
+		"as a comma list":      {"--allowed-mcp-server-names", "alpha,beta"},
+		"the flag left out":    {},
+		"the flag given twice": {"--allowed-mcp-server-names", "alpha", "beta", "--allowed-mcp-server-names", "alpha", "beta"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			vs := plan.Violations(plan.Check(withArgs(args...), in))
+			require.NotEmpty(t, vs, "args %q must be refused", args)
+			var rules []string
+			for _, v := range vs {
+				rules = append(rules, v.Rule)
+				assert.Contains(t, v.Error(), "--allowed-mcp-server-names")
+			}
+			assert.Contains(t, rules, plan.RuleArg)
+		})
+	}
+
+	t.Run("a config without servers", func(t *testing.T) {
+		p := acmePlan()
+		p.Files = []abi.File{{Root: abi.RootConfig, Path: "mcp.json", Mode: "0600", Format: abi.FormatJSON, Content: `{"servers":{}}`}}
+		p.Args = []string{"--allowed-mcp-server-names", "--approval-mode", "default"}
+		empty := in
+		empty.Request = vetted("acme")
+		empty.Request.Servers, empty.Request.Skills = nil, nil
+		empty.Secrets, empty.Blobs = nil, nil
+		assert.NoError(t, plan.Check(p, empty), "no server rendered: the flag stands alone")
+		p.Args = []string{"--allowed-mcp-server-names", "alpha", "--approval-mode", "default"}
+		assert.Error(t, plan.Check(p, empty), "an id the config does not render")
+	})
+
+	t.Run("a profile without a config", func(t *testing.T) {
+		_, err := plan.ParseProfile([]byte("harness: bare\nmeasured: x\nvalueSyntax: literal\ntools: {in: none}\n" +
+			"args:\n  - {flag: --only, value: servers}\n"))
+		assert.ErrorContains(t, err, "value servers")
+	})
+}
