@@ -44,7 +44,7 @@ type hostOptions struct {
 	bundle    func() *policy.Bundle
 	bundleURL string
 	plugins   []string // plugin .wasm files, in addition to the built-in ones
-	pins      string   // JSON file {"<file name>": "sha256:<hex>"} pinning the --plugin and --profile files
+	pins      string   // JSON file pinning the --plugin files by name and the --profile files by harness (pins.go)
 	profiles  []string // harness profile files (docs/PROFILES.md), each pinned in --pins
 	engine    string   // "wazero" or "wasmtime"
 	noCache   bool     // do not keep compiled code on disk
@@ -63,7 +63,7 @@ type engineConfig struct {
 func (o *hostOptions) addFlags(f *pflag.FlagSet) {
 	addPolicyFlags(f, o)
 	f.StringArrayVar(&o.plugins, "plugin", nil, "renderer plugin .wasm file, added to the built-in ones or replacing the one of its harness (repeatable; each must be pinned in --pins)")
-	f.StringVar(&o.pins, "pins", "", `JSON file {"<file name>": "sha256:<hex>"} pinning every --plugin and --profile file`)
+	f.StringVar(&o.pins, "pins", "", `JSON file {"<plugin file name>": "sha256:<hex>", "profile:<harness>": "sha256:<hex>"} pinning every --plugin and --profile file (loadout plugins add writes it)`)
 	f.StringArrayVar(&o.profiles, "profile", nil, "reviewed harness profile (profile.yaml) for a --plugin whose harness has none built in, or replacing a built-in one (repeatable; each must be pinned in --pins)")
 	f.StringVar(&o.engine, "engine", defaultEngine(), "WebAssembly engine: "+strings.Join(engineNames(), " or "))
 	f.BoolVar(&o.noCache, "no-compile-cache", false, "do not keep compiled plugin code in the user cache directory")
