@@ -23,7 +23,8 @@ import (
 // file holds one reviewed profile per harness. A profile is checked against the pins before it
 // is parsed: its bytes must hash to a profile pin, and the profile must then name that pin's
 // harness. An older pins file keyed a profile by its file name; such an entry is still read
-// (the bytes must match it), and `plugins add` moves it to the harness's key.
+// (the bytes must match it) while the harness has no "profile:" pin, and `plugins add` moves
+// it to the harness's key.
 
 // profilePinPrefix starts the pins-file key of a harness profile.
 const profilePinPrefix = "profile:"
@@ -90,8 +91,14 @@ func verifyPinnedProfile(pins map[string]string, pinsPath, file string, data []b
 	if err != nil {
 		return nil, usagef("profile %s: %v", file, err)
 	}
-	if !slices.Contains(keys, profilePinKey(p.Harness)) && !slices.Contains(keys, legacy) {
+	key := profilePinKey(p.Harness)
+	switch {
+	case slices.Contains(keys, key):
+	case !slices.Contains(keys, legacy):
 		return nil, usagef("profile %s describes harness %q, but %s pins it as %s", file, p.Harness, pinsPath, strings.Join(keys, ", "))
+	case pins[key] != "":
+		// One reviewed profile per harness: the older entry does not stand beside the new one.
+		return nil, usagef("profile %s matches the older entry %q of %s, but %q pins another profile of harness %s (%s)", file, legacy, pinsPath, key, p.Harness, pins[key])
 	}
 	return p, nil
 }

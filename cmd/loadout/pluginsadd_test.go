@@ -221,4 +221,14 @@ func TestPinsFileKeyedByFileName(t *testing.T) {
 	require.Equal(t, exitOK, code, "stderr: %s", stderr)
 	assert.Contains(t, stdout, "moved profile.yaml to profile:pi")
 	assert.Equal(t, map[string]string{"pi.wasm": old["pi.wasm"], "profile:pi": old["profile.yaml"]}, readPinsJSON(t, pins))
+
+	// An older entry does not stand beside the harness's own pin: one reviewed profile each.
+	edited := append(append([]byte{}, profile...), "# the reviewed one\n"...)
+	both := map[string]string{"pi.wasm": old["pi.wasm"], "profile.yaml": old["profile.yaml"], "profile:pi": registry.Digest(edited)}
+	b, err = json.Marshal(both)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(pins, b, 0o644))
+	code, _, stderr = runCLI(t, "", "render", "--harness", "pi", "--dry-run", examplePath(t), "--plugin", wasmPath, "--profile", profilePath, "--pins", pins)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `matches the older entry "profile.yaml"`)
 }
