@@ -34,8 +34,9 @@ func (a *app) conformityCommand() *cobra.Command {
 		Use:   "conformity",
 		Short: "Run the conformity corpus against renderer plugins on one or every engine",
 		Long: `conformity runs every case of the corpus (--cases DIR, repeatable; default: the corpus built
-into loadout, conformity/testdata/cases of its source) against every plugin (--plugin FILE.wasm, repeatable; default the built-in plugins) on the
-engine --engine names (wazero, wasmtime, or all). Each case goes through the whole pipeline
+into loadout, conformity/testdata/cases of its source, so it runs from any directory) against
+every plugin (--plugin FILE.wasm, repeatable; default the built-in plugins) on the engine
+--engine names (wazero, wasmtime, or all). Each case goes through the whole pipeline
 into fresh temporary directories; the run checks the case's expectations, the invariants every
 plugin must keep (no dropped server or skill in the output, no secret outside a secret file,
 paths under declared roots, identical output across runs and engines, unsupported transports
