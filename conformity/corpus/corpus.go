@@ -13,8 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -156,7 +156,16 @@ var (
 // named NNN-<name>.json after its name field, holds unknown or missing fields, trailing data,
 // both or neither of input and inputRaw, or an area that is not kebab-case, fails the whole load.
 func Load(dir string) ([]Case, error) {
-	entries, err := os.ReadDir(dir)
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("load cases: %w", err)
+	}
+	return LoadFS(os.DirFS(dir))
+}
+
+// LoadFS reads every *.json case at the root of fsys (a corpus built into a binary, say), as
+// Load does a directory.
+func LoadFS(fsys fs.FS) ([]Case, error) {
+	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, fmt.Errorf("load cases: %w", err)
 	}
@@ -169,7 +178,7 @@ func Load(dir string) ([]Case, error) {
 	sort.Strings(names)
 	cases := make([]Case, 0, len(names))
 	for _, n := range names {
-		data, err := os.ReadFile(filepath.Join(dir, n))
+		data, err := fs.ReadFile(fsys, n)
 		if err != nil {
 			return nil, fmt.Errorf("load cases: %w", err)
 		}

@@ -29,7 +29,17 @@ const (
 	// argDenyTools: one or more rules of denied tools, each the tool rule (tools.rules.tool)
 	// of a tool a vetted server denies, checked by checkDenyRule.
 	argDenyTools
+	// argServers: the ids of the servers the config renders, one argument each, in config
+	// order (a yargs array such as --allowed-mcp-server-names a b), compared once the config
+	// is read by checkServerArgs: the harness then loads exactly those servers.
+	argServers
 )
+
+// serverArg is the values a plan gives a flag of value servers.
+type serverArg struct {
+	flag, field string
+	ids         []string
+}
 
 // argRule is one flag a plugin may return.
 type argRule struct {
@@ -114,6 +124,13 @@ func (c *checker) checkHarnessArgs(args []string) {
 			if n == 0 {
 				c.add("", field, RuleArg, "%s has no value", r.flag)
 			}
+		case argServers:
+			sa := serverArg{flag: r.flag, field: field, ids: []string{}}
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
+				sa.ids = append(sa.ids, args[i])
+			}
+			c.serverArgs = append(c.serverArgs, sa)
 		}
 		if r.variadic && i+1 >= len(args) {
 			c.add("", field, RuleArg, "%s takes every following argument as a value: another flag must end its values", r.flag)
@@ -131,6 +148,20 @@ func (c *checker) checkHarnessArgs(args []string) {
 					c.add("", "args", RuleToolRestrictions, "the run pre-approves built-in tool %q (run.builtinTools) but %s does not name it", truncate(t, 64), r.flag)
 				}
 			}
+		}
+	}
+}
+
+// checkServerArgs checks each flag of value servers against the ids of the servers the config
+// renders (compareServers), in order: no more, no fewer, none repeated. A config that could
+// not be read is reported on its own, and the flag then left alone.
+func (c *checker) checkServerArgs() {
+	if c.renderedIDs == nil {
+		return
+	}
+	for _, sa := range c.serverArgs {
+		if !slices.Equal(sa.ids, c.renderedIDs) {
+			c.add("", sa.field, RuleArg, "%s must be followed by exactly the ids of the servers the config renders, in order: %q, not %q", sa.flag, c.renderedIDs, truncateAll(sa.ids))
 		}
 	}
 }

@@ -252,6 +252,11 @@ type checker struct {
 	offered map[string]bool
 	// warnCodes: the codes of the plan warnings naming each server.
 	warnCodes map[string]map[string]bool
+	// serverArgs: the values of each flag of value servers (checkHarnessArgs); renderedIDs:
+	// the ids of the servers the config renders, in order (compareServers; nil when the config
+	// could not be read).
+	serverArgs  []serverArg
+	renderedIDs []string
 }
 
 func (c *checker) add(file, field, rule, format string, args ...any) {
@@ -332,6 +337,7 @@ func check(p *abi.Plan, in Input) error {
 	if c.h.serversKey != "" {
 		c.checkConfig(p)
 	}
+	c.checkServerArgs()
 	c.checkSkills(p)
 	c.comparePrompt(p)
 	return errors.Join(c.vs...)

@@ -171,7 +171,8 @@ type ProfileToolNames struct {
 type ProfileArg struct {
 	Flag string `yaml:"flag"`
 	// Value is "none", "pinned" (exactly Pinned), "tools" (tool rules, checked against the
-	// vetted servers) or "denyTools" (the rules of the tools the vetted servers deny, exactly).
+	// vetted servers), "denyTools" (the rules of the tools the vetted servers deny, exactly) or
+	// "servers" (the ids of the servers the config renders, one argument each, in order).
 	Value  string `yaml:"value"`
 	Pinned string `yaml:"pinned"`
 	// Variadic: the harness reads every following argument up to the next flag as a value.
@@ -621,8 +622,13 @@ func (p *Profile) compile() (*harness, error) {
 				return nil, fmt.Errorf("args[%d]: value denyTools is for a tools.in args profile", i)
 			}
 			r.value = argDenyTools
+		case "servers":
+			if !hasConfig {
+				return nil, fmt.Errorf("args[%d]: value servers names the servers of the config, and the profile has none", i)
+			}
+			r.value = argServers
 		default:
-			return nil, fmt.Errorf("args[%d].value %q is none of none, pinned, tools, denyTools", i, a.Value)
+			return nil, fmt.Errorf("args[%d].value %q is none of none, pinned, tools, denyTools, servers", i, a.Value)
 		}
 		if a.Value != "pinned" && a.Pinned != "" {
 			return nil, fmt.Errorf("args[%d]: pinned is only for value pinned", i)
@@ -689,6 +695,25 @@ func mapValues(m map[string]string) []string {
 
 // keyMeaning is what server key means in h's config ("" for a key it may not carry).
 func (h *harness) keyMeaning(key string) string { return h.serverKeys[key] }
+
+// keyOf names the server key of h's config that means m, as the profile spells it, for
+// messages: "{a,b}" when several do, m itself when none does.
+func (h *harness) keyOf(m string) string {
+	var keys []string
+	for k, meaning := range h.serverKeys {
+		if meaning == m {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	switch len(keys) {
+	case 0:
+		return m
+	case 1:
+		return keys[0]
+	}
+	return "{" + strings.Join(keys, ",") + "}"
+}
 
 // hasMeaning reports whether some server key means m.
 func (h *harness) hasMeaning(m string) bool { return slices.Contains(mapValues(h.serverKeys), m) }
@@ -976,6 +1001,10 @@ type pinnedValue struct {
 	text  string
 }
 
+// profilePinnedKey is a top-level key config.pinned may name: a key, or one with a leading "$"
+// (a settings file's "$version", which a CLI reads to know the file needs no rewrite).
+var profilePinnedKey = namepattern.MustCompile(`^\$?[A-Za-z_][A-Za-z0-9_-]*$`, 65)
+
 // compilePinned reads config.pinned into parsed values.
 func compilePinned(cf ProfileConfig) (map[string]pinnedValue, error) {
 	if len(cf.Pinned) == 0 {
@@ -986,8 +1015,8 @@ func compilePinned(cf ProfileConfig) (map[string]pinnedValue, error) {
 	}
 	pins := map[string]pinnedValue{}
 	for key, v := range cf.Pinned {
-		if !profileKey.MatchString(key) || key == cf.Servers || slices.Contains(cf.TopKeys, key) {
-			return nil, fmt.Errorf("config.pinned: %q is not a key of its own", key)
+		if !profilePinnedKey.MatchString(key) || key == cf.Servers || slices.Contains(cf.TopKeys, key) {
+			return nil, fmt.Errorf("config.pinned: %q is not a key of its own (a name, with at most a leading $)", key)
 		}
 		text, err := json.Marshal(v) // maps marshal in sorted key order
 		if err != nil {

@@ -451,3 +451,225 @@ func TestSDKSpawnStylesMatchProfiles(t *testing.T) {
 		assert.Equal(t, profileOf(h).SpawnStyle(), st, "spawn style of %s", h)
 	}
 }
+
+// TestCheckPinnedDollarKey: a profile pins a non-boolean top-level key whose name starts with
+// "$" (a settings file's "$version": 4, which keeps a CLI from rewriting the file), and the
+// check wants it exactly: a config without it, or with another number or a string, is refused.
+func TestCheckPinnedDollarKey(t *testing.T) {
+	base, err := os.ReadFile("testdata/profiles/acme/profile.yaml")
+	require.NoError(t, err)
+	src := replaceOnce(string(base), "  servers: servers\n", "  servers: servers\n  pinned:\n    $version: 4\n")
+	require.NotEqual(t, string(base), src)
+	prof, err := plan.ParseProfile([]byte(src))
+	require.NoError(t, err, "a profile may pin $version")
+	in := input("acme")
+	in.Profile = prof
+
+	p := acmePlan()
+	const pinned = `{"$version":4,"servers":{`
+	p.Files[0].Content = replaceOnce(p.Files[0].Content, `{"servers":{`, pinned)
+	require.Contains(t, p.Files[0].Content, pinned)
+	require.NoError(t, checkPlan(p, in), "the config carrying the pinned $version passes")
+
+	for name, to := range map[string]string{
+		"dropped":    `{"servers":{`,
+		"changed":    `{"$version":3,"servers":{`,
+		"as text":    `{"$version":"4","servers":{`,
+		"as a float": `{"$version":4.0,"servers":{`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := acmePlan()
+			p.Files[0].Content = replaceOnce(p.Files[0].Content, `{"servers":{`, to)
+			vs := plan.Violations(checkPlan(p, in))
+			require.NotEmpty(t, vs, "a config with $version %s must be refused", name)
+			assert.Equal(t, plan.RuleConfigKey, vs[0].Rule)
+			assert.Contains(t, vs[0].Error(), "$version")
+		})
+	}
+
+	for _, key := range []string{"$", "$$version", "ver$ion", "$1version"} {
+		_, err := plan.ParseProfile([]byte(replaceOnce(src, "$version: 4", `"`+key+`": 4`)))
+		assert.ErrorContains(t, err, "config.pinned", "pinned key %q is refused", key)
+	}
+}
+
+// synthProfile is a built-in profile with its harness renamed synth and its key names (or
+// flags) replaced as pairs say: a harness the host knows only from this profile.
+func synthProfile(t *testing.T, builtin string, pairs ...string) *plan.Profile {
+	t.Helper()
+	src, err := os.ReadFile("../../plugins/" + builtin + "/profile.yaml")
+	require.NoError(t, err)
+	pairs = append([]string{"harness: " + builtin, "harness: synth"}, pairs...)
+	out := string(src)
+	for i := 0; i < len(pairs); i += 2 {
+		require.Contains(t, out, pairs[i])
+		out = strings.Replace(out, pairs[i], pairs[i+1], 1)
+	}
+	p, err := plan.ParseProfile([]byte(out))
+	require.NoError(t, err)
+	return p
+}
+
+// TestMessagesNameTheProfilesKeys: a violation names the key or flag of the profile it was
+// read through, never another harness's spelling of the same meaning (Codex's enabled_tools
+// and env_vars, Claude's --allowedTools).
+func TestMessagesNameTheProfilesKeys(t *testing.T) {
+	codexLike := synthProfile(t, "codex",
+		"enabled_tools: allowTools", "includeTools: allowTools",
+		"env_vars: envPassthrough", "passEnv: envPassthrough",
+		"    enabled: enabled", "    active: enabled",
+		"disabled_tools: denyTools", "excludeTools: denyTools")
+	codexInput := func() plan.Input {
+		in := input("synth")
+		in.Profile = codexLike
+		in.Manifest.Roots = []string{abi.RootConfig, abi.RootCheckout}
+		return in
+	}
+	codexLikePlan := func(edit func(string) string) *abi.Plan {
+		p := codexPlan()
+		p.Files[0].Content = edit(strings.Replace(p.Files[0].Content, "enabled_tools = ", "includeTools = ", 1))
+		return p
+	}
+	require.NoError(t, checkPlan(codexLikePlan(func(s string) string { return s }), codexInput()), "the faithful plan passes")
+
+	claudeLike := synthProfile(t, "claude", "flag: --allowedTools", "flag: --allow-tools")
+	tests := []struct {
+		name      string
+		plan      *abi.Plan
+		in        plan.Input
+		want      []string // in one violation's error
+		forbidden []string // in none
+	}{
+		{
+			name: "a tool beyond the vetted ones",
+			plan: codexLikePlan(func(s string) string {
+				return replaceOnce(s, `includeTools = ["search"]`, `includeTools = ["search", "admin"]`)
+			}),
+			in: codexInput(), want: []string{`mcp_servers."beta".includeTools`, plan.RuleToolRestrictions}, forbidden: []string{"enabled_tools"},
+		},
+		{
+			name: "an env passthrough on a wrapped server",
+			plan: codexLikePlan(func(s string) string {
+				return replaceOnce(s, "\n\n[mcp_servers.beta]", "\npassEnv = [\"HOME\"]\n\n[mcp_servers.beta]")
+			}),
+			in: codexInput(), want: []string{`mcp_servers."alpha".passEnv`, "takes no passEnv"}, forbidden: []string{"env_vars"},
+		},
+		{
+			name: "a disabled server rendered enabled",
+			plan: codexLikePlan(func(s string) string { return s }),
+			in: func() plan.Input {
+				in := codexInput()
+				in.Request.Servers[1].Enabled = false
+				return in
+			}(),
+			want: []string{`mcp_servers."beta".active`, "without active set to false"}, forbidden: []string{"enabled = false"},
+		},
+		{
+			name: "a denied tool rendered allowed",
+			plan: codexLikePlan(func(s string) string { return s }),
+			in: func() plan.Input {
+				in := codexInput()
+				in.Request.Servers[1].DeniedTools = []string{"admin"}
+				return in
+			}(),
+			want: []string{`mcp_servers."beta".excludeTools`}, forbidden: []string{"disabled_tools", ".denyTools"},
+		},
+		{
+			name: "a restricted server without the tools flag",
+			plan: func() *abi.Plan {
+				p := claudePlan()
+				p.Args = []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--strict-mcp-config"}
+				return p
+			}(),
+			in: func() plan.Input {
+				in := input("claude")
+				in.Profile, in.Manifest.Harness, in.Request.Harness = claudeLike, "synth", "synth"
+				in.Request.Run.BuiltinTools = nil
+				return in
+			}(),
+			want: []string{"there is no --allow-tools"}, forbidden: []string{"--allowedTools"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			vs := plan.Violations(checkPlan(tc.plan, tc.in))
+			require.NotEmpty(t, vs)
+			var msgs []string
+			found := false
+			for _, v := range vs {
+				msgs = append(msgs, v.Error())
+				hit := true
+				for _, w := range tc.want {
+					hit = hit && strings.Contains(v.Error(), w)
+				}
+				found = found || hit
+				for _, f := range tc.forbidden {
+					assert.NotContains(t, v.Error(), f)
+				}
+			}
+			assert.True(t, found, "no violation says %q: %q", tc.want, msgs)
+		})
+	}
+}
+
+// TestServersArg: a flag of value servers must carry exactly the ids of the servers the config
+// renders, one argument each, in order, so that the harness loads those and no other (a yargs
+// array such as --allowed-mcp-server-names).
+func TestServersArg(t *testing.T) {
+	base, err := os.ReadFile("testdata/profiles/acme/profile.yaml")
+	require.NoError(t, err)
+	src := string(base) + "args:\n" +
+		"  - {flag: --allowed-mcp-server-names, value: servers, variadic: true, required: true}\n" +
+		"  - {flag: --approval-mode, value: pinned, pinned: default, required: true}\n"
+	prof, err := plan.ParseProfile([]byte(src))
+	require.NoError(t, err)
+	in := input("acme")
+	in.Profile = prof
+	withArgs := func(args ...string) *abi.Plan {
+		p := acmePlan()
+		p.Args = append(args, "--approval-mode", "default")
+		return p
+	}
+	require.NoError(t, checkPlan(withArgs("--allowed-mcp-server-names", "alpha", "beta"), in), "the ids the config renders, in order")
+
+	for name, args := range map[string][]string{
+		"one left out":         {"--allowed-mcp-server-names", "alpha"},
+		"none":                 {"--allowed-mcp-server-names"},
+		"one added":            {"--allowed-mcp-server-names", "alpha", "beta", "gamma"},
+		"reordered":            {"--allowed-mcp-server-names", "beta", "alpha"},
+		"one repeated":         {"--allowed-mcp-server-names", "alpha", "alpha", "beta"},
+		"as a comma list":      {"--allowed-mcp-server-names", "alpha,beta"},
+		"the flag left out":    {},
+		"the flag given twice": {"--allowed-mcp-server-names", "alpha", "beta", "--allowed-mcp-server-names", "alpha", "beta"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			vs := plan.Violations(checkPlan(withArgs(args...), in))
+			require.NotEmpty(t, vs, "args %q must be refused", args)
+			var rules []string
+			for _, v := range vs {
+				rules = append(rules, v.Rule)
+				assert.Contains(t, v.Error(), "--allowed-mcp-server-names")
+			}
+			assert.Contains(t, rules, plan.RuleArg)
+		})
+	}
+
+	t.Run("a config without servers", func(t *testing.T) {
+		p := acmePlan()
+		p.Files = []abi.File{{Root: abi.RootConfig, Path: "mcp.json", Mode: "0600", Format: abi.FormatJSON, Content: `{"servers":{}}`}}
+		p.Args = []string{"--allowed-mcp-server-names", "--approval-mode", "default"}
+		empty := in
+		empty.Request = vetted("acme")
+		empty.Request.Servers, empty.Request.Skills = nil, nil
+		empty.Secrets, empty.Blobs = nil, nil
+		assert.NoError(t, checkPlan(p, empty), "no server rendered: the flag stands alone")
+		p.Args = []string{"--allowed-mcp-server-names", "alpha", "--approval-mode", "default"}
+		assert.Error(t, checkPlan(p, empty), "an id the config does not render")
+	})
+
+	t.Run("a profile without a config", func(t *testing.T) {
+		_, err := plan.ParseProfile([]byte("harness: bare\nmeasured: x\nvalueSyntax: literal\ntools: {in: none}\n" +
+			"args:\n  - {flag: --only, value: servers}\n"))
+		assert.ErrorContains(t, err, "value servers")
+	})
+}

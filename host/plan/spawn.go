@@ -231,13 +231,18 @@ func (c *checker) checkSpawn(name string, r *rendered, v abi.Server) {
 	case !slices.Equal(ops, want):
 		at := min(i, len(args))
 		if len(ops) > 0 && strings.HasPrefix(ops[0], "-") {
-			wrapper(at, "env option %q is not allowed: the wrapper takes only -i, -C <vetted cwd> (claude) and -S SPEC before the vetted command", truncate(ops[0], 32))
+			cwd := ""
+			if sp.cwdFlag {
+				cwd = "-C <vetted cwd>, "
+			}
+			wrapper(at, "env option %q is not allowed: the wrapper takes only -i, %s-S SPEC before the vetted command", truncate(ops[0], 32), cwd)
 		} else {
 			wrapper(at, "the command and args after the wrapper's options are not the vetted ones")
 		}
 	}
 	if r.hasEnvVars {
-		c.add(name, r.loc+".env_vars", RuleSpawnWrapper, "a wrapped server takes no env_vars: its spawn env travels in aliases only")
+		key := c.h.keyOf("envPassthrough")
+		c.add(name, r.loc+"."+key, RuleSpawnWrapper, "a wrapped server takes no %s: its spawn env travels in aliases only", key)
 	}
 	if !optionsOK && specAt < 0 {
 		// Read SPEC where a hostile wrapper put it, for the diagnostics below.
