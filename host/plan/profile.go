@@ -306,7 +306,7 @@ var valueSyntaxes = map[string]namedSyntax{
 // spawnStyles is the closed list of env -i launch encodings (docs/SPAWN-ENV.md).
 var spawnStyles = map[string]spawnStyle{
 	"env-alias":     {ref: "${"},
-	"claude-dollar": {ref: dollarDefaultRef + "{", split: true, cwdFlag: true, dollarVar: dollarDefaultVar},
+	"claude-dollar": {split: true, cwdFlag: true, dollarVar: dollarDefaultVar},
 }
 
 // ValueSyntaxes lists the value syntax names a profile may use, sorted.
@@ -534,6 +534,13 @@ func (p *Profile) compile() (*harness, error) {
 		}
 		sp.expandMax = p.ExpandMax
 		sp.tilde = p.ExpandsTilde
+		if sp.ref == "" {
+			// The CLI expands "${" in the wrapper's arguments: SPEC's references are "${"
+			// spelled as its value syntax writes it there, which it gives back as "${".
+			if sp.ref = h.literal("${"); sp.ref == "${" {
+				return nil, fmt.Errorf("spawn %s: the value syntax must spell \"${\" in args (the CLI would expand SPEC's references)", p.Spawn)
+			}
+		}
 		h.spawn = &sp
 		dollarVar = sp.dollarVar
 	}

@@ -36,7 +36,8 @@ const (
 
 // spawnStyle is how one harness carries the wrapper (docs/SPAWN-ENV.md, "Per harness").
 type spawnStyle struct {
-	// ref opens an alias reference in SPEC; the alias name and "}" follow.
+	// ref opens an alias reference in SPEC; the alias name and "}" follow. Empty in the
+	// spawnStyles list: "${" as the profile's value syntax spells it in args.
 	ref string
 	// split: a value may be carried by several aliases whose references are concatenated (Claude
 	// splits its values at every "${"); otherwise every name has exactly one alias.
