@@ -139,6 +139,14 @@ func (h *Host) Harnesses() []string {
 	return out
 }
 
+// Profile is the reviewed profile of the plugin that renders harness, or nil when none does.
+func (h *Host) Profile(harness string) *plan.Profile {
+	if lp, ok := h.plugins[harness]; ok {
+		return lp.Profile
+	}
+	return nil
+}
+
 // Close releases the host and runs Config.OnClose once. Renders in flight must have finished.
 func (h *Host) Close(ctx context.Context) error {
 	var err error

@@ -20,17 +20,21 @@ import (
 var exampleSecrets = []string{"docs-example-token-5f2c", "fs-example-secret-91ab"}
 
 // serversTable is the servers table each built-in harness's config file holds.
-var serversTable = map[string]string{"claude": "mcpServers", "codex": "mcp_servers", "pi": "mcpServers"}
+var serversTable = map[string]string{"claude": "mcpServers", "codex": "mcp_servers", "pi": "mcpServers", "gemini": "mcpServers", "copilot": "mcpServers"}
 
 func TestRenderTextListsWhatWasWritten(t *testing.T) {
-	for _, h := range []string{"claude", "codex", "pi"} {
+	for _, h := range []string{"claude", "codex", "pi", "gemini", "copilot"} {
 		t.Run(h, func(t *testing.T) {
 			out := t.TempDir()
 			args := append([]string{"render", "--harness", h, "--out", out, examplePath(t)}, pluginArgs(t)...)
 			code, stdout, stderr := runCLI(t, "", args...)
 			require.Equal(t, exitOK, code, "loadout %v: stderr %s", args, stderr)
 			assert.Contains(t, stdout, "\n    "+serversTable[h]+": docs, everything\n", "the config file's servers, read back: %s", stdout)
-			assert.Contains(t, stdout, "\nskills in config:skills/: repo-review, release-notes\n", "the skills directory, read back: %s", stdout)
+			skillsDir := map[string]string{"gemini": ".gemini/skills/"}[h]
+			if skillsDir == "" {
+				skillsDir = "skills/"
+			}
+			assert.Contains(t, stdout, "\nskills in config:"+skillsDir+": repo-review, release-notes\n", "the skills directory, read back: %s", stdout)
 			assert.Contains(t, stdout, "    at "+out+string(filepath.Separator), "each file says where it was written")
 			assert.Contains(t, stdout, "\nprompt:\n  | ", "the prompt is printed")
 			assert.Contains(t, stdout, "docs", "the prompt names the servers")

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loadout-dev/loadout/host"
+	"github.com/loadout-dev/loadout/host/plan"
 )
 
 // maxRequestBytes bounds a request body read from a file or stdin.
@@ -143,6 +144,7 @@ See docs/SPAWN-ENV.md for how each harness is made to honour it.`,
 				if format == "json" {
 					return writeJSON(a.stdout, jsonResult(res, showContent))
 				}
+				text.profile = h.Profile(res.Harness)
 				return writeResultText(a.stdout, res, text)
 			}
 			// Several harnesses: one Host, one render (and one all-or-nothing write) each, in
@@ -158,6 +160,7 @@ See docs/SPAWN-ENV.md for how each harness is made to honour it.`,
 					return classify(fmt.Errorf("harness %s: %w", hn, err))
 				}
 				if format != "json" {
+					text.profile = h.Profile(res.Harness)
 					if err := writeResultText(a.stdout, res, text); err != nil {
 						return err
 					}
@@ -292,6 +295,8 @@ func writeJSON(w io.Writer, v any) error {
 type textOptions struct {
 	showContent bool   // print every planned file's content (a dry run's, secrets masked)
 	promptOut   string // the prompt went to this file instead of the output
+	// profile reads the harness's config back (its servers); nil: not read back.
+	profile *plan.Profile
 }
 
 // writeResultText writes a render result for a person: what was kept, then what was written
@@ -326,10 +331,8 @@ func writeResultText(w io.Writer, r *host.Result, o textOptions) error {
 		if f.Written != "" {
 			fmt.Fprintf(&b, "    at %s\n", f.Written)
 		}
-		if content, ok := fileContent(f); ok {
-			for _, t := range readConfig(f.Path, content) {
-				fmt.Fprintf(&b, "    %s: %s\n", t.key, listOrNone(t.servers))
-			}
+		if line := configServers(o.profile, f); line != "" {
+			fmt.Fprintf(&b, "    %s\n", line)
 		}
 		if o.showContent {
 			writeIndented(&b, "    | ", f.Content)

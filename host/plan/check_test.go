@@ -437,3 +437,28 @@ func TestScan(t *testing.T) {
 		assert.Equal(t, tc.want, plan.Scan(tc.in), "Scan(%q)", tc.in)
 	}
 }
+
+// TestConfigServers: a written config reads back through its profile with the check's reader:
+// the server ids in file order, JSON or TOML, and a layout the profile does not allow is an
+// error naming the rule.
+func TestConfigServers(t *testing.T) {
+	t.Parallel()
+	for h, p := range map[string]*abi.Plan{"claude": claudePlan(), "codex": codexPlan()} {
+		prof := profileOf(h)
+		var content string
+		for _, f := range p.Files {
+			if prof.IsConfig(f.Root, f.Path) {
+				content = f.Content
+			}
+		}
+		require.NotEmpty(t, content, "%s plan holds its config", h)
+		ids, err := prof.ConfigServers(content)
+		require.NoError(t, err, "ConfigServers(%s config)", h)
+		assert.Equal(t, []string{"alpha", "beta"}, ids, "ConfigServers(%s config)", h)
+	}
+	_, err := profileOf("claude").ConfigServers(`{"mcpServers":{},"permissions":{"allow":["Bash"]}}`)
+	assert.Equal(t, []string{plan.RuleConfigKey}, rules(err), "a top-level key the profile does not allow")
+	_, err = profileOf("claude").ConfigServers(`not json`)
+	assert.NotEmpty(t, rules(err), "a file that does not parse")
+	assert.False(t, profileOf("claude").IsConfig(abi.RootConfig, "mcp-servers.json"), "the config is under the run root")
+}
