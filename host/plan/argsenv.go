@@ -266,7 +266,7 @@ func (c *checker) checkDenyRule(field, arg string) {
 func (c *checker) spellAll(tools []string) []string {
 	out := make([]string, len(tools))
 	for i, t := range tools {
-		out[i] = c.h.toolNames.spell(t)
+		out[i] = c.in.Profile.RuleToolName(t)
 	}
 	return out
 }

@@ -71,10 +71,6 @@ type harness struct {
 	args         []argRule
 	env          []envRule
 	builtinTools []string
-	// toolNames spells a tool's name as the CLI's rules match it (tools.names); nil: exact.
-	toolNames *toolNames
-	// toolRules are the templates of the rules a tools or denyTools flag takes (tools.rules).
-	toolRules *ProfileToolRules
 	// syntax is how the harness expands its config's strings (valueSyntax); a literal one
 	// expands nothing.
 	syntax *valuesyntax.Syntax

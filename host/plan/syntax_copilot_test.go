@@ -8,8 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/host/redact"
-
-	"github.com/loadout-dev/loadout/sdk/valuesyntax"
 )
 
 func TestCopilotSpelling(t *testing.T) {
@@ -96,6 +94,6 @@ type onePassSyntax struct {
 }
 
 func onePass(name string) onePassSyntax {
-	spell, read, secret := compose(valuesyntax.MustCompile(valueSyntaxes[name].passes), 1)
+	spell, read, secret := composeNamed(name, 1)
 	return onePassSyntax{literal: spell, spellSecret: secret, value: read, url: read, unliteral: read}
 }

@@ -3,8 +3,6 @@ package plan
 import (
 	"strings"
 	"testing"
-
-	"github.com/loadout-dev/loadout/sdk/valuesyntax"
 )
 
 func TestGeminiSpelling(t *testing.T) {
@@ -97,11 +95,11 @@ func FuzzGeminiSpelling(f *testing.F) {
 // everyDollarValueLiteral and everyDollarValue are Gemini's two passes over an env or header
 // value, composed: what the gemini-dollar syntax writes and reads there.
 func everyDollarValueLiteral(s string) string {
-	spell, _, _ := compose(valuesyntax.MustCompile(valueSyntaxes["gemini-dollar"].passes), 2)
+	spell, _, _ := composeNamed("gemini-dollar", 2)
 	return spell(s)
 }
 
 func everyDollarValue(s string) (string, bool) {
-	_, read, _ := compose(valuesyntax.MustCompile(valueSyntaxes["gemini-dollar"].passes), 2)
+	_, read, _ := composeNamed("gemini-dollar", 2)
 	return read(s)
 }

@@ -1,6 +1,10 @@
 package plan
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/loadout-dev/loadout/sdk/profile"
+)
 
 // The value syntaxes as first measured, written as functions. The profiles now describe each
 // as data (valuesyntax.Pass, interpreted by sdk/valuesyntax); these stay as the reference the
@@ -222,4 +226,16 @@ func dotenvValue(s string) (string, bool) { return everyDollarUnspell(s, `\$`, d
 // expand or a spelling everyDollarLiteral does not produce.
 func everyDollarOnce(s string) (string, bool) {
 	return everyDollarUnspell(s, dollarDefaultRef, everyDollarLiteral)
+}
+
+// composeNamed is n passes of the named syntax the profiles interpret (sdk/profile), as
+// spelling, reading and secret spelling functions.
+func composeNamed(name string, n int) (spell func(string) string, read func(string) (string, bool), secret func(string) string) {
+	sx, ok := profile.NamedSyntax(name)
+	if !ok {
+		panic("no value syntax " + name)
+	}
+	return func(s string) string { return sx.Spell(s, n) },
+		func(s string) (string, bool) { return sx.Read(s, n) },
+		func(s string) string { return sx.Secret(s, n) }
 }
