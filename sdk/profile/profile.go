@@ -36,7 +36,71 @@ func Parse(data []byte) (*Profile, error) {
 	if err := p.compile(); err != nil {
 		return nil, fmt.Errorf("profile %s: %w", p.Harness, err)
 	}
+	var doc struct {
+		Config struct {
+			Pinned yaml.Node `yaml:"pinned"`
+		} `yaml:"config"`
+	}
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("profile: %w", err)
+	}
+	if n := doc.Config.Pinned; n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			v, err := ordered(n.Content[i+1])
+			if err != nil {
+				return nil, fmt.Errorf("profile %s: config.pinned.%s: %w", p.Harness, n.Content[i].Value, err)
+			}
+			p.pinned = append(p.pinned, Pin{Key: n.Content[i].Value, Value: v})
+		}
+	}
 	return &p, nil
+}
+
+// Pin is one top-level key of config.pinned with its value: a mapping as a *format.Object in
+// the profile's order, a sequence as []any, a scalar as bool, int64, float64 or string.
+type Pin struct {
+	Key   string
+	Value any
+}
+
+// PinnedInOrder lists config.pinned in the order the profile writes it, for a renderer to write
+// the keys first, as the profile states them.
+func (p *Profile) PinnedInOrder() []Pin { return slices.Clone(p.pinned) }
+
+// ordered converts a YAML value into what the SDK's encoders write, keeping mapping order.
+func ordered(n *yaml.Node) (any, error) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		o := format.NewObject()
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			v, err := ordered(n.Content[i+1])
+			if err != nil {
+				return nil, err
+			}
+			o.Set(n.Content[i].Value, v)
+		}
+		return o, nil
+	case yaml.SequenceNode:
+		out := []any{}
+		for _, c := range n.Content {
+			v, err := ordered(c)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	case yaml.ScalarNode:
+		var v any
+		if err := n.Decode(&v); err != nil {
+			return nil, err
+		}
+		if i, ok := v.(int); ok {
+			return int64(i), nil
+		}
+		return v, nil
+	}
+	return nil, fmt.Errorf("a value of YAML kind %d", n.Kind)
 }
 
 // compile checks and compiles the parts of p this package interprets.
@@ -176,6 +240,7 @@ type Profile struct {
 	counts    map[string]int // passes per position (PassPositions)
 	toolNames *toolNames
 	toolRules *ToolRules
+	pinned    []Pin // config.pinned, in order
 }
 
 // Prompt spells a tool in the prompt as "<tool> (<qualified>)": Qualified with its
