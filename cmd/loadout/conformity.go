@@ -52,6 +52,9 @@ the bytes certified are the bytes that ran. Known divergences are listed in --ex
 Exit codes: 0 every case passed, 2 usage error, 4 some case failed, 1 internal error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if hostileRequested(cmd) {
+				return a.conformityHostile(cmd)
+			}
 			if err := checkFormat(format); err != nil {
 				return err
 			}
@@ -158,6 +161,7 @@ Exit codes: 0 every case passed, 2 usage error, 4 some case failed, 1 internal e
 	f.IntVar(&parallel, "parallel", 0, "case runs in flight (default GOMAXPROCS)")
 	f.StringVar(&ho.policies, "policies", "", "policy directory laid over the embedded default policies (default: the defaults alone)")
 	f.BoolVar(&ho.noCache, "no-compile-cache", false, "do not keep compiled plugin code in the user cache directory")
+	addHostileFlags(cmd)
 	return cmd
 }
 

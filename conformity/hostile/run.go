@@ -119,7 +119,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	attacks := Attacks()
 	type job struct {
 		h    *host.Host
-		tg   Loaded
 		mode string
 		a    *Attack // nil: faithful
 		slot int
@@ -144,7 +143,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			base := Result{Harness: m.Harness, Engine: tg.Engine, Mode: mode}
 			r := base
 			r.Attack = Faithful
-			jobs = append(jobs, job{h: h, tg: tg, mode: mode, slot: len(results)})
+			jobs = append(jobs, job{h: h, mode: mode, slot: len(results)})
 			results = append(results, r)
 			t := Target{Profile: cfg.Profile, Manifest: m, Ambient: mode == ModeAmbient}
 			for i := range attacks {
@@ -155,7 +154,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					results = append(results, r)
 					continue
 				}
-				jobs = append(jobs, job{h: h, tg: tg, mode: mode, a: &attacks[i], slot: len(results)})
+				jobs = append(jobs, job{h: h, mode: mode, a: &attacks[i], slot: len(results)})
 				results = append(results, r)
 			}
 		}
