@@ -52,8 +52,8 @@ the bytes certified are the bytes that ran. Known divergences are listed in --ex
 Exit codes: 0 every case passed, 2 usage error, 4 some case failed, 1 internal error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if hostileRequested(cmd) {
-				return a.conformityHostile(cmd)
+			if done, err := a.conformityHostile(cmd); done {
+				return err
 			}
 			if err := checkFormat(format); err != nil {
 				return err

@@ -33,24 +33,36 @@ with no change to loadout. With --pins, every --plugin and --profile file must m
 Exit codes: 0 every attack that applies refused and every faithful plan passed, 2 usage error,
 4 an attack not refused (or refused by another rule) or a faithful plan refused, 1 internal error.`
 
-// addHostileFlags adds --hostile (and --pins, unless the command has it) to conformity.
+// hostileOnly marks a flag addHostileFlags added that only --hostile reads.
+const hostileOnly = "hostile-only"
+
+// addHostileFlags adds --hostile to conformity, and --pins when conformity has none of its own
+// (only --hostile then reads it).
 func addHostileFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.Bool("hostile", false, "run the hostile-plan suite (docs/PROFILES.md §5) instead of the corpus")
 	if f.Lookup("pins") == nil {
 		f.String("pins", "", `JSON file {"<file name>": "sha256:<hex>"} pinning every --plugin and --profile file`)
+		_ = f.SetAnnotation("pins", hostileOnly, []string{"true"})
 	}
 	cmd.Long += hostileHelp
 }
 
-// hostileRequested reports whether conformity runs the hostile-plan suite.
-func hostileRequested(cmd *cobra.Command) bool {
-	on, _ := cmd.Flags().GetBool("hostile")
-	return on
+// conformityHostile runs conformity --hostile and reports true; without --hostile it reports
+// false, and the corpus runs (a flag only --hostile reads is then refused, never ignored).
+func (a *app) conformityHostile(cmd *cobra.Command) (bool, error) {
+	f := cmd.Flags()
+	if on, _ := f.GetBool("hostile"); !on {
+		if p := f.Lookup("pins"); p != nil && p.Changed && p.Annotations[hostileOnly] != nil {
+			return true, usagef("--pins applies to conformity --hostile; the corpus run pins each --plugin to the digest of its bytes, which it prints")
+		}
+		return false, nil
+	}
+	return true, a.runHostile(cmd)
 }
 
-// conformityHostile is conformity --hostile.
-func (a *app) conformityHostile(cmd *cobra.Command) error {
+// runHostile is conformity --hostile.
+func (a *app) runHostile(cmd *cobra.Command) error {
 	f := cmd.Flags()
 	for _, name := range []string{"cases", "exceptions", "policies"} {
 		if f.Changed(name) {

@@ -75,7 +75,7 @@ func TestConformityHostileBuiltinPlugin(t *testing.T) {
 func TestConformityHostileWeakenedProfile(t *testing.T) {
 	weak := append(readProfile(t, "codex"), []byte("args:\n  - {flag: -y}\n")...)
 	wasmPath, profilePath := dropIn(t, "codex", weak)
-	code, stdout, stderr := runCLI(t, "", "conformity", "--hostile", "--plugin", wasmPath, "--profile", profilePath)
+	code, stdout, stderr := runCLI(t, "", "conformity", "--hostile", "--plugin", wasmPath, "--profile", profilePath, "--engine", "wazero")
 	require.Equal(t, exitPlugin, code, "stderr: %s\nstdout: %s", stderr, stdout)
 	assert.Regexp(t, `(?m)^arg-yes\s+codex\s+wazero\s+isolated\s+arg\s+FAIL\s+accepted: the tampered plan passed the check`, stdout)
 	assert.Regexp(t, `(?m)^arg-yes\s+codex\s+wazero\s+ambient\s+arg\s+FAIL\s`, stdout)
@@ -118,6 +118,11 @@ func TestConformityHostilePinsAndUsage(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "", args...)
 	assert.Equal(t, exitOK, code, "both pinned: stderr %s", stderr)
 	assert.Contains(t, stdout, "faithful")
+
+	// Without --hostile, --pins is not silently ignored.
+	code, _, stderr = runCLI(t, "", "conformity", "--plugin", wasmPath, "--pins", pins)
+	assert.Equal(t, exitUsage, code, "stderr: %s", stderr)
+	assert.Contains(t, stderr, "--pins applies to conformity --hostile")
 
 	for _, extra := range [][]string{{"--cases", t.TempDir()}, {"--policies", t.TempDir()}, {"--exceptions", pins}} {
 		code, _, stderr := runCLI(t, "", append(slices.Clone(args), extra...)...)
