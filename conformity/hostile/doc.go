@@ -10,8 +10,8 @@
 // harness's paths) is read from the harness's reviewed profile and the plugin's manifest, and
 // whether it applies at all (Attack.Rule) too: a harness loadout has never seen is attacked
 // with no change to this package. Run renders Request faithfully and under every attack that
-// applies, isolated and with ambient auth, and judges each render; `loadout conformity
-// --hostile` and host's TestHostilePlans use it.
+// applies, isolated and with ambient auth, and judges each render (`loadout conformity
+// --hostile`); host's TestHostilePlans runs the same attacks with assertions of its own.
 //
 // The package keeps no state: Wrap's plugin is safe for concurrent use when the plugin it wraps
 // is, and Run is safe to call from several goroutines; it owns nothing it is given.
