@@ -54,8 +54,11 @@ type Target struct {
 
 // Config configures Run.
 type Config struct {
-	// CaseDirs are the directories of case files, run in order; at least one.
+	// CaseDirs are the directories of case files, run in order, after Corpora; with Corpora,
+	// at least one.
 	CaseDirs []string
+	// Corpora are case files held in file systems (Embedded: the built-in corpus), run first.
+	Corpora []Corpus
 	// Targets are the (plugin, engine) pairs to run every case on; at least one.
 	Targets []Target
 	// Exceptions are the known divergences (see ParseExceptions); nil: none.
@@ -132,7 +135,7 @@ func (r *Report) Failed() []Result {
 // when the run itself cannot proceed (no case, a case directory that does not load, policies
 // that do not compile); a case that fails is a Result, not an error.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
-	if len(cfg.CaseDirs) == 0 {
+	if len(cfg.CaseDirs) == 0 && len(cfg.Corpora) == 0 {
 		return nil, fmt.Errorf("conformity: no case directory")
 	}
 	if len(cfg.Targets) == 0 {
@@ -143,6 +146,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		c   corpus.Case
 	}
 	var cases []dirCase
+	for _, cp := range cfg.Corpora {
+		cs, err := corpus.LoadFS(cp.FS)
+		if err != nil {
+			return nil, fmt.Errorf("conformity: %s: %w", cp.Name, err)
+		}
+		for _, c := range cs {
+			cases = append(cases, dirCase{cp.Name, c})
+		}
+	}
 	for _, d := range cfg.CaseDirs {
 		cs, err := corpus.Load(d)
 		if err != nil {

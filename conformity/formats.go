@@ -11,6 +11,7 @@ import (
 
 	"github.com/loadout-dev/loadout/host"
 	"github.com/loadout-dev/loadout/host/plan"
+	"github.com/loadout-dev/loadout/host/redact"
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
 )
@@ -43,11 +44,7 @@ func formatOf(p *plan.Profile) (harnessFormat, error) {
 		hf.skillsDir, hf.foldsAmbient = p.Skills.Dir, p.Skills.Folds
 	}
 	if hf.wrapped {
-		st, ok := format.SpawnStyleOf(p.ValueSyntax)
-		if !ok {
-			return hf, fmt.Errorf("value syntax %q: the suite cannot read its spawn wrapper back", p.ValueSyntax)
-		}
-		hf.style = st
+		hf.style = p.SpawnStyle()
 	}
 	return hf, nil
 }
@@ -409,12 +406,12 @@ func (r *runner) checkArgRules(o *output, hf harnessFormat, req abi.Request, ren
 			continue
 		}
 		if !s.ToolsRestricted {
-			want = append(want, "mcp__"+s.ID)
+			want = append(want, hf.prof.ServerRule(s.ID))
 			continue
 		}
 		restricted = true
 		for _, t := range s.AllowedTools {
-			if rule := "mcp__" + s.ID + "__" + hf.prof.RuleToolName(t); !slices.Contains(want, rule) {
+			if rule := hf.prof.ToolRule(s.ID, t); !slices.Contains(want, rule) {
 				want = append(want, rule)
 			}
 		}
@@ -424,19 +421,19 @@ func (r *runner) checkArgRules(o *output, hf harnessFormat, req abi.Request, ren
 	for _, s := range req.Servers {
 		if rendered[s.ID] {
 			for _, t := range s.DeniedTools {
-				if rule := "mcp__" + s.ID + "__" + hf.prof.RuleToolName(t); !slices.Contains(wantDeny, rule) {
+				if rule := hf.prof.ToolRule(s.ID, t); !slices.Contains(wantDeny, rule) {
 					wantDeny = append(wantDeny, rule)
 				}
 			}
 		}
 	}
 	if flag := hf.prof.DenyFlag(); flag != "" {
-		gotDeny, _ := toolRules(o.res.Args, flag)
+		gotDeny, _ := toolRules(o.res.Args, flag, hf.prof)
 		if !slices.Equal(orEmpty(gotDeny), wantDeny) {
 			r.fail("format: %s rules %q, want %q", flag, gotDeny, wantDeny)
 		}
 	}
-	got, present := toolRules(o.res.Args, hf.prof.ToolsFlag())
+	got, present := toolRules(o.res.Args, hf.prof.ToolsFlag(), hf.prof)
 	switch {
 	case present != (restricted || len(req.Run.BuiltinTools) > 0):
 		r.fail("format: %s present=%t, want %t (some rendered server restricts its tools: %t; built-in tools pre-approved: %q)", hf.prof.ToolsFlag(), present, !present, restricted, req.Run.BuiltinTools)
@@ -781,20 +778,17 @@ func orEmptyPairs(ps []abi.Pair) []abi.Pair {
 	return out
 }
 
-// pairsString shows pairs for a failure message with every secret value masked.
-func pairsString(ps []abi.Pair, v interface{ Redactions() []string }) string {
-	mask := v.Redactions()
+// pairsString shows pairs for a failure message with every secret value masked by the
+// request's redactor (host/redact's model).
+func pairsString(ps []abi.Pair, v interface{ Redactor() *redact.Redactor }) string {
+	mask := v.Redactor()
 	var b strings.Builder
 	b.WriteByte('[')
 	for i, p := range ps {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		val := p.Value
-		for _, m := range mask {
-			val = strings.ReplaceAll(val, m, "********")
-		}
-		fmt.Fprintf(&b, "%s=%q", p.Name, val)
+		fmt.Fprintf(&b, "%s=%q", p.Name, mask.String(p.Value))
 	}
 	b.WriteByte(']')
 	return b.String()

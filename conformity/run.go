@@ -350,7 +350,7 @@ func (r *runner) checkExpect(o *output) {
 	// config whose server tables are listed.
 	if e.ArgToolRules.Present && prof.ToolsFlag() != "" {
 		flag := prof.ToolsFlag()
-		got, present := toolRules(o.res.Args, flag)
+		got, present := toolRules(o.res.Args, flag, prof)
 		switch {
 		case e.ArgToolRules.Null && present:
 			r.fail("claudeMcpAllowRules: want no %s, got %q", flag, got)
@@ -419,8 +419,9 @@ func (r *runner) checkExposure(o *output, e *corpus.Exposure) {
 	}
 }
 
-// toolRules returns the mcp__ entries that follow flag, and whether the flag is there at all.
-func toolRules(args []string, flag string) ([]string, bool) {
+// toolRules returns the server and tool rules that follow flag (every entry but the profile's
+// built-in tools), and whether the flag is there at all.
+func toolRules(args []string, flag string, prof *plan.Profile) ([]string, bool) {
 	i := slices.Index(args, flag)
 	if flag == "" || i < 0 {
 		return nil, false
@@ -430,7 +431,7 @@ func toolRules(args []string, flag string) ([]string, bool) {
 		if strings.HasPrefix(a, "-") {
 			break
 		}
-		if strings.HasPrefix(a, "mcp__") {
+		if !slices.Contains(prof.BuiltinTools(), a) {
 			rules = append(rules, a)
 		}
 	}

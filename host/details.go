@@ -18,7 +18,7 @@ func serverDetails(p *Prepared, areq abi.Request) ([]ServerDetail, error) {
 		secrets[s.Placeholder] = s.Value
 	}
 	origins := p.Vetted.Origins()
-	mask := redact.New(p.Vetted.Redactions())
+	mask := p.Vetted.Redactor()
 	out := make([]ServerDetail, 0, len(areq.Servers))
 	for k, s := range areq.Servers {
 		src := &p.Request.Servers[origins[k]]
@@ -42,7 +42,7 @@ const SharedPromptHeading = "## Shared credentials"
 // withSharedNotices is prompt followed by the shared-credential section, when a server of
 // details is shared and names its authority. The host adds it, not each plugin, so that every
 // harness's agent is told whose credential it uses.
-func withSharedNotices(prompt string, details []ServerDetail, redactions []string) string {
+func withSharedNotices(prompt string, details []ServerDetail, mask *redact.Redactor) string {
 	var b strings.Builder
 	for _, d := range details {
 		if d.Credentials != spec.CredentialsShared || d.SharedAuthority == "" {
@@ -65,5 +65,5 @@ func withSharedNotices(prompt string, details []ServerDetail, redactions []strin
 	}
 	// SharedAuthority is masked already; the whole section is masked again, so that no
 	// secret spelling can form across the id and the text.
-	return prompt + redact.New(redactions).String(b.String())
+	return prompt + mask.String(b.String())
 }

@@ -39,11 +39,11 @@ func TestSharedNoticesUnderAPermissivePolicy(t *testing.T) {
 	details, err := serverDetails(p, p.Vetted.Request())
 	require.NoError(t, err)
 	require.Len(t, details, 3)
-	assert.Equal(t, "ops team  "+policy.MaskedMessageValue, details[0].SharedAuthority, "one line, trimmed, the token masked")
+	assert.Equal(t, "ops team  [REDACTED]", details[0].SharedAuthority, "one line, trimmed, the token masked")
 	assert.Empty(t, details[1].SharedAuthority, "a blank authority names no one")
 	assert.Empty(t, details[2].SharedAuthority, "only a shared server has one")
 
-	got := withSharedNotices("## MCP servers\n- team: all tools", details, p.Vetted.Redactions())
+	got := withSharedNotices("## MCP servers\n- team: all tools", details, p.Vetted.Redactor())
 	assert.Equal(t, "## MCP servers\n- team: all tools\n\n"+SharedPromptHeading+"\n\n- team: "+SharedNotice(details[0].SharedAuthority)+"\n", got)
 	assert.Equal(t, "", withSharedNotices("", details[1:], nil), "no shared server with an authority: no section")
 	assert.Equal(t, "x\n", withSharedNotices("x\n", nil, nil), "the plugin's prompt is left as it is")

@@ -170,11 +170,11 @@ func (h *Host) Prepare(ctx context.Context, rr RenderRequest) (*Prepared, error)
 	}
 	harness, err := pickHarness(p.Request.Harness, rr.Harness)
 	if err != nil {
-		return nil, err
+		return nil, &RequestError{Err: err, Secrets: p.Vetted.Redactions()}
 	}
 	lp, ok := h.plugins[harness]
 	if !ok {
-		return nil, &UsageError{Msg: fmt.Sprintf("harness %q: no plugin renders it (loaded: %s)", harness, strings.Join(h.Harnesses(), ", "))}
+		return nil, &RequestError{Err: &UsageError{Msg: fmt.Sprintf("harness %q: no plugin renders it (loaded: %s)", harness, strings.Join(h.Harnesses(), ", "))}, Secrets: p.Vetted.Redactions()}
 	}
 	p.Harness, p.plugin = harness, lp
 	return p, nil
@@ -190,26 +190,26 @@ func (h *Host) Vet(ctx context.Context, body []byte, hostEnv []spec.Pair, harnes
 func (h *Host) vet(ctx context.Context, body []byte, hostEnv []spec.Pair, harness string, minter Minter) (*Prepared, error) {
 	req, diags, err := spec.Parse(body)
 	if err != nil {
-		return nil, err
+		return nil, err // a refusal of the parser quotes no env, header or token value
 	}
 	if err := mint(ctx, req, minter); err != nil {
-		return nil, err
+		return nil, &RequestError{Err: err, Secrets: policy.KnownRedactions(req, nil)}
 	}
 	d, err := h.policy.Decide(ctx, req, hostEnv, harness)
 	if err != nil {
-		return nil, err
+		return nil, &RequestError{Err: err, Secrets: policy.KnownRedactions(req, nil)}
 	}
 	h.refuseReserved(req, d, harness)
 	refuseUserCommands(req, d)
 	v, err := policy.Vet(req, d, hostEnv, policy.VetOptions{ContentByRef: !h.cfg.InlineContent, Exposure: h.exposure(req, harness), Builtin: h.builtin(req, harness)})
 	if err != nil {
-		return nil, err
+		return nil, &RequestError{Err: err, Secrets: policy.KnownRedactions(req, d)}
 	}
 	// A typo that dropped a server is never an empty success, even when the policy is what
 	// dropped the rest.
 	if v.Empty() {
 		if err := spec.RefuseEmpty(diags); err != nil {
-			return nil, err
+			return nil, &RequestError{Err: err, Secrets: v.Redactions()}
 		}
 	}
 	return &Prepared{Request: req, Diags: diags, Vetted: v}, nil
@@ -359,25 +359,40 @@ func (h *Host) Render(ctx context.Context, rr RenderRequest) (*Result, error) {
 	}
 	res, err := h.Execute(ctx, p, rr)
 	if err != nil {
-		return nil, &VettedError{Err: err, Secrets: p.Vetted.Redactions()}
+		return nil, &RequestError{Err: err, Secrets: p.Vetted.Redactions()}
 	}
 	return res, nil
 }
 
-// VettedError is an error of a request the policy had vetted: it carries the request's
-// redaction set, so whoever reports the error can mask exactly the request's secrets
-// (host/redact), as `loadout redact` does. Its message is Err's, unmasked.
-type VettedError struct {
+// RequestError is an error about a request that parsed: it carries the request's redaction
+// set as far as it is known when the error happens, so whoever reports the error masks exactly
+// the request's secrets with host/redact's model, as `loadout redact` does. Every error of
+// Prepare, Vet and Render after the request parsed is one; a refusal of the parser is not (it
+// quotes no env, header or token value). Its message is Err's, unmasked.
+type RequestError struct {
 	Err error
-	// Secrets is the request's redaction set (policy.Vetted.Redactions).
+	// Secrets is the request's redaction set: policy.Vetted.Redactions once the policy vetted
+	// it, policy.KnownRedactions before (the secrets the decision names, or without one the
+	// secrets the request declares).
 	Secrets []string
 }
 
-func (e *VettedError) Error() string { return e.Err.Error() }
-func (e *VettedError) Unwrap() error { return e.Err }
+func (e *RequestError) Error() string { return e.Err.Error() }
+func (e *RequestError) Unwrap() error { return e.Err }
 
 // Redactions returns a copy of Secrets.
-func (e *VettedError) Redactions() []string { return slices.Clone(e.Secrets) }
+func (e *RequestError) Redactions() []string { return slices.Clone(e.Secrets) }
+
+// DeclaredRedactions is the redaction set of the secrets the request in body declares itself
+// (policy.KnownRedactions without a decision), for reporting an error that carries no
+// redaction set (a renderer's panic, say); nil when body does not parse.
+func DeclaredRedactions(body []byte) []string {
+	req, _, err := spec.Parse(body)
+	if err != nil {
+		return nil
+	}
+	return policy.KnownRedactions(req, nil)
+}
 
 // Execute renders a prepared request with its harness's plugin, checks the plan and (unless
 // rr.DryRun) writes it under rr.Roots.
@@ -410,17 +425,18 @@ func (h *Host) Execute(ctx context.Context, p *Prepared, rr RenderRequest) (*Res
 	for _, b := range p.Vetted.Blobs() {
 		in.Blobs = append(in.Blobs, plan.Blob{Placeholder: b.Placeholder, Value: b.Content})
 	}
-	if err := plan.Check(pl, in); err != nil {
+	checked, err := plan.Check(pl, in)
+	if err != nil {
 		return nil, &PluginFailure{Plugin: p.plugin.Info.Name, Err: fmt.Errorf("plan check: %w", err)}
 	}
 	var mres *materialize.Result
 	if rr.DryRun {
-		mres, err = materialize.DryRun(ctx, pl, materialize.Input{Plan: in})
+		mres, err = materialize.DryRun(ctx, checked, materialize.Roots{})
 	} else {
 		if rr.Roots.Config == "" || rr.Roots.Run == "" || rr.Roots.Checkout == "" {
 			return nil, &UsageError{Msg: "roots: config, run and checkout directories are required unless dry-run (--out DIR, or --config-dir, --run-dir and --checkout)"}
 		}
-		mres, err = materialize.Write(ctx, pl, materialize.Input{Plan: in, Roots: materialize.Roots(rr.Roots)})
+		mres, err = materialize.Write(ctx, checked, materialize.Roots(rr.Roots))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("write plan: %w", err)
@@ -448,7 +464,7 @@ func (h *Host) result(p *Prepared, rr RenderRequest, m *materialize.Result) (*Re
 		Files:          make([]FileResult, 0, len(m.Files)),
 		Args:           m.Args,
 		Env:            make([]EnvVar, 0, len(m.Env)),
-		Prompt:         withSharedNotices(m.Prompt, details, p.Vetted.Redactions()),
+		Prompt:         withSharedNotices(m.Prompt, details, p.Vetted.Redactor()),
 		Warnings:       []Warning{},
 		Decision:       p.Vetted.Decision(),
 	}
@@ -469,21 +485,17 @@ func (h *Host) result(p *Prepared, rr RenderRequest, m *materialize.Result) (*Re
 		}
 		res.Resources = append(res.Resources, sr)
 	}
-	var mask *redact.Redactor
-	if rr.DryRun && rr.ShowContent {
-		mask = redact.New(p.Vetted.Redactions())
-	}
 	for _, f := range m.Files {
 		fr := FileResult{Root: f.Root, Path: f.Path, Mode: f.Mode, Bytes: f.Bytes, Secret: f.Secret, SHA256: f.SHA256, Written: f.Written}
-		if mask != nil {
-			fr.Content = mask.String(f.Content)
+		if rr.DryRun && rr.ShowContent {
+			fr.Content = p.Vetted.Redactor().String(f.Content)
 		}
 		res.Files = append(res.Files, fr)
 	}
 	for _, e := range m.Env {
 		v := e.Value
 		if e.Secret {
-			v = materialize.Mask
+			v = redact.Mask
 		}
 		res.Env = append(res.Env, EnvVar{Name: e.Name, Value: v})
 	}

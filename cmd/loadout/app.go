@@ -9,6 +9,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/loadout-dev/loadout/host"
+	"github.com/loadout-dev/loadout/host/redact"
 )
 
 // app holds what every command shares: the process's streams and environment.
@@ -28,12 +31,14 @@ func (a *app) rootCommand() *cobra.Command {
 		Use:   "loadout",
 		Short: "Render a capability spec into the configuration an agent CLI reads",
 		Long: `loadout turns one request (the skills and MCP servers an AI coding agent may use) into the
-config files, arguments and prompt that Claude Code, Codex or Pi reads, once policy approves it.
+config files, arguments and prompt an agent CLI (a harness) reads, once policy approves it.
+
+Built-in harnesses: ` + harnessesText(builtinHarnesses()) + `.
 
 Exit codes: 0 ok (a server or skill the policy denies is dropped and listed, not an error),
 1 internal error, 2 usage error (a missing or unreadable request file too), 3 request
 refused as a whole, 4 plugin failure.`,
-		Example:       `  loadout init request.json && loadout render --harness codex --out out/ request.json`,
+		Example:       `  loadout init request.json && loadout render --out out/ request.json`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -97,13 +102,23 @@ func (a *app) setupLogger() error {
 // usage error points at the help of the command that failed (cmdPath, e.g. "loadout render").
 func (a *app) printError(err error, cmdPath string) {
 	var ue *usageError
-	msg := err.Error()
+	msg := errorText(err)
 	if errors.As(err, &ue) {
 		msg += "\n(see '" + cmdPath + " --help')"
 	}
 	for _, line := range strings.Split(msg, "\n") {
 		fmt.Fprintf(a.stderr, "loadout: %s\n", line)
 	}
+}
+
+// errorText is err's message with its request's secrets masked (host.RequestError carries
+// them), as serve masks the errors it answers.
+func errorText(err error) string {
+	var re *host.RequestError
+	if errors.As(err, &re) {
+		return redact.New(re.Secrets).String(err.Error())
+	}
+	return err.Error()
 }
 
 // readInput reads a request body from a file argument or, for "-" or no argument, stdin.

@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/host"
-	"github.com/loadout-dev/loadout/host/policy"
 	"github.com/loadout-dev/loadout/host/registry"
 	"github.com/loadout-dev/loadout/internal/testplugins"
 )
@@ -462,7 +461,7 @@ func TestPolicyInputMasksSecretDrops(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
 	require.Len(t, doc.Servers, 1)
-	assert.Equal(t, map[string]string{"MCP_ACCESS_TOKEN": policy.MaskedValue, "mcp_access_token": policy.MaskedValue, "LEVEL": "debug"},
+	assert.Equal(t, map[string]string{"MCP_ACCESS_TOKEN": "[REDACTED]", "mcp_access_token": "[REDACTED]", "LEVEL": "debug"},
 		doc.Servers[0].Env, "masked with the input document's one spelling; an ordinary value is shown")
 
 	dir := t.TempDir()
@@ -491,4 +490,20 @@ func TestRedactMasksSecretsOfDroppedEntries(t *testing.T) {
 	code, stdout, stderr := runCLI(t, log, "redact", req)
 	require.Equal(t, exitOK, code, "stderr: %s", stderr)
 	assert.Equal(t, "a [REDACTED] b [REDACTED] c \"[REDACTED]\" d [REDACTED] e not-a-secret\n", stdout)
+}
+
+// TestPolicyInputMasksSecretSpellingsEverywhere: a secret copied into another field (an arg,
+// a url) is masked there too, with loadout redact's model, and an ordinary value is not.
+func TestPolicyInputMasksSecretSpellingsEverywhere(t *testing.T) {
+	req := `{"harness":"claude","mcpServers":[` +
+		`{"id":"fs","command":"/bin/fs","args":["--key=fs-input-secret-77","--level=debug"],"env":{"FS_KEY":"fs-input-secret-77"},"secretKeys":["FS_KEY"]},` +
+		`{"id":"docs","transport":"http","url":"https://mcp.example.com/mcp?t=fs-input-secret-77","headers":{"X-Client":"loadout"}}]}`
+	path := filepath.Join(t.TempDir(), "request.json")
+	require.NoError(t, os.WriteFile(path, []byte(req), 0o644))
+	code, stdout, stderr := runCLI(t, "", "policy", "input", path)
+	require.Equal(t, exitOK, code, "stderr: %s", stderr)
+	assert.NotContains(t, stdout, "fs-input-secret-77", "the secret is masked wherever it appears")
+	assert.Contains(t, stdout, `"--key=[REDACTED]"`, "in an arg")
+	assert.Contains(t, stdout, `"--level=debug"`, "an ordinary arg stays")
+	assert.Contains(t, stdout, `"X-Client": "loadout"`, "an ordinary header stays")
 }

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
-	"path/filepath"
 	"text/tabwriter"
 	"time"
 
@@ -15,18 +15,15 @@ import (
 	"github.com/loadout-dev/loadout/conformity"
 	"github.com/loadout-dev/loadout/host/builtin"
 	"github.com/loadout-dev/loadout/host/engine"
-	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/host/registry"
 )
-
-// defaultCasesDir is the project's corpus, found when loadout runs from the repository root.
-const defaultCasesDir = "conformity/testdata/cases"
 
 func (a *app) conformityCommand() *cobra.Command {
 	var (
 		cases        []string
 		plugins      []string
 		profileFiles []string
+		pinsFile     string
 		engineFlag   string
 		format       string
 		exceptions   string
@@ -36,9 +33,10 @@ func (a *app) conformityCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "conformity",
 		Short: "Run the conformity corpus against renderer plugins on one or every engine",
-		Long: `conformity runs every case of the corpus (--cases, repeatable; default ` + defaultCasesDir + `)
-against every plugin (--plugin FILE.wasm, repeatable; default the built-in plugins) on the
-engine --engine names (wazero, wasmtime, or all). Each case goes through the whole pipeline
+		Long: `conformity runs every case of the corpus (--cases DIR, repeatable; default: the corpus built
+into loadout, conformity/testdata/cases of its source, so it runs from any directory) against
+every plugin (--plugin FILE.wasm, repeatable; default the built-in plugins) on the engine
+--engine names (wazero, wasmtime, or all). Each case goes through the whole pipeline
 into fresh temporary directories; the run checks the case's expectations, the invariants every
 plugin must keep (no dropped server or skill in the output, no secret outside a secret file,
 paths under declared roots, identical output across runs and engines, unsupported transports
@@ -46,10 +44,13 @@ as warnings) and every config read back through the plugin's harness profile (--
 a harness with no built-in profile), field by field, as the CLI reads it.
 
 A --plugin file is pinned to the sha256 of the bytes read at start, which the report prints:
-the bytes certified are the bytes that ran. Known divergences are listed in --exceptions
-(default: exceptions.txt next to the first --cases directory, when present).
+the bytes certified are the bytes that ran. With --pins PINS.json (as loadout plugins add
+writes it) every --plugin and --profile file must match its pin there, checked before anything
+runs. Known divergences are listed in --exceptions (default: the built-in corpus's own, or
+exceptions.txt next to the first --cases directory, when present).
 
-Exit codes: 0 every case passed, 2 usage error, 4 some case failed, 1 internal error.`,
+Exit codes: 0 every case passed, 2 usage error (a file --pins does not pin or that does not
+match its pin included; nothing runs), 4 some case failed, 1 internal error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if done, err := a.conformityHostile(cmd); done {
@@ -58,14 +59,6 @@ Exit codes: 0 every case passed, 2 usage error, 4 some case failed, 1 internal e
 			if err := checkFormat(format); err != nil {
 				return err
 			}
-			if len(cases) == 0 {
-				cases = []string{defaultCasesDir}
-			}
-			for _, d := range cases {
-				if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
-					return usagef("--cases: %s is not a directory of case files", d)
-				}
-			}
 			engines := []string{engineFlag}
 			if engineFlag == "all" {
 				engines = engineNames()
@@ -73,26 +66,16 @@ Exit codes: 0 every case passed, 2 usage error, 4 some case failed, 1 internal e
 					fmt.Fprintln(a.stderr, "loadout: --engine all: this binary has wazero only (build with -tags wasmtime for wasmtime too)")
 				}
 			}
-			exFile := exceptions
-			if !cmd.Flags().Changed("exceptions") {
-				exFile = filepath.Join(filepath.Dir(filepath.Clean(cases[0])), "exceptions.txt")
-				if _, err := os.Stat(exFile); err != nil {
-					exFile = ""
-				}
-			}
-			var ex []conformity.Exception
-			if exFile != "" {
-				var err error
-				if ex, err = conformity.LoadExceptions(exFile); err != nil {
-					return err
-				}
+			corpora, ex, err := conformityCorpus(cases, exceptions, cmd.Flags().Changed("exceptions"))
+			if err != nil {
+				return err
 			}
 			pfs, err := ho.policyFS()
 			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
-			arts, err := conformityArtifacts(plugins)
+			arts, dropIns, err := conformityInputs(plugins, profileFiles, pinsFile)
 			if err != nil {
 				return err
 			}
@@ -123,18 +106,8 @@ Exit codes: 0 every case passed, 2 usage error, 4 some case failed, 1 internal e
 			if err != nil {
 				return err
 			}
-			for _, f := range profileFiles {
-				data, err := os.ReadFile(f)
-				if err != nil {
-					return fmt.Errorf("profile: %w", err)
-				}
-				p, err := plan.ParseProfile(data)
-				if err != nil {
-					return usagef("--profile %s: %v", f, err)
-				}
-				profiles[p.Harness] = p
-			}
-			rep, err := conformity.Run(ctx, conformity.Config{CaseDirs: cases, Targets: targets, Exceptions: ex, Policies: pfs, Parallel: parallel, Profiles: profiles})
+			maps.Copy(profiles, dropIns)
+			rep, err := conformity.Run(ctx, conformity.Config{Corpora: corpora, CaseDirs: cases, Targets: targets, Exceptions: ex, Policies: pfs, Parallel: parallel, Profiles: profiles})
 			if err != nil {
 				return err
 			}
@@ -152,9 +125,10 @@ Exit codes: 0 every case passed, 2 usage error, 4 some case failed, 1 internal e
 		},
 	}
 	f := cmd.Flags()
-	f.StringArrayVar(&cases, "cases", nil, "directory of case files (repeatable; default "+defaultCasesDir+")")
+	f.StringArrayVar(&cases, "cases", nil, "directory of case files (repeatable; default: the corpus built into loadout)")
 	f.StringArrayVar(&plugins, "plugin", nil, "plugin .wasm file to certify (repeatable; default: the built-in plugins)")
 	f.StringArrayVar(&profileFiles, "profile", nil, "the profile.yaml of a --plugin's harness (repeatable; docs/PROFILES.md); a plugin whose harness has no profile is refused")
+	f.StringVar(&pinsFile, "pins", "", "pins file (loadout plugins add) every --plugin and --profile file must match, checked before anything runs")
 	f.StringVar(&engineFlag, "engine", defaultEngine(), "engine: wazero, wasmtime (with -tags wasmtime) or all (default: the one render and serve use)")
 	f.StringVar(&format, "format", "text", "output format: text or json")
 	f.StringVar(&exceptions, "exceptions", "", "exceptions file of known divergences (<harness>/<case>: <reason> lines)")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"text/tabwriter"
 	"time"
@@ -33,29 +32,16 @@ with no change to loadout. With --pins, every --plugin and --profile file must m
 Exit codes: 0 every attack that applies refused and every faithful plan passed, 2 usage error,
 4 an attack not refused (or refused by another rule) or a faithful plan refused, 1 internal error.`
 
-// hostileOnly marks a flag addHostileFlags added that only --hostile reads.
-const hostileOnly = "hostile-only"
-
-// addHostileFlags adds --hostile to conformity, and --pins when conformity has none of its own
-// (only --hostile then reads it).
+// addHostileFlags adds --hostile to conformity.
 func addHostileFlags(cmd *cobra.Command) {
-	f := cmd.Flags()
-	f.Bool("hostile", false, "run the hostile-plan suite (docs/PROFILES.md §5) instead of the corpus")
-	if f.Lookup("pins") == nil {
-		f.String("pins", "", `JSON file {"<file name>": "sha256:<hex>"} pinning every --plugin and --profile file`)
-		_ = f.SetAnnotation("pins", hostileOnly, []string{"true"})
-	}
+	cmd.Flags().Bool("hostile", false, "run the hostile-plan suite (docs/PROFILES.md §5) instead of the corpus")
 	cmd.Long += hostileHelp
 }
 
 // conformityHostile runs conformity --hostile and reports true; without --hostile it reports
-// false, and the corpus runs (a flag only --hostile reads is then refused, never ignored).
+// false, and the corpus runs.
 func (a *app) conformityHostile(cmd *cobra.Command) (bool, error) {
-	f := cmd.Flags()
-	if on, _ := f.GetBool("hostile"); !on {
-		if p := f.Lookup("pins"); p != nil && p.Changed && p.Annotations[hostileOnly] != nil {
-			return true, usagef("--pins applies to conformity --hostile; the corpus run pins each --plugin to the digest of its bytes, which it prints")
-		}
+	if on, _ := cmd.Flags().GetBool("hostile"); !on {
 		return false, nil
 	}
 	return true, a.runHostile(cmd)
@@ -79,20 +65,21 @@ func (a *app) runHostile(cmd *cobra.Command) error {
 	parallel, _ := f.GetInt("parallel")
 	noCache, _ := f.GetBool("no-compile-cache")
 	pins, _ := f.GetString("pins")
-	ho := hostOptions{pins: pins, plugins: pluginFiles, profiles: profileFiles, noCache: noCache}
+	ho := hostOptions{noCache: noCache}
 
-	profiles, sources, err := hostileProfiles(&ho)
+	// The same inputs, pins checked the same way, as the corpus run's.
+	arts, dropIns, err := conformityInputs(pluginFiles, profileFiles, pins)
 	if err != nil {
 		return err
 	}
-	arts, err := conformityArtifacts(pluginFiles)
+	profiles, err := builtinProfiles(nil)
 	if err != nil {
 		return err
 	}
-	if pins != "" {
-		if err := checkPins(&ho, arts); err != nil {
-			return err
-		}
+	maps.Copy(profiles, dropIns)
+	sources, err := profileSources(profiles, profileFiles)
+	if err != nil {
+		return err
 	}
 	engines := []string{engineFlag}
 	if engineFlag == "all" {
@@ -172,58 +159,25 @@ type profileSource struct {
 	SHA256  string `json:"sha256,omitempty"`
 }
 
-// hostileProfiles returns the profiles by harness, the built-in ones replaced by each --profile
-// file (which must match its pin with --pins), and where each came from.
-func hostileProfiles(ho *hostOptions) (plan.Profiles, map[string]profileSource, error) {
-	profiles, err := builtinProfiles(nil)
-	if err != nil {
-		return nil, nil, err
-	}
+// profileSources says where each profile came from: a --profile file with the digest of its
+// bytes (read and checked by conformityInputs), else the built-in one.
+func profileSources(profiles plan.Profiles, files []string) (map[string]profileSource, error) {
 	sources := map[string]profileSource{}
 	for h := range profiles {
 		sources[h] = profileSource{Harness: h, File: "builtin"}
 	}
-	if ho.pins != "" && len(ho.profiles) > 0 {
-		// loadProfiles checks every file against its pin.
-		if profiles, err = ho.loadProfiles(nil); err != nil {
-			return nil, nil, err
-		}
-	}
-	for _, file := range ho.profiles {
+	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
-			return nil, nil, fmt.Errorf("profile: %w", err)
+			return nil, fmt.Errorf("profile: %w", err)
 		}
 		p, err := plan.ParseProfile(data)
 		if err != nil {
-			return nil, nil, usagef("--profile %s: %v", file, err)
-		}
-		if ho.pins == "" {
-			profiles[p.Harness] = p
+			return nil, usagef("--profile %s: %v", file, err)
 		}
 		sources[p.Harness] = profileSource{Harness: p.Harness, File: file, SHA256: registry.Digest(data)}
 	}
-	return profiles, sources, nil
-}
-
-// checkPins holds every --plugin artifact to its pin in the --pins file: registry.Load then
-// verifies the bytes against it.
-func checkPins(ho *hostOptions, arts []registry.Artifact) error {
-	if len(ho.plugins) == 0 {
-		return nil
-	}
-	pins, err := ho.readPins()
-	if err != nil {
-		return err
-	}
-	for i := range arts {
-		pin, ok := pins[filepath.Base(arts[i].Name)]
-		if !ok {
-			return usagef("plugin %s is not pinned: add %q: %q to the --pins file (after checking that digest against a trusted source)", arts[i].Name, filepath.Base(arts[i].Name), arts[i].SHA256)
-		}
-		arts[i].SHA256 = pin
-	}
-	return nil
+	return sources, nil
 }
 
 func hostileCounts(results []hostile.Result) (refused, na, failed, faithful, faithfulOK int) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -43,7 +44,7 @@ type hostOptions struct {
 	bundle    func() *policy.Bundle
 	bundleURL string
 	plugins   []string // plugin .wasm files, in addition to the built-in ones
-	pins      string   // JSON file {"<file name>": "sha256:<hex>"} pinning the --plugin and --profile files
+	pins      string   // JSON file pinning the --plugin files by name and the --profile files by harness (pins.go)
 	profiles  []string // harness profile files (docs/PROFILES.md), each pinned in --pins
 	engine    string   // "wazero" or "wasmtime"
 	noCache   bool     // do not keep compiled code on disk
@@ -62,7 +63,7 @@ type engineConfig struct {
 func (o *hostOptions) addFlags(f *pflag.FlagSet) {
 	addPolicyFlags(f, o)
 	f.StringArrayVar(&o.plugins, "plugin", nil, "renderer plugin .wasm file, added to the built-in ones or replacing the one of its harness (repeatable; each must be pinned in --pins)")
-	f.StringVar(&o.pins, "pins", "", `JSON file {"<file name>": "sha256:<hex>"} pinning every --plugin and --profile file`)
+	f.StringVar(&o.pins, "pins", "", `JSON file {"<plugin file name>": "sha256:<hex>", "profile:<harness>": "sha256:<hex>"} pinning every --plugin and --profile file (loadout plugins add writes it)`)
 	f.StringArrayVar(&o.profiles, "profile", nil, "reviewed harness profile (profile.yaml) for a --plugin whose harness has none built in, or replacing a built-in one (repeatable; each must be pinned in --pins)")
 	f.StringVar(&o.engine, "engine", defaultEngine(), "WebAssembly engine: "+strings.Join(engineNames(), " or "))
 	f.BoolVar(&o.noCache, "no-compile-cache", false, "do not keep compiled plugin code in the user cache directory")
@@ -223,15 +224,7 @@ func (o *hostOptions) readPins() (map[string]string, error) {
 	if o.pins == "" {
 		return nil, usagef("--plugin needs --pins FILE: every plugin file must be pinned by its sha256")
 	}
-	b, err := os.ReadFile(o.pins)
-	if err != nil {
-		return nil, fmt.Errorf("pins: %w", err)
-	}
-	var pins map[string]string
-	if err := json.Unmarshal(b, &pins); err != nil {
-		return nil, fmt.Errorf("pins %s: %w", o.pins, err)
-	}
-	return pins, nil
+	return loadPins(o.pins)
 }
 
 // bundleOptions are the verification flags as the policy package takes them; the key is
@@ -455,7 +448,7 @@ func loadArtifact(ctx context.Context, eng engine.Engine, art artifact) (*regist
 
 // loadProfiles returns the reviewed profiles by harness: the built-in renderers' (embedded,
 // builtinProfiles; with want set, only those harnesses'), replaced by each --profile file,
-// whose bytes must match its pin.
+// whose bytes must match a profile pin of --pins (pinnedProfilesByHarness).
 func (o *hostOptions) loadProfiles(want []string) (plan.Profiles, error) {
 	profiles, err := builtinProfiles(want)
 	if err != nil {
@@ -468,24 +461,11 @@ func (o *hostOptions) loadProfiles(want []string) (plan.Profiles, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range o.profiles {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("profile: %w", err)
-		}
-		pin, ok := pins[filepath.Base(f)]
-		if !ok {
-			return nil, usagef("profile %s is not pinned: add %q: %q to the --pins file (after reviewing it)", f, filepath.Base(f), registry.Digest(data))
-		}
-		if got := registry.Digest(data); got != pin {
-			return nil, usagef("profile %s: bytes hash to %s, pinned %s", f, got, pin)
-		}
-		p, err := plan.ParseProfile(data)
-		if err != nil {
-			return nil, usagef("profile %s: %v", f, err)
-		}
-		profiles[p.Harness] = p
+	dropIns, err := pinnedProfilesByHarness(pins, o.pins, o.profiles)
+	if err != nil {
+		return nil, err
 	}
+	maps.Copy(profiles, dropIns)
 	return profiles, nil
 }
 

@@ -5,16 +5,23 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 
 	"github.com/spf13/cobra"
 )
 
 // starterRequest is what `loadout init` writes: a request that renders for every built-in
-// harness as it is, with one of each kind of entry. The request parser is strict JSON, so the
+// harness as it is, with one of each kind of entry, for harness (the first built-in one; none
+// named when the binary embeds no plugin). The request parser is strict JSON, so the
 // explanation goes to stderr (starterNotes) rather than into comments.
-const starterRequest = `{
-  "harness": "claude",
-  "run": {"ambientAuth": false, "user": "me"},
+func starterRequest(harness string) string {
+	if harness == "" {
+		return "{\n" + starterBody
+	}
+	return "{\n  \"harness\": " + strconv.Quote(harness) + ",\n" + starterBody
+}
+
+const starterBody = `  "run": {"ambientAuth": false, "user": "me"},
   "skills": [
     {
       "name": "repo-review",
@@ -49,7 +56,8 @@ const starterRequest = `{
 // starterNotes explains starterRequest, field by field, and says what to run next.
 const starterNotes = `What %[1]s holds (the request is strict JSON: no comments, no repeated member,
 no misspelt field: one refuses the request, or drops its server or skill):
-  harness      the agent CLI to render for (claude, codex, pi); render --harness overrides it
+  harness      the agent CLI to render for; render --harness overrides it
+               (built in: %[2]s)
   run          ambientAuth: false keeps the agent in its own isolated config home;
                user: who the run is for (checked against a shared server's users);
                groups: the groups that user belongs to, for rules that grant by group;
@@ -84,7 +92,7 @@ overwrites a file; "-" writes the request to stdout.`,
 				name = args[0]
 			}
 			if name == "-" {
-				_, err := fmt.Fprint(a.stdout, starterRequest)
+				_, err := fmt.Fprint(a.stdout, starterRequest(firstHarness()))
 				return err
 			}
 			f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
@@ -94,7 +102,7 @@ overwrites a file; "-" writes the request to stdout.`,
 			if err != nil {
 				return err
 			}
-			if _, err := f.WriteString(starterRequest); err != nil {
+			if _, err := f.WriteString(starterRequest(firstHarness())); err != nil {
 				f.Close()
 				os.Remove(name)
 				return err
@@ -103,7 +111,7 @@ overwrites a file; "-" writes the request to stdout.`,
 				return err
 			}
 			fmt.Fprintf(a.stderr, "loadout: wrote %s\n", name)
-			fmt.Fprintf(a.stderr, starterNotes, name)
+			fmt.Fprintf(a.stderr, starterNotes, name, harnessesText(builtinHarnesses()))
 			return nil
 		},
 	}

@@ -65,7 +65,7 @@ func TestRenderDryRunShowContent(t *testing.T) {
 			assert.Contains(t, stdout, "\n    | name: repo-review\n", "a SKILL.md's content is printed")
 			assert.Contains(t, stdout, "\n    | # Review of {{repo}}\n", "a resource's content is printed")
 			assert.Contains(t, stdout, "\n    "+serversTable[h]+": docs, everything\n", "the planned config is read back too")
-			assert.Contains(t, stdout, "********", "a secret in the planned config is masked")
+			assert.Contains(t, stdout, "[REDACTED]", "a secret in the planned config is masked")
 			for _, s := range exampleSecrets {
 				assert.NotContains(t, stdout, s, "the planned content never shows a secret")
 			}

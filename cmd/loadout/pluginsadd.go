@@ -3,11 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -22,7 +21,7 @@ import (
 func (a *app) pluginsAddCommand() *cobra.Command {
 	var (
 		profile, pins, engineName string
-		noCache                   bool
+		noCache, replace          bool
 	)
 	cmd := &cobra.Command{
 		Use:   "add FILE.wasm --profile P.yaml --pins PINS.json",
@@ -30,7 +29,10 @@ func (a *app) pluginsAddCommand() *cobra.Command {
 		Long: `add checks that P.yaml is a valid harness profile (docs/PROFILES.md) and that FILE.wasm
 loads in the sandbox with a valid manifest naming the profile's harness, then writes the
 sha256 digests of both into PINS.json (created if missing, other entries kept, written
-atomically). Use the pins file with render, serve, plugins and conformity:
+atomically): the module under its file name, the profile under "profile:<harness>", so that
+each harness has one reviewed profile whatever its file is called. A different profile for a
+harness the file already pins is refused, and nothing written, unless --replace says the new
+one was reviewed to replace it. Use the pins file with render, serve, plugins and conformity:
   --plugin FILE.wasm --profile P.yaml --pins PINS.json
 Pinning says the profile was reviewed: read it first. Certify the pair with
   loadout conformity --plugin FILE.wasm --profile P.yaml --pins PINS.json`,
@@ -40,8 +42,8 @@ Pinning says the profile was reviewed: read it first. Certify the pair with
 				return usagef("plugins add needs --profile P.yaml and --pins PINS.json")
 			}
 			wasmFile := args[0]
-			if filepath.Base(wasmFile) == filepath.Base(profile) {
-				return usagef("the plugin and the profile need different file names (the pins file is keyed by name)")
+			if strings.HasPrefix(filepath.Base(wasmFile), profilePinPrefix) {
+				return usagef("plugin %s: a module file name may not start with %q, which keys the profiles in a pins file", wasmFile, profilePinPrefix)
 			}
 			wasm, err := os.ReadFile(wasmFile)
 			if err != nil {
@@ -75,23 +77,36 @@ Pinning says the profile was reviewed: read it first. Certify the pair with
 			if err != nil {
 				return err
 			}
+			pkey, pdigest := profilePinKey(prof.Harness), registry.Digest(pdata)
+			if old, ok := entries[pkey]; ok && old != pdigest && !replace {
+				return usagef("%s already pins another profile of harness %s under %q (%s; this one is %s): nothing written; give --replace to pin %s instead, once it is reviewed", pins, prof.Harness, pkey, old, pdigest, profile)
+			}
+			var report []string // said once the file is written
+			// An older pins file keyed the profile by its file name: the entry moves to its key.
+			if legacy := filepath.Base(profile); legacy != filepath.Base(wasmFile) && entries[legacy] == pdigest {
+				delete(entries, legacy)
+				report = append(report, fmt.Sprintf("moved %s to %s", legacy, pkey))
+			}
 			set := []struct{ name, digest string }{
 				{filepath.Base(wasmFile), digest},
-				{filepath.Base(profile), registry.Digest(pdata)},
+				{pkey, pdigest},
 			}
 			for _, e := range set {
 				switch old, ok := entries[e.name]; {
 				case !ok:
-					fmt.Fprintf(a.stdout, "pinned %s %s\n", e.name, e.digest)
+					report = append(report, fmt.Sprintf("pinned %s %s", e.name, e.digest))
 				case old != e.digest:
-					fmt.Fprintf(a.stdout, "re-pinned %s %s (was %s)\n", e.name, e.digest, old)
+					report = append(report, fmt.Sprintf("re-pinned %s %s (was %s)", e.name, e.digest, old))
 				default:
-					fmt.Fprintf(a.stdout, "unchanged %s %s\n", e.name, e.digest)
+					report = append(report, fmt.Sprintf("unchanged %s %s", e.name, e.digest))
 				}
 				entries[e.name] = e.digest
 			}
 			if err := writePinsFile(pins, entries); err != nil {
 				return err
+			}
+			for _, line := range report {
+				fmt.Fprintln(a.stdout, line)
 			}
 			fmt.Fprintf(a.stdout, "harness %s: plugin %s %s (ABI v%d), profile measured on %s\n", m.Harness, m.Name, m.Version, m.ABIVersion, prof.Measured)
 			return nil
@@ -101,26 +116,8 @@ Pinning says the profile was reviewed: read it first. Certify the pair with
 	cmd.Flags().StringVar(&pins, "pins", "", "the pins file to add both digests to (created if missing)")
 	cmd.Flags().StringVar(&engineName, "engine", defaultEngine(), "WebAssembly engine the plugin is loaded on to validate it")
 	cmd.Flags().BoolVar(&noCache, "no-compile-cache", false, "do not keep compiled plugin code in the user cache directory")
+	cmd.Flags().BoolVar(&replace, "replace", false, "replace the profile the pins file already pins for the harness (after reviewing the new one)")
 	return cmd
-}
-
-// readPinsFile reads a pins file, or returns an empty set when it does not exist.
-func readPinsFile(path string) (map[string]string, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]string{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("pins: %w", err)
-	}
-	var pins map[string]string
-	if err := json.Unmarshal(b, &pins); err != nil {
-		return nil, usagef("pins %s: %v", path, err)
-	}
-	if pins == nil {
-		pins = map[string]string{}
-	}
-	return pins, nil
 }
 
 // writePinsFile writes pins (keys sorted, as encoding/json writes a map) to a temporary file

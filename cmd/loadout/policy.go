@@ -12,6 +12,7 @@ import (
 
 	"github.com/loadout-dev/loadout/host"
 	"github.com/loadout-dev/loadout/host/policy"
+	"github.com/loadout-dev/loadout/host/redact"
 	"github.com/loadout-dev/loadout/host/spec"
 )
 
@@ -61,8 +62,9 @@ func (a *app) policyInputCommand() *cobra.Command {
 reads (docs/POLICIES.md §1): the request's servers and skills, one object each, with the
 facts Go reads out of their values. The values of secretKeys entries, of stored tokens, of
 every entry the policy declares a secret and of every credential it drops as secret are
-printed as "<secret>" (every env and header value, when the policy refuses the request); the
-policy itself receives them. Save the output as a test fixture to write a rule against a real request.`,
+printed as "[REDACTED]" (every env and header value, when the policy refuses the request), and
+a secret copied into any other value is masked there as loadout redact masks it; the policy
+itself receives them. Save the output as a test fixture to write a rule against a real request.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			body, err := a.readInput(args, maxRequestBytes)
@@ -82,17 +84,20 @@ policy itself receives them. Save the output as a test fixture to write a rule a
 			// too when it decides. A policy that refuses the request still gets its input
 			// printed, with every env and header value masked: which of them the rules
 			// would call a secret is unknown.
+			// Any other string that holds a secret spelling (an arg, a url) is masked with the
+			// model of loadout redact.
 			var masked []policy.SecretRef
+			var secrets []string
 			if d, err := h.Policy().Decide(cmd.Context(), req, env, f.harness); err == nil {
-				masked = d.MaskedRefs()
+				masked, secrets = d.MaskedRefs(), policy.KnownRedactions(req, d)
 			} else {
-				masked = everyEntry(req)
+				masked, secrets = everyEntry(req), policy.KnownRedactions(req, nil)
 			}
 			doc, err := h.Policy().InputDocument(req, env, f.harness, masked)
 			if err != nil {
 				return err
 			}
-			return writeJSON(a.stdout, doc)
+			return writeJSON(a.stdout, maskStrings(doc, redact.New(secrets)))
 		},
 	}
 	f.add(cmd.Flags())
@@ -139,7 +144,7 @@ is refused.`,
 				Warnings []policy.Warning    `json:"warnings"`
 				SpawnEnv policy.SpawnEnv     `json:"spawnEnv"`
 				Rules    []policy.RuleOutput `json:"rules"`
-			}{Servers: []string{}, Skills: []string{}, Warnings: d.Warnings, SpawnEnv: d.SpawnEnv, Rules: maskRules(d.Document, p.Vetted.Redactions()), Sources: h.Policy().Sources()}
+			}{Servers: []string{}, Skills: []string{}, Warnings: d.Warnings, SpawnEnv: d.SpawnEnv, Rules: maskRules(d.Document, p.Vetted.Redactor()), Sources: h.Policy().Sources()}
 			for _, s := range areq.Servers {
 				out.Servers = append(out.Servers, s.ID)
 			}
@@ -200,38 +205,36 @@ func everyEntry(req *spec.Request) []policy.SecretRef {
 	return out
 }
 
-// maskRules is doc with every secret spelling masked in its string values (a rule may copy a
-// secret into its message).
-func maskRules(doc []policy.RuleOutput, secrets []string) []policy.RuleOutput {
-	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
-	var mask func(v any) any
-	mask = func(v any) any {
-		switch v := v.(type) {
-		case string:
-			for _, s := range secrets {
-				v = strings.ReplaceAll(v, s, policy.MaskedValue)
-			}
-			return v
-		case []any:
-			out := make([]any, len(v))
-			for i, e := range v {
-				out[i] = mask(e)
-			}
-			return out
-		case map[string]any:
-			out := make(map[string]any, len(v))
-			for k, e := range v {
-				out[k] = mask(e)
-			}
-			return out
-		}
-		return v
-	}
+// maskRules is doc with every secret spelling masked in its string values by the request's
+// redactor (a rule may copy a secret into its message).
+func maskRules(doc []policy.RuleOutput, r *redact.Redactor) []policy.RuleOutput {
 	out := make([]policy.RuleOutput, len(doc))
-	for i, r := range doc {
-		out[i] = policy.RuleOutput{Rule: r.Rule, Elements: mask(r.Elements).([]any)}
+	for i, ro := range doc {
+		out[i] = policy.RuleOutput{Rule: ro.Rule, Elements: maskStrings(ro.Elements, r).([]any)}
 	}
 	return out
+}
+
+// maskStrings is v, a JSON value, with every secret spelling masked by r in its strings
+// (member names are left as they are).
+func maskStrings(v any, r *redact.Redactor) any {
+	switch v := v.(type) {
+	case string:
+		return r.String(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = maskStrings(e, r)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = maskStrings(e, r)
+		}
+		return out
+	}
+	return v
 }
 
 func (a *app) policyTestCommand() *cobra.Command {

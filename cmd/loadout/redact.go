@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loadout-dev/loadout/host"
-	"github.com/loadout-dev/loadout/host/redact"
 )
 
 func (a *app) redactCommand() *cobra.Command {
@@ -13,12 +12,13 @@ func (a *app) redactCommand() *cobra.Command {
 		Use:   "redact [--policies DIR] REQUEST.json",
 		Short: "Copy stdin to stdout with every secret of a request masked",
 		Long: `redact reads REQUEST.json, has the policies say which of its values are secrets, then
-copies stdin to stdout with every secret masked as [REDACTED] — raw, JSON-escaped and
-TOML-escaped spellings alike, also when a secret is split across reads. A value marked secret
+copies stdin to stdout with every secret masked as [REDACTED] — raw, as each harness spells
+it, JSON-, TOML- and Go-quoted, and a Bearer (Basic, Token, Bot) credential without its
+scheme alike, also when a secret is split across reads. A value marked secret
 is masked whether or not it is rendered: those of dropped servers and removed entries too. Pipe a harness's
 logs through it:
 
-  claude -p … 2>&1 | loadout redact request.json > run.log`,
+  AGENT-CLI … 2>&1 | loadout redact request.json > run.log`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			body, err := a.readRequestFile(args[0], maxRequestBytes)
@@ -38,7 +38,7 @@ logs through it:
 			if err != nil {
 				return classify(err)
 			}
-			_, err = redact.New(redact.WithCredentials(p.Vetted.Redactions())).Copy(a.stdout, a.stdin)
+			_, err = p.Vetted.Redactor().Copy(a.stdout, a.stdin)
 			return err
 		},
 	}

@@ -51,9 +51,9 @@ Each stdio server starts with exactly its spawn environment: the variables of lo
 environment that the policy allowlists (PATH, HOME, LANG, LC_*, … by default), then the
 server's own env, then the run's token. Run loadout in the environment the agent will run in.
 See docs/SPAWN-ENV.md for how each harness is made to honour it.`,
-		Example: `  loadout render --harness claude --dry-run --show-content request.json
-  loadout render --harness codex --out out/ --prompt-out out/prompt.txt request.json
-  cat request.json | loadout render --harness pi --out out/ -`,
+		Example: "  loadout render --harness " + exampleHarness(builtinHarnesses()) + " --dry-run --show-content request.json\n" +
+			"  loadout render --harness " + exampleHarness(builtinHarnesses()) + " --out out/ --prompt-out out/prompt.txt request.json\n" +
+			"  cat request.json | loadout render --harness " + everyHarness(builtinHarnesses()) + " --out out/ -",
 		Args: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case len(args) == 0:
@@ -170,7 +170,7 @@ See docs/SPAWN-ENV.md for how each harness is made to honour it.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&harness, "harness", "", "harness to render for (claude, codex, pi, …), or several separated by commas (with --out DIR: DIR/<harness>/…); overrides the request's \"harness\"")
+	cmd.Flags().StringVar(&harness, "harness", "", "harness to render for (built in: "+harnessesText(builtinHarnesses())+"), or several separated by commas (with --out DIR: DIR/<harness>/…); overrides the request's \"harness\"")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "stop before writing; print the plan with secrets masked")
 	cmd.Flags().BoolVar(&showContent, "show-content", false, "with --dry-run: print every planned file's content, secrets masked")
 	cmd.Flags().StringVar(&promptOut, "prompt-out", "", "also write the harness prompt to FILE (the text output then names the file instead of printing it)")
@@ -181,7 +181,7 @@ See docs/SPAWN-ENV.md for how each harness is made to honour it.`,
 	cmd.Flags().StringVar(&roots.Checkout, "checkout", "", "the repository checkout (instead of --out)")
 	ho.addFlags(cmd.Flags())
 	cmd.RegisterFlagCompletionFunc("harness", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return []string{"claude", "codex", "copilot", "gemini", "pi"}, cobra.ShellCompDirectiveNoFileComp
+		return builtinHarnesses(), cobra.ShellCompDirectiveNoFileComp
 	})
 	cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp
@@ -276,7 +276,7 @@ func classify(err error) error {
 	case host.ClassPlugin:
 		return &pluginError{err}
 	case host.ClassUsage:
-		return &usageError{msg: err.Error()}
+		return &usageError{msg: errorText(err)}
 	}
 	return err
 }

@@ -80,7 +80,7 @@ func TestValidateCommand(t *testing.T) {
 	profile := readProfile(t, "codex")
 	wasmPath, profilePath := dropIn(t, "codex", profile)
 	pins := filepath.Join(t.TempDir(), "pins.json")
-	b, err := json.Marshal(map[string]string{"codex.wasm": registry.Digest(readFile(t, wasmPath)), "codex.profile.yaml": registry.Digest(profile)})
+	b, err := json.Marshal(map[string]string{"codex.wasm": registry.Digest(readFile(t, wasmPath)), "profile:codex": registry.Digest(profile)})
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(pins, b, 0o644))
 	host := []string{"--plugin", wasmPath, "--profile", profilePath, "--pins", pins}

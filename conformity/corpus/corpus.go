@@ -13,8 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -62,7 +62,7 @@ type Expect struct {
 	Redact []string `json:"redact"`
 	// SpawnEnv maps a listed stdio server id to its complete spawn environment; nil: not checked.
 	SpawnEnv map[string]map[string]string `json:"spawnEnv,omitempty"`
-	// ArgToolRules are the mcp__ entries of the tools flag (Claude's --allowedTools); checked
+	// ArgToolRules are the server and tool rules of the tools flag (Claude's --allowedTools); checked
 	// for every harness whose profile carries tool rules on the command line. See AllowRules.
 	ArgToolRules AllowRules `json:"claudeMcpAllowRules"`
 	// TOMLServers are the ids of the server tables ([mcp_servers.<id>] of Codex's config.toml)
@@ -101,11 +101,11 @@ type ExposureServer struct {
 }
 
 // AllowRules is the claudeMcpAllowRules expectation, which has three states: absent (not
-// checked), null (no --allowedTools at all) and a list (the mcp__ entries, possibly none).
+// checked), null (no --allowedTools at all) and a list (its server and tool rules, possibly none).
 type AllowRules struct {
 	Present bool     // the field is in the file
 	Null    bool     // the field is null: no --allowedTools flag
-	Rules   []string // the mcp__ entries in order, when Present and not Null
+	Rules   []string // the server and tool rules in order, when Present and not Null
 }
 
 // UnmarshalJSON decodes null or a list of strings.
@@ -156,7 +156,16 @@ var (
 // named NNN-<name>.json after its name field, holds unknown or missing fields, trailing data,
 // both or neither of input and inputRaw, or an area that is not kebab-case, fails the whole load.
 func Load(dir string) ([]Case, error) {
-	entries, err := os.ReadDir(dir)
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("load cases: %w", err)
+	}
+	return LoadFS(os.DirFS(dir))
+}
+
+// LoadFS reads every *.json case at the root of fsys (a corpus built into a binary, say), as
+// Load does a directory.
+func LoadFS(fsys fs.FS) ([]Case, error) {
+	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, fmt.Errorf("load cases: %w", err)
 	}
@@ -169,7 +178,7 @@ func Load(dir string) ([]Case, error) {
 	sort.Strings(names)
 	cases := make([]Case, 0, len(names))
 	for _, n := range names {
-		data, err := os.ReadFile(filepath.Join(dir, n))
+		data, err := fs.ReadFile(fsys, n)
 		if err != nil {
 			return nil, fmt.Errorf("load cases: %w", err)
 		}

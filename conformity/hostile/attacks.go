@@ -109,7 +109,7 @@ func contextFile(t Target) string {
 
 func spawns(t Target) bool    { return t.Profile.Spawn != "" }
 func hasSkills(t Target) bool { return t.Profile.Skills != nil }
-func expands(t Target) bool   { return t.Profile.ValueSyntax != "literal" }
+func expands(t Target) bool   { return t.Profile.Expands() }
 
 // skillMD: the run installs SKILL.md files (it does not fold the skills into the prompt).
 func skillMD(t Target) bool { return hasSkills(t) && !(t.Profile.Skills.Folds && t.Ambient) }

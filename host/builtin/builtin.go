@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 
@@ -105,6 +106,18 @@ var ErrNotBuilt = errors.New("no built-in plugins embedded: run ./build.sh, whic
 // pin names no module.
 func Artifacts() ([]Artifact, error) {
 	return load(files, plugins.Profiles)
+}
+
+// Harnesses returns the harnesses arts render (each manifest's harness), sorted, without
+// duplicates: the list a help text or a completion names, so that no text outside plugins/
+// has to.
+func Harnesses(arts []Artifact) []string {
+	out := make([]string, 0, len(arts))
+	for _, a := range arts {
+		out = append(out, a.Manifest.Harness)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func load(fsys, profiles fs.FS) ([]Artifact, error) {

@@ -8,7 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/host/registry"
+	"github.com/loadout-dev/loadout/sdk/abi"
 )
+
+func TestHarnesses(t *testing.T) {
+	arts := []Artifact{{Manifest: abi.Manifest{Harness: "zz"}}, {Manifest: abi.Manifest{Harness: "aa"}}, {Manifest: abi.Manifest{Harness: "zz"}}}
+	assert.Equal(t, []string{"aa", "zz"}, Harnesses(arts), "sorted, once each")
+	assert.Empty(t, Harnesses(nil), "no plugin, no harness")
+}
 
 func TestLoad(t *testing.T) {
 	a, b := []byte("\x00asm-a"), []byte("\x00asm-b")
@@ -74,6 +81,7 @@ func TestLoad(t *testing.T) {
 			}
 			assert.Equal(t, []string{"a.wasm", "b.wasm"}, names, "artifacts in name order")
 			assert.Equal(t, tc.want, harnesses)
+			assert.Equal(t, []string{"ha", "hb"}, Harnesses(got), "Harnesses")
 		})
 	}
 }

@@ -41,7 +41,7 @@ func init() {
 	})
 	p, in := render(2)
 	in.Roots = rootsUnder(os.Getenv(crashDirEnv))
-	if _, err := materialize.Write(context.Background(), p, in); err != nil {
+	if _, err := write(context.Background(), p, in); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
@@ -56,7 +56,7 @@ func rootsUnder(base string) materialize.Roots {
 // render returns the plan and input of generation gen of a claude render: each generation has
 // its own skill, checkout file and secret value, so that one render's files are told apart
 // from the other's.
-func render(gen int) (*abi.Plan, materialize.Input) {
+func render(gen int) (*abi.Plan, input) {
 	in := checkInput("claude")
 	p := claudePlan()
 	if gen == 2 {
@@ -68,7 +68,7 @@ func render(gen int) (*abi.Plan, materialize.Input) {
 		p.Files[1].Content = "notes 2"
 		p.Prompt = foldedPromptOf(*sk)
 	}
-	return p, materialize.Input{Plan: in}
+	return p, input{Plan: in}
 }
 
 // files lists every file and symlink under dir with its mode and the digest of its content;
@@ -118,7 +118,7 @@ func TestCrashAtEveryStepLeavesOldOrNew(t *testing.T) {
 				if earlier {
 					p, in := render(1)
 					in.Roots = r
-					_, err := materialize.Write(context.Background(), p, in)
+					_, err := write(context.Background(), p, in)
 					require.NoError(t, err, "the earlier render")
 				}
 			}
@@ -128,7 +128,7 @@ func TestCrashAtEveryStepLeavesOldOrNew(t *testing.T) {
 			setup(want)
 			p, in := render(2)
 			in.Roots = rootsUnder(want)
-			_, err := materialize.Write(context.Background(), p, in)
+			_, err := write(context.Background(), p, in)
 			require.NoError(t, err, "the new render, uninterrupted")
 			oldFiles, newFiles := files(t, old), files(t, want)
 			require.NotEqual(t, oldFiles, newFiles, "the two renders must differ")
@@ -207,7 +207,7 @@ func TestSweepRefusesPlantedRecords(t *testing.T) {
 			[]byte("header\nmain.go\n.cat-context/../main.go\n.git/info/exclude\n.cat-context/sub/main.go\n"), 0o644))
 		p, in := render(1)
 		in.Roots = roots
-		_, err := materialize.Write(context.Background(), p, in)
+		_, err := write(context.Background(), p, in)
 		require.NoError(t, err, "Write")
 		data, err := os.ReadFile(filepath.Join(co, "main.go"))
 		require.NoError(t, err, "main.go is still there")
@@ -226,21 +226,21 @@ func TestWriteReplacesTheEarlierRender(t *testing.T) {
 	roots := newRoots(t)
 	p1, in1 := render(1)
 	in1.Roots = roots
-	_, err := materialize.Write(context.Background(), p1, in1)
+	_, err := write(context.Background(), p1, in1)
 	require.NoError(t, err, "the earlier render")
 	harnessFile := filepath.Join(roots.Run, "history.jsonl")
 	require.NoError(t, os.WriteFile(harnessFile, []byte("{}\n"), 0o600), "a file the harness wrote")
 
 	p2, in2 := render(2)
 	in2.Roots = roots
-	_, err = materialize.Write(context.Background(), p2, in2)
+	_, err = write(context.Background(), p2, in2)
 	require.NoError(t, err, "the new render")
 	require.NoError(t, os.Remove(harnessFile))
 
 	fresh := newRoots(t)
 	p2, in2 = render(2)
 	in2.Roots = fresh
-	_, err = materialize.Write(context.Background(), p2, in2)
+	_, err = write(context.Background(), p2, in2)
 	require.NoError(t, err, "the new render into fresh roots")
 	base := filepath.Dir(roots.Run)
 	assert.Equal(t, files(t, filepath.Dir(fresh.Run)), files(t, base), "files after a re-render = files of one render")
@@ -255,11 +255,11 @@ func TestWriteMakesTheCheckoutLast(t *testing.T) {
 	roots.MakeCheckout = true
 	bad := claudePlan()
 	bad.Files = append(bad.Files, abi.File{Root: abi.RootConfig, Path: "../escape", Mode: "0644", Format: abi.FormatText})
-	_, err := materialize.Write(context.Background(), bad, materialize.Input{Roots: roots, Plan: checkInput("claude")})
+	_, err := write(context.Background(), bad, input{Roots: roots, Plan: checkInput("claude")})
 	require.Error(t, err, "a plan failing its check")
 	assert.Empty(t, tree(t, base)[1:], "nothing is created for a refused plan")
 
-	_, err = materialize.Write(context.Background(), claudePlan(), materialize.Input{Roots: roots, Plan: checkInput("claude")})
+	_, err = write(context.Background(), claudePlan(), input{Roots: roots, Plan: checkInput("claude")})
 	require.NoError(t, err, "Write with MakeCheckout")
 	assert.FileExists(t, filepath.Join(roots.Checkout, ".cat-context", "skill", "demo", "notes.md"), "a file in the made checkout")
 }

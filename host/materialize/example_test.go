@@ -22,7 +22,7 @@ tools: {in: config, names: {exact: true}}
 		fmt.Println("profile:", err)
 		return
 	}
-	in := materialize.Input{
+	in := input{
 		Roots: materialize.Roots{Config: "/home/ci/.loadout/config", Run: "/run/loadout/1", Checkout: "/src/repo"},
 		Plan: plan.Input{
 			Manifest: abi.Manifest{Harness: "acme", Roots: []string{abi.RootConfig}},
@@ -36,12 +36,12 @@ tools: {in: config, names: {exact: true}}
 		Files: []abi.File{{Root: abi.RootConfig, Path: "agent.json", Mode: "0600", Format: abi.FormatJSON, Secret: true,
 			Content: `{"servers":{"docs":{"command":"/usr/bin/docs","env":{"TOKEN":"{{loadout.secret.1}}"}}}}`}},
 	}
-	res, err := materialize.DryRun(context.Background(), p, in)
+	res, err := dryRun(context.Background(), p, in)
 	if err != nil {
 		fmt.Println("dry run:", err)
 		return
 	}
 	fmt.Println(res.Files[0].Path, res.Files[0].Mode, res.Files[0].Content)
 	// Output:
-	// agent.json 0600 {"servers":{"docs":{"command":"/usr/bin/docs","env":{"TOKEN":"********"}}}}
+	// agent.json 0600 {"servers":{"docs":{"command":"/usr/bin/docs","env":{"TOKEN":"[REDACTED]"}}}}
 }

@@ -26,7 +26,7 @@ func init() {
 	}
 	roots := materialize.Roots{Config: filepath.Join(dir, "home", "config"), Run: filepath.Join(dir, "run"), Checkout: filepath.Join(dir, "repo")}
 	materialize.SetAfterStaged(func() { _ = syscall.Kill(os.Getpid(), syscall.SIGKILL) })
-	_, _ = materialize.Write(context.Background(), claudePlan(), materialize.Input{Roots: roots, Plan: checkInput("claude")})
+	_, _ = write(context.Background(), claudePlan(), input{Roots: roots, Plan: checkInput("claude")})
 	os.Exit(3) // not reached: the hook kills the process
 }
 
@@ -53,10 +53,10 @@ func TestKilledWriteLeavesNothingBehind(t *testing.T) {
 	}
 	require.NotEmpty(t, debris, "the killed Write left its stage behind (the test must kill it mid-way)")
 
-	_, err = materialize.Write(context.Background(), claudePlan(), materialize.Input{Roots: roots, Plan: checkInput("claude")})
+	_, err = write(context.Background(), claudePlan(), input{Roots: roots, Plan: checkInput("claude")})
 	require.NoError(t, err, "the second Write")
 	clean := newRoots(t)
-	_, err = materialize.Write(context.Background(), claudePlan(), materialize.Input{Roots: clean, Plan: checkInput("claude")})
+	_, err = write(context.Background(), claudePlan(), input{Roots: clean, Plan: checkInput("claude")})
 	require.NoError(t, err, "a Write into fresh roots")
 	assert.Equal(t, tree(t, filepath.Dir(clean.Run)), tree(t, base), "roots after a killed and a second Write = roots after one Write")
 }

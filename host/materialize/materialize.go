@@ -6,8 +6,8 @@
 // toml and markdown file reads back as its template with the values in place, and writes the
 // files all-or-nothing through os.Root, so that no write can leave its root.
 //
-// Write and DryRun check the plan themselves (plan.Check) before anything else: a plan that
-// was not checked cannot be written. Both are safe to call from several goroutines for
+// Write and DryRun take a *plan.Checked, which only plan.Check makes: a plan that was not
+// checked cannot be written, and the host checks each plan once. Both are safe to call from several goroutines for
 // different roots; two concurrent Writes into the same roots race as any two writers would.
 package materialize
 
@@ -27,11 +27,9 @@ import (
 	"unicode"
 
 	"github.com/loadout-dev/loadout/host/plan"
+	"github.com/loadout-dev/loadout/host/redact"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
-
-// Mask replaces a secret value wherever a Result would otherwise show it.
-const Mask = "********"
 
 // Roots are the absolute directories the plan's named roots resolve to. Config and Run are
 // created (mode 0700) when missing; Checkout must exist unless MakeCheckout. A root no file or
@@ -57,9 +55,9 @@ func (r Roots) dir(name string) string {
 	return ""
 }
 
-// Input is what Write needs besides the plan: the roots, and the plan.Input the plan is checked
+// input is what a render is written from: the roots, and the plan.Input the plan was checked
 // against, whose Secrets and Blobs carry the values to substitute.
-type Input struct {
+type input struct {
 	Roots Roots
 	Plan  plan.Input
 }
@@ -89,7 +87,7 @@ type FileResult struct {
 	SHA256 string `json:"sha256"`
 	// Written is the absolute path written; empty for DryRun.
 	Written string `json:"written,omitempty"`
-	// Content is set by DryRun only: the content with every secret replaced by Mask.
+	// Content is set by DryRun only: the content with every secret replaced by redact.Mask.
 	Content string `json:"content,omitempty"`
 }
 
@@ -108,13 +106,13 @@ type prepared struct {
 	mode    os.FileMode
 }
 
-// values maps every placeholder to its raw value. Secrets take mask instead when masked.
-func values(in Input, masked bool) (vals, secrets map[string]string) {
+// values maps every placeholder to its raw value. Secrets take redact.Mask instead when masked.
+func values(in input, masked bool) (vals, secrets map[string]string) {
 	vals = map[string]string{}
 	secrets = map[string]string{}
 	for _, s := range in.Plan.Secrets {
 		if masked {
-			vals[s.Placeholder] = Mask
+			vals[s.Placeholder] = redact.Mask
 		} else {
 			vals[s.Placeholder] = s.Value
 			secrets[s.Placeholder] = s.Value
@@ -136,7 +134,7 @@ func values(in Input, masked bool) (vals, secrets map[string]string) {
 // MCP config, headers twice; Pi resolves "$" and "!"), so that the harness hands the server
 // the secret itself; for any other file, vals and secrets unchanged. The read-back check then
 // expects the spelled value.
-func spellSecrets(in Input, f abi.File, vals, secrets map[string]string) (map[string]string, map[string]string) {
+func spellSecrets(in input, f abi.File, vals, secrets map[string]string) (map[string]string, map[string]string) {
 	if len(secrets) == 0 || in.Plan.Profile.SecretSpelling(f.Root, f.Path, plan.FieldEnv) == nil &&
 		in.Plan.Profile.SecretSpelling(f.Root, f.Path, plan.FieldHeaders) == nil {
 		return vals, secrets
@@ -177,11 +175,8 @@ func validRoot(dir string) string {
 	return ""
 }
 
-// prepare checks the plan and substitutes every file and string.
-func prepare(p *abi.Plan, in Input, masked bool) ([]prepared, *Result, error) {
-	if err := plan.Check(p, in.Plan); err != nil {
-		return nil, nil, fmt.Errorf("check plan: %w", err)
-	}
+// prepare substitutes every file and string of a checked plan.
+func prepare(p *abi.Plan, in input, masked bool) ([]prepared, *Result, error) {
 	vals, secrets := values(in, masked)
 	for _, name := range []string{abi.RootConfig, abi.RootRun, abi.RootCheckout} {
 		if d := in.Roots.dir(name); d != "" {
@@ -213,20 +208,19 @@ func prepare(p *abi.Plan, in Input, masked bool) ([]prepared, *Result, error) {
 		Files: []FileResult{}, Args: []string{}, Env: []abi.Pair{},
 		GitExclude: []string{}, Warnings: append([]abi.Warning{}, p.Warnings...),
 	}
-	mask := func(s string) string {
-		for _, sec := range in.Plan.Secrets {
-			if len(sec.Value) >= 4 {
-				s = strings.ReplaceAll(s, sec.Value, Mask)
-			}
-		}
-		return s
+	// Args, env and prompt hold no secret (plan.Check keeps secret placeholders in secret
+	// files); should one get there all the same, the Result masks it with redact's model.
+	var set redact.Set
+	for _, sec := range in.Plan.Secrets {
+		set.Add(plan.SecretSpellings(sec.Value)...)
 	}
+	mask := redact.New(set.List())
 	fill := func(s string) (string, error) {
 		out, err := substitute(s, vals, raw)
 		if err != nil && masked {
 			return s, nil
 		}
-		return mask(out), err
+		return mask.String(out), err
 	}
 	for i, a := range p.Args {
 		s, err := fill(a)
@@ -250,13 +244,18 @@ func prepare(p *abi.Plan, in Input, masked bool) ([]prepared, *Result, error) {
 	return files, res, nil
 }
 
-// DryRun checks and substitutes the plan like Write and returns the same Result without
-// touching the file system. Secrets are replaced by Mask in every file's Content; a root that
-// is not set leaves its placeholder in place.
-func DryRun(ctx context.Context, p *abi.Plan, in Input) (*Result, error) {
+// DryRun substitutes the checked plan like Write and returns the same Result without touching
+// the file system. Secrets are replaced by redact.Mask in every file's Content; a root that is
+// not set (roots may be zero) leaves its placeholder in place.
+func DryRun(ctx context.Context, c *plan.Checked, roots Roots) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if c == nil {
+		return nil, errors.New("dry run: no checked plan")
+	}
+	pl, in := c.Plan(), input{Roots: roots, Plan: c.Input()}
+	p := &pl
 	files, res, err := prepare(p, in, true)
 	if err != nil {
 		return nil, fmt.Errorf("dry run: %w", err)
@@ -335,8 +334,8 @@ func (t *tx) rollback() {
 	}
 }
 
-// Write checks p (plan.Check with in.Plan), substitutes its placeholders and writes its files
-// under in.Roots, all or nothing: every file goes to a stage directory in its root (stage.go),
+// Write substitutes the placeholders of a checked plan (only plan.Check makes a *plan.Checked:
+// an unchecked plan cannot be written) and writes its files under roots, all or nothing: every file goes to a stage directory in its root (stage.go),
 // is synced and given its mode; only when every file of every root (and the git exclude update)
 // is staged does Write prepare each root (its record of renames and removals) and commit the
 // render (a mark in each root's stage; the first one is the commit point), then publish it:
@@ -356,10 +355,15 @@ func (t *tx) rollback() {
 // .git/info/exclude is appended once. When .git is a file or symlink (a linked worktree or a
 // submodule) the exclude file lives outside the checkout: nothing is written there and the
 // result carries a WarnGitExcludeUnsupported warning. Without .git nothing is done.
-func Write(ctx context.Context, p *abi.Plan, in Input) (res *Result, err error) {
+func Write(ctx context.Context, c *plan.Checked, rs Roots) (res *Result, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if c == nil {
+		return nil, errors.New("materialize: no checked plan")
+	}
+	pl, in := c.Plan(), input{Roots: rs, Plan: c.Input()}
+	p := &pl
 	files, res, err := prepare(p, in, false)
 	if err != nil {
 		return nil, fmt.Errorf("materialize: %w", err)

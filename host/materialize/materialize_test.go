@@ -149,8 +149,8 @@ func mode(t *testing.T, p string) fs.FileMode {
 
 func TestWriteClaudePlan(t *testing.T) {
 	roots := newRoots(t)
-	in := materialize.Input{Roots: roots, Plan: checkInput("claude")}
-	res, err := materialize.Write(context.Background(), claudePlan(), in)
+	in := input{Roots: roots, Plan: checkInput("claude")}
+	res, err := write(context.Background(), claudePlan(), in)
 	require.NoError(t, err, "Write(claude plan)")
 
 	cfg := filepath.Join(roots.Run, "mcp-servers.json")
@@ -189,7 +189,7 @@ func TestWriteClaudePlan(t *testing.T) {
 	assert.NotContains(t, string(out), keyValue, "Result JSON holds a secret value")
 
 	// A second write is idempotent on the exclude file.
-	res2, err := materialize.Write(context.Background(), claudePlan(), in)
+	res2, err := write(context.Background(), claudePlan(), in)
 	require.NoError(t, err, "second Write(claude plan)")
 	assert.Empty(t, res2.GitExclude, "Result.GitExclude on the second write")
 	exclude, err := os.ReadFile(filepath.Join(roots.Checkout, ".git/info/exclude"))
@@ -205,7 +205,7 @@ func TestWriteGitExcludeAppends(t *testing.T) {
 	roots := newRoots(t)
 	excl := filepath.Join(roots.Checkout, ".git/info/exclude")
 	require.NoError(t, os.WriteFile(excl, []byte("# local\n*.log"), 0o644), "seed exclude")
-	_, err := materialize.Write(context.Background(), claudePlan(), materialize.Input{Roots: roots, Plan: checkInput("claude")})
+	_, err := write(context.Background(), claudePlan(), input{Roots: roots, Plan: checkInput("claude")})
 	require.NoError(t, err, "Write(claude plan)")
 	got, err := os.ReadFile(excl)
 	require.NoError(t, err, "read exclude")
@@ -216,7 +216,7 @@ func TestWriteGitFileIsRefusedPolitely(t *testing.T) {
 	roots := newRoots(t)
 	require.NoError(t, os.RemoveAll(filepath.Join(roots.Checkout, ".git")), "remove .git")
 	require.NoError(t, os.WriteFile(filepath.Join(roots.Checkout, ".git"), []byte("gitdir: /elsewhere/.git/worktrees/x\n"), 0o644), "write .git file")
-	res, err := materialize.Write(context.Background(), claudePlan(), materialize.Input{Roots: roots, Plan: checkInput("claude")})
+	res, err := write(context.Background(), claudePlan(), input{Roots: roots, Plan: checkInput("claude")})
 	require.NoError(t, err, "Write(claude plan) into a linked worktree")
 	require.NotEmpty(t, res.Warnings, "Result.Warnings for a .git file")
 	assert.Equal(t, materialize.WarnGitExcludeUnsupported, res.Warnings[len(res.Warnings)-1].Code, "last warning code")
@@ -229,7 +229,7 @@ func TestWriteAllOrNothing(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(roots.Checkout, ".cat-context/skill/demo/notes.md"), 0o755), "create blocking directory")
 	base := filepath.Dir(roots.Run)
 	before := tree(t, base)
-	_, err := materialize.Write(context.Background(), claudePlan(), materialize.Input{Roots: roots, Plan: checkInput("claude")})
+	_, err := write(context.Background(), claudePlan(), input{Roots: roots, Plan: checkInput("claude")})
 	require.Error(t, err, "Write(claude plan) with a directory where a file goes = nil error")
 	t.Logf("blocked: %v", err)
 	assert.Equal(t, before, tree(t, base), "the roots changed although Write failed")
@@ -243,7 +243,7 @@ func TestWriteNotFollowingSymlinksOut(t *testing.T) {
 	require.NoError(t, os.Symlink(outside, filepath.Join(roots.Checkout, ".cat-context")), "plant symlink")
 	base := filepath.Dir(roots.Run)
 	before := tree(t, base)
-	_, err := materialize.Write(context.Background(), claudePlan(), materialize.Input{Roots: roots, Plan: checkInput("claude")})
+	_, err := write(context.Background(), claudePlan(), input{Roots: roots, Plan: checkInput("claude")})
 	require.Error(t, err, "Write(plan) through a symlink leaving the checkout = nil error")
 	t.Logf("symlink: %v", err)
 	assert.Empty(t, tree(t, outside)[1:], "files written outside the checkout through a symlink")
@@ -254,7 +254,7 @@ func TestWriteRejectsPlanFailingCheck(t *testing.T) {
 	roots := newRoots(t)
 	p := claudePlan()
 	p.Files = append(p.Files, abi.File{Root: abi.RootConfig, Path: "../escape", Mode: "0644", Format: abi.FormatText})
-	_, err := materialize.Write(context.Background(), p, materialize.Input{Roots: roots, Plan: checkInput("claude")})
+	_, err := write(context.Background(), p, input{Roots: roots, Plan: checkInput("claude")})
 	var v *plan.Violation
 	require.True(t, errors.As(err, &v), "Write(plan with ../escape) = %v, want a *plan.Violation", err)
 	assert.Equal(t, plan.RulePath, v.Rule, "violation rule")
@@ -274,7 +274,7 @@ func TestWriteRejectsBadRoots(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := materialize.Write(context.Background(), claudePlan(), materialize.Input{Roots: tc.roots, Plan: checkInput("claude")})
+			_, err := write(context.Background(), claudePlan(), input{Roots: tc.roots, Plan: checkInput("claude")})
 			require.Error(t, err, "Write(plan, roots %+v) = nil error", tc.roots)
 			t.Logf("%v", err)
 		})
@@ -286,7 +286,7 @@ func TestWriteTOMLEscaping(t *testing.T) {
 	in := checkInput("acme")
 	p := &abi.Plan{Files: []abi.File{{Root: abi.RootConfig, Path: "agent.toml", Mode: "0600", Format: abi.FormatTOML, Secret: true,
 		Content: acmeConfig(`"`)}}}
-	_, err := materialize.Write(context.Background(), p, materialize.Input{Roots: roots, Plan: in})
+	_, err := write(context.Background(), p, input{Roots: roots, Plan: in})
 	require.NoError(t, err, "Write(toml plan)")
 	var got struct {
 		Servers map[string]struct {
@@ -311,7 +311,7 @@ func TestWriteRefusesValueBreakingOut(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			roots := newRoots(t)
 			p := &abi.Plan{Files: []abi.File{{Root: abi.RootConfig, Path: "agent.toml", Mode: "0600", Format: tc.format, Secret: true, Content: tc.content}}}
-			_, err := materialize.Write(context.Background(), p, materialize.Input{Roots: roots, Plan: checkInput("acme")})
+			_, err := write(context.Background(), p, input{Roots: roots, Plan: checkInput("acme")})
 			require.Error(t, err, "Write(%q with a secret that cannot round-trip) = nil error", tc.content)
 			t.Logf("%v", err)
 			_, err = os.Lstat(filepath.Join(roots.Config, "agent.toml"))
@@ -324,7 +324,7 @@ func TestWriteHonoursCancellation(t *testing.T) {
 	roots := newRoots(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := materialize.Write(ctx, claudePlan(), materialize.Input{Roots: roots, Plan: checkInput("claude")})
+	_, err := write(ctx, claudePlan(), input{Roots: roots, Plan: checkInput("claude")})
 	require.ErrorIs(t, err, context.Canceled, "Write(cancelled ctx)")
 }
 
@@ -332,11 +332,11 @@ func TestDryRun(t *testing.T) {
 	roots := newRoots(t)
 	base := filepath.Dir(roots.Run)
 	before := tree(t, base)
-	res, err := materialize.DryRun(context.Background(), claudePlan(), materialize.Input{Roots: roots, Plan: checkInput("claude")})
+	res, err := dryRun(context.Background(), claudePlan(), input{Roots: roots, Plan: checkInput("claude")})
 	require.NoError(t, err, "DryRun(claude plan)")
 	assert.Equal(t, before, tree(t, base), "DryRun touched the file system")
 	require.Len(t, res.Files, 2, "DryRun Files")
-	assert.Contains(t, res.Files[0].Content, materialize.Mask, "DryRun masks the secret in the config")
+	assert.Contains(t, res.Files[0].Content, "[REDACTED]", "DryRun masks the secret in the config")
 	assert.Empty(t, res.Files[0].Written, "DryRun Files[0].Written")
 	out, err := json.Marshal(res)
 	require.NoError(t, err, "marshal DryRun result")
@@ -345,7 +345,7 @@ func TestDryRun(t *testing.T) {
 	assert.Equal(t, []string{".cat-context/"}, res.GitExclude, "DryRun GitExclude")
 
 	// Without roots the placeholders stay.
-	res, err = materialize.DryRun(context.Background(), claudePlan(), materialize.Input{Plan: checkInput("claude")})
+	res, err = dryRun(context.Background(), claudePlan(), input{Plan: checkInput("claude")})
 	require.NoError(t, err, "DryRun(claude plan) without roots")
 	assert.True(t, strings.Contains(res.Args[1], "{{loadout.root.run}}"), "DryRun without roots Args[1] = %q, want the placeholder", res.Args[1])
 }
@@ -372,7 +372,7 @@ func TestWriteNotFollowingSymlinksInside(t *testing.T) {
 			require.NoError(t, os.MkdirAll(filepath.Dir(link), 0o755))
 			require.NoError(t, os.Symlink(tc.target, link), "plant symlink")
 			before := tree(t, roots.Checkout)
-			_, err := materialize.Write(context.Background(), claudePlan(), materialize.Input{Roots: roots, Plan: checkInput("claude")})
+			_, err := write(context.Background(), claudePlan(), input{Roots: roots, Plan: checkInput("claude")})
 			require.Error(t, err, "Write(plan) through %s -> %s = nil error", tc.link, tc.target)
 			assert.Contains(t, err.Error(), "symlink", "Write error names the symlink")
 			assert.Equal(t, before, tree(t, roots.Checkout), "the checkout changed although Write failed")
@@ -428,7 +428,7 @@ func TestWriteRefusesUnsafeRoots(t *testing.T) {
 			roots := newRoots(t)
 			tc.setup(t, &roots)
 			before := tree(t, filepath.Dir(roots.Checkout))
-			_, err := materialize.Write(context.Background(), isolatedPlan(), materialize.Input{Roots: roots, Plan: isolatedInput()})
+			_, err := write(context.Background(), isolatedPlan(), input{Roots: roots, Plan: isolatedInput()})
 			var re *materialize.RootError
 			require.True(t, errors.As(err, &re), "Write with %s: error %v, want a *RootError", tc.name, err)
 			assert.Equal(t, tc.rule, re.Rule, "Write with %s: rule; error: %v", tc.name, err)
@@ -443,7 +443,7 @@ func TestWriteReusesItsOwnRoots(t *testing.T) {
 	roots := newRoots(t)
 	require.NoError(t, os.Mkdir(roots.Run, 0o700), "an empty run root made by the platform")
 	for i := 0; i < 2; i++ {
-		_, err := materialize.Write(context.Background(), isolatedPlan(), materialize.Input{Roots: roots, Plan: isolatedInput()})
+		_, err := write(context.Background(), isolatedPlan(), input{Roots: roots, Plan: isolatedInput()})
 		require.NoError(t, err, "Write #%d", i+1)
 	}
 	assert.Equal(t, fs.FileMode(0o700), mode(t, roots.Config), "mode of the created config root")

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/loadout-dev/loadout/host/materialize"
 	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/sdk/abi"
 )
@@ -70,7 +69,7 @@ func TestWriteSpellsSecretsForTheHarness(t *testing.T) {
 				p.Args = []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--strict-mcp-config"}
 			}
 			roots := newRoots(t)
-			res, err := materialize.Write(context.Background(), p, materialize.Input{Roots: roots, Plan: in})
+			res, err := write(context.Background(), p, input{Roots: roots, Plan: in})
 			require.NoError(t, err, "Write(%s wrapped server with secret %q)", tc.harness, secret)
 			require.Len(t, res.Files, 1, "Write(%s) files", tc.harness)
 			dir := map[string]string{abi.RootConfig: roots.Config, abi.RootRun: roots.Run}[tc.root]
@@ -117,7 +116,7 @@ func TestWriteSpellsHeaderSecretsPerPass(t *testing.T) {
 		Env:  []abi.Pair{{Name: "CLAUDE_CONFIG_DIR", Value: "{{loadout.root.config}}"}},
 	}
 	roots := newRoots(t)
-	_, err := materialize.Write(context.Background(), p, materialize.Input{Roots: roots, Plan: in})
+	_, err := write(context.Background(), p, input{Roots: roots, Plan: in})
 	require.NoError(t, err, "Write(claude http server with a secret header)")
 	got, err := os.ReadFile(filepath.Join(roots.Run, "mcp-servers.json"))
 	require.NoError(t, err, "read mcp-servers.json")

@@ -9,10 +9,11 @@ import (
 )
 
 // The args and env a plugin returns go straight onto the harness's command line and into its
-// environment, so each harness lists exactly what a plugin may return there: an allowlist of
-// flags with the exact shape of their values, and of env names with pinned values. Anything
-// else is refused; a required entry that is missing is a violation too. A harness the host has
-// no rules for gets neither args nor env.
+// environment, so the harness's profile lists exactly what a plugin may return there (its args
+// and env, docs/PROFILES.md §1): an allowlist of flags with the exact shape of their values,
+// and of env names, each with its only value and the runs it belongs in. Anything else is
+// refused; a required entry that is missing is a violation too. A profile that lists no args
+// (or no env) allows none, and a plan checked without a profile gets neither.
 
 // argValue is the shape of the values a flag takes.
 type argValue int
@@ -22,13 +23,23 @@ const (
 	argNone argValue = iota
 	// argPinned: exactly one value, equal to argRule.pinned.
 	argPinned
-	// argTools: one or more tool rules (Claude's --allowedTools), each checked against the
-	// vetted request by checkToolRules.
+	// argTools: one or more tool rules (the tools flag of a tools.in args profile), each
+	// checked against the vetted request by checkToolRules.
 	argTools
-	// argDenyTools: one or more rules of denied tools (Claude's --disallowedTools), each
-	// mcp__<id>__<tool> for a tool a vetted server denies, checked by checkDenyRules.
+	// argDenyTools: one or more rules of denied tools, each the tool rule (tools.rules.tool)
+	// of a tool a vetted server denies, checked by checkDenyRule.
 	argDenyTools
+	// argServers: the ids of the servers the config renders, one argument each, in config
+	// order (a yargs array such as --allowed-mcp-server-names a b), compared once the config
+	// is read by checkServerArgs: the harness then loads exactly those servers.
+	argServers
 )
+
+// serverArg is the values a plan gives a flag of value servers.
+type serverArg struct {
+	flag, field string
+	ids         []string
+}
 
 // argRule is one flag a plugin may return.
 type argRule struct {
@@ -36,8 +47,9 @@ type argRule struct {
 	value  argValue
 	pinned string // the only value of an argPinned flag
 	// variadic: the harness reads every following argument up to the next flag as a value
-	// of this one (Claude's --mcp-config and --allowedTools), so the values must be followed by
-	// another flag: whatever the caller appends after the plan's args must never become one.
+	// of this one (as its profile says, measured per CLI: docs/FORMATS.md), so the values must
+	// be followed by another flag: whatever the caller appends after the plan's args must never
+	// become one.
 	variadic bool
 	required bool
 }
@@ -57,7 +69,10 @@ type envRule struct {
 	when        envWhen
 }
 
-// checkHarnessArgs parses args as the harness reads them and allows exactly h.args.
+// checkHarnessArgs parses args as the harness reads them (a flag, then its values: one for a
+// pinned flag, every argument up to the next flag for a tools or denyTools flag) and allows
+// exactly the profile's args, each flag once, the required ones present; with a tools flag,
+// every built-in tool the run pre-approves must be named.
 func (c *checker) checkHarnessArgs(args []string) {
 	var rules []argRule
 	if c.h != nil {
@@ -109,6 +124,13 @@ func (c *checker) checkHarnessArgs(args []string) {
 			if n == 0 {
 				c.add("", field, RuleArg, "%s has no value", r.flag)
 			}
+		case argServers:
+			sa := serverArg{flag: r.flag, field: field, ids: []string{}}
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
+				sa.ids = append(sa.ids, args[i])
+			}
+			c.serverArgs = append(c.serverArgs, sa)
 		}
 		if r.variadic && i+1 >= len(args) {
 			c.add("", field, RuleArg, "%s takes every following argument as a value: another flag must end its values", r.flag)
@@ -130,11 +152,27 @@ func (c *checker) checkHarnessArgs(args []string) {
 	}
 }
 
-// checkToolRules checks one --allowedTools argument the way Claude Code splits it (at commas
-// and whitespace): every rule in it must be a built-in tool the run pre-approves
-// (run.builtinTools, each once, and one of the harness's), mcp__<id> for a vetted enabled server
-// without a restriction, or mcp__<id>__<tool> for one of its vetted tools. The built-in part is
-// compared exactly: checkHarnessArgs wants every pre-approved tool named.
+// checkServerArgs checks each flag of value servers against the ids of the servers the config
+// renders (compareServers), in order: no more, no fewer, none repeated. A config that could
+// not be read is reported on its own, and the flag then left alone.
+func (c *checker) checkServerArgs() {
+	if c.renderedIDs == nil {
+		return
+	}
+	for _, sa := range c.serverArgs {
+		if !slices.Equal(sa.ids, c.renderedIDs) {
+			c.add("", sa.field, RuleArg, "%s must be followed by exactly the ids of the servers the config renders, in order: %q, not %q", sa.flag, c.renderedIDs, truncateAll(sa.ids))
+		}
+	}
+}
+
+// checkToolRules checks one argument of the tools flag, split into rules as the harness splits
+// it (isRuleSeparator): every rule in it must be a built-in tool the run pre-approves
+// (run.builtinTools, each once, and one of the profile's tools.builtin), the server rule
+// (tools.rules.server) of a vetted enabled server without a restriction, or the tool rule
+// (tools.rules.tool) of one of a restricted server's vetted tools, the tool spelled as
+// tools.names says. The built-in part is compared exactly: checkHarnessArgs wants every
+// pre-approved tool named.
 func (c *checker) checkToolRules(field, arg string) {
 	rules := strings.FieldsFunc(arg, isRuleSeparator)
 	if len(rules) == 0 {
@@ -154,35 +192,64 @@ func (c *checker) checkToolRules(field, arg string) {
 			c.builtinRules[rule] = true
 			continue
 		}
-		rest, ok := strings.CutPrefix(rule, "mcp__")
-		if !ok {
-			c.add("", field, RuleToolRestrictions, "rule %q is neither a built-in tool of harness %q nor a vetted server's tool", truncate(rule, 64), c.in.Manifest.Harness)
+		targets := c.ruleTargets()[rule]
+		if len(targets) == 0 {
+			c.add("", field, RuleToolRestrictions, "rule %q is neither a built-in tool of harness %q nor a vetted server's rule", truncate(rule, 64), c.in.Manifest.Harness)
 			continue
 		}
-		id, tool, hasTool := strings.Cut(rest, "__")
-		v, ok := c.vetted(id)
-		switch {
-		case !ok || !v.Enabled:
-			c.add("", field, RuleToolRestrictions, "rule %q names no vetted enabled server", truncate(rule, 64))
-		case !hasTool && v.ToolsRestricted:
-			c.add("", field, RuleToolRestrictions, "rule %q grants every tool of a restricted server", truncate(rule, 64))
-		case hasTool && (!v.ToolsRestricted || !slices.Contains(c.spellAll(v.AllowedTools), tool)):
-			c.add("", field, RuleToolRestrictions, "rule %q is not one of the vetted tool rules", truncate(rule, 64))
+		// A rule two servers' names could spell (ids holding the template's separator) must be
+		// allowed for each: the host does not guess which one the CLI reads.
+		for _, tg := range targets {
+			switch {
+			case !tg.server.Enabled:
+				c.add("", field, RuleToolRestrictions, "rule %q names no vetted enabled server", truncate(rule, 64))
+			case !tg.tool && tg.server.ToolsRestricted:
+				c.add("", field, RuleToolRestrictions, "rule %q grants every tool of a restricted server", truncate(rule, 64))
+			case tg.tool && !tg.server.ToolsRestricted:
+				c.add("", field, RuleToolRestrictions, "rule %q is not one of the vetted tool rules", truncate(rule, 64))
+			default:
+				continue
+			}
+			break
 		}
 	}
 }
 
-// checkDenyRule checks one argument of the deny flag: it must be exactly mcp__<id>__<tool> for
-// a tool vetted server id denies (one rule per argument, since the harness splits an argument
-// at commas and whitespace). The rules found are compared with every rendered server's
-// DeniedTools by compareServers.
+// ruleTarget is what one rule of the tools flag names: a vetted server, whole or one tool.
+type ruleTarget struct {
+	server abi.Server
+	tool   bool
+}
+
+// ruleTargets maps every rule the profile's templates spell for the vetted servers (each
+// server's rule, and each allowed tool's) to what it names, built once per check.
+func (c *checker) ruleTargets() map[string][]ruleTarget {
+	if c.rules != nil {
+		return c.rules
+	}
+	c.rules = map[string][]ruleTarget{}
+	for _, v := range c.in.Request.Servers {
+		r := c.in.Profile.ServerRule(v.ID)
+		c.rules[r] = append(c.rules[r], ruleTarget{server: v})
+		for _, t := range v.AllowedTools {
+			r := c.in.Profile.ToolRule(v.ID, t)
+			c.rules[r] = append(c.rules[r], ruleTarget{server: v, tool: true})
+		}
+	}
+	return c.rules
+}
+
+// checkDenyRule checks one argument of the deny flag: it must be exactly the tool rule
+// (tools.rules.tool) of a tool a vetted server denies (one rule per argument, since the harness
+// splits an argument at commas and whitespace). The rules found are compared with every
+// rendered server's DeniedTools by compareServers.
 func (c *checker) checkDenyRule(field, arg string) {
 	if c.denyRules == nil {
 		c.denyRules = map[string]bool{}
 		c.vettedDeny = map[string]bool{}
 		for _, v := range c.in.Request.Servers {
 			for _, t := range v.DeniedTools {
-				c.vettedDeny["mcp__"+v.ID+"__"+c.h.toolNames.spell(t)] = true
+				c.vettedDeny[c.in.Profile.ToolRule(v.ID, t)] = true
 			}
 		}
 	}
@@ -204,13 +271,15 @@ func (c *checker) spellAll(tools []string) []string {
 	return out
 }
 
-// isRuleSeparator reports whether Claude Code splits a tool rule argument at r.
+// isRuleSeparator reports whether a harness that takes tool rules as arguments splits one at
+// r: commas and whitespace, as measured (docs/FORMATS.md §1.3).
 func isRuleSeparator(r rune) bool {
 	return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f'
 }
 
-// checkHarnessEnv allows exactly h.env: each name with its pinned value, the required ones
-// present.
+// checkHarnessEnv allows exactly the profile's env: each name with its only value, an
+// isolated-only one only when the run does not use ambient auth, and the ones a run needs
+// (always, or isolated in an isolated run) present.
 func (c *checker) checkHarnessEnv(env []abi.Pair) {
 	var rules []envRule
 	if c.h != nil {

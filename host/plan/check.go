@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -243,33 +244,76 @@ type checker struct {
 	// denyRules: the rules the deny flag holds (set by the denyTools argument rule), and
 	// vettedDeny the rules of every tool a vetted server denies.
 	denyRules, vettedDeny map[string]bool
+	// rules: what each rule of the tools flag names (built by ruleTargets).
+	rules map[string][]ruleTarget
 	// warned: the servers a plan warning names (set by compareServers).
 	warned map[string]bool
 	// offered: the vetted servers the harness config holds (set by compareServers).
 	offered map[string]bool
 	// warnCodes: the codes of the plan warnings naming each server.
 	warnCodes map[string]map[string]bool
+	// serverArgs: the values of each flag of value servers (checkHarnessArgs); renderedIDs:
+	// the ids of the servers the config renders, in order (compareServers; nil when the config
+	// could not be read).
+	serverArgs  []serverArg
+	renderedIDs []string
 }
 
 func (c *checker) add(file, field, rule, format string, args ...any) {
 	c.vs = append(c.vs, &Violation{File: file, Field: field, Rule: rule, Msg: fmt.Sprintf(format, args...)})
 }
 
+// Checked is a plan that passed Check, with the Input it was checked against. Only Check makes
+// one, so a function that takes a *Checked (materialize.Write, DryRun) cannot be handed an
+// unchecked plan, and the plan is checked once per render. It holds its own copy of the plan's
+// lists: changing the plan Check was given does not change what was checked. A Checked is
+// immutable and safe to use from several goroutines.
+type Checked struct {
+	plan abi.Plan
+	in   Input
+}
+
+// Plan returns a copy of the checked plan (its lists copied: changing them does not change c).
+func (c *Checked) Plan() abi.Plan { return clonePlan(&c.plan) }
+
+// Input returns what the plan was checked against. Its slices are shared with c: read them only.
+func (c *Checked) Input() Input { return c.in }
+
+// clonePlan copies p and its lists (strings are immutable; a File is a value).
+func clonePlan(p *abi.Plan) abi.Plan {
+	out := *p
+	out.Files = slices.Clone(p.Files)
+	out.Args = slices.Clone(p.Args)
+	out.Env = slices.Clone(p.Env)
+	out.GitExclude = slices.Clone(p.GitExclude)
+	out.Warnings = slices.Clone(p.Warnings)
+	return out
+}
+
 // Check verifies a plugin's plan against the rules of docs/SECURITY.md §3 and the vetted request,
-// treating the plugin as hostile. It returns nil, or every violation found, joined with
-// errors.Join (use Violations or errors.As to read them). It modifies p in one way only: an
-// empty prompt becomes the one the host writes for the request. It never modifies in, never
-// panics, and is safe to call from several goroutines on different plans.
+// treating the plugin as hostile. It returns the checked plan, or every violation found, joined
+// with errors.Join (use Violations or errors.As to read them). It modifies p in one way only: an
+// empty prompt becomes the one the host writes for the request (the Checked holds that prompt
+// too). It never modifies in, never panics, and is safe to call from several goroutines on
+// different plans.
 //
 // Placeholders: a secret placeholder may appear only in the content of a file with Secret set
 // (and, for a built-in harness, only in its config file at the place the vetted request put
 // it); a blob placeholder only in file contents (never in markdown front matter) and the
 // prompt; a root placeholder in file contents, args, env values and the prompt, never in a
 // path, an env name, a gitExclude entry or a warning (those are relative names or plain text).
-func Check(p *abi.Plan, in Input) error {
+func Check(p *abi.Plan, in Input) (*Checked, error) {
 	if p == nil {
-		return &Violation{Rule: RuleContent, Msg: "no plan"}
+		return nil, &Violation{Rule: RuleContent, Msg: "no plan"}
 	}
+	if err := check(p, in); err != nil {
+		return nil, err
+	}
+	return &Checked{plan: clonePlan(p), in: in}, nil
+}
+
+// check is Check's work: every violation of p, joined.
+func check(p *abi.Plan, in Input) error {
 	c := &checker{in: in, lim: in.Limits.forRequest(in.Request), secrets: map[string][]Secret{}, blobs: map[string]bool{}, offered: map[string]bool{}}
 	if in.Profile == nil || in.Profile.h == nil || in.Profile.Harness != in.Manifest.Harness {
 		return &Violation{Rule: RuleProfile, Msg: fmt.Sprintf("harness %q has no reviewed profile: its plan cannot be checked, so it is refused", in.Manifest.Harness)}
@@ -293,6 +337,7 @@ func Check(p *abi.Plan, in Input) error {
 	if c.h.serversKey != "" {
 		c.checkConfig(p)
 	}
+	c.checkServerArgs()
 	c.checkSkills(p)
 	c.comparePrompt(p)
 	return errors.Join(c.vs...)

@@ -39,10 +39,34 @@ func TestCheckAcceptsFaithfulPlans(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := plan.Check(tc.plan(), tc.in)
+			err := checkPlan(tc.plan(), tc.in)
 			require.NoError(t, err, "Check(%s plan) = %v, want nil", tc.name, err)
 		})
 	}
+}
+
+// TestCheckedIsACopy: a Checked holds the plan as it was checked (the host's prompt written in);
+// changing the plan Check was given afterwards, or the copy Plan returns, changes nothing in it.
+func TestCheckedIsACopy(t *testing.T) {
+	t.Parallel()
+	p := claudePlan()
+	p.Prompt = ""
+	c, err := plan.Check(p, input("claude"))
+	require.NoError(t, err, "Check(claude plan)")
+	want := c.Plan()
+	require.NotEmpty(t, want.Prompt, "Checked.Plan().Prompt: the host's prompt was not written in")
+	require.NotEmpty(t, want.Files, "Checked.Plan().Files")
+
+	p.Files[0].Content = "tampered"
+	p.Files = append(p.Files, abi.File{Root: abi.RootCheckout, Path: "x", Mode: "0644", Format: abi.FormatText})
+	p.Args = append(p.Args, "--dangerously-skip-permissions")
+	got := c.Plan()
+	got.Files[0].Path = "elsewhere"
+	assert.Equal(t, want, c.Plan(), "Checked.Plan() after the checked plan and a returned copy changed")
+	assert.Equal(t, "claude", c.Input().Manifest.Harness, "Checked.Input().Manifest.Harness")
+
+	_, err = plan.Check(nil, input("claude"))
+	assert.Equal(t, []string{plan.RuleContent}, rules(err), "Check(nil plan)")
 }
 
 // TestCheckHostilePlans mutates a faithful plan into each attack of docs/SECURITY.md §3 and wants
@@ -301,7 +325,7 @@ func TestCheckHostilePlans(t *testing.T) {
 			p := base[tc.harness]()
 			in := input(tc.harness)
 			tc.mutate(p, &in)
-			err := plan.Check(p, in)
+			err := checkPlan(p, in)
 			require.Error(t, err, "Check(%s plan with %s) = nil, want a %s violation", tc.harness, tc.name, tc.want)
 			got := rules(err)
 			assert.Contains(t, got, tc.want, "Check(%s plan with %s) rules = %v, want %s among them; error: %v", tc.harness, tc.name, got, tc.want, err)
@@ -319,16 +343,16 @@ func TestCheckBuiltinTools(t *testing.T) {
 	in.Request.Run.BuiltinTools = nil
 	p := claudePlan()
 	p.Args = []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--allowedTools", "mcp__alpha", "mcp__beta__search", "--strict-mcp-config"}
-	require.NoError(t, plan.Check(p, in), "a restricted server's rules without any built-in tool")
+	require.NoError(t, checkPlan(p, in), "a restricted server's rules without any built-in tool")
 
 	in.Request.Run.BuiltinTools = []string{"Read"}
 	in.Request.Servers[1].ToolsRestricted, in.Request.Servers[1].AllowedTools = false, nil
 	p.Prompt = promptHead + "- alpha: all tools\n- beta: all tools\n"
 	p.Args = []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--allowedTools", "Read", "--strict-mcp-config"}
-	require.NoError(t, plan.Check(p, in), "the run's built-in tool with no server restricted")
+	require.NoError(t, checkPlan(p, in), "the run's built-in tool with no server restricted")
 
 	p.Args = []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--allowedTools", "Read", "Bash", "--strict-mcp-config"}
-	err := plan.Check(p, in)
+	err := checkPlan(p, in)
 	require.Error(t, err, "Bash beyond run.builtinTools")
 	assert.Contains(t, err.Error(), `built-in tool "Bash" is not one the run pre-approves`, "the violation names the tool")
 }
@@ -339,7 +363,7 @@ func TestCheckReportsEveryViolation(t *testing.T) {
 	p.Files = append(p.Files, abi.File{Root: abi.RootConfig, Path: "../x", Mode: "0644", Format: abi.FormatText})
 	p.Args = append(p.Args, secretKey)
 	p.Env = append(p.Env, abi.Pair{Name: "LD_PRELOAD", Value: "x"})
-	got := rules(plan.Check(p, input("claude")))
+	got := rules(checkPlan(p, input("claude")))
 	for _, want := range []string{plan.RulePath, plan.RuleSecretPlacement, plan.RuleEnv} {
 		assert.Contains(t, got, want, "Check(plan with three violations) rules = %v, want %s", got, want)
 	}
@@ -352,9 +376,9 @@ func TestCheckOmittedServerWithWarning(t *testing.T) {
 	p.Args = []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--allowedTools", "Bash", "Read", "--strict-mcp-config"}
 	p.Warnings = []abi.Warning{{Code: "transport_unsupported", Server: "beta", Message: "not rendered"}}
 	p.Prompt = promptHead + "- alpha: all tools\n"
-	require.NoError(t, plan.Check(p, input("claude")), "Check(claude plan omitting beta with a warning naming it) = error, want nil")
+	require.NoError(t, checkPlan(p, input("claude")), "Check(claude plan omitting beta with a warning naming it) = error, want nil")
 	p.Prompt = promptOf(true)
-	assert.Contains(t, rules(plan.Check(p, input("claude"))), plan.RulePrompt, "Check(claude plan omitting beta whose prompt still names it)")
+	assert.Contains(t, rules(checkPlan(p, input("claude"))), plan.RulePrompt, "Check(claude plan omitting beta whose prompt still names it)")
 }
 
 func TestCheckDisabledServer(t *testing.T) {
@@ -364,7 +388,7 @@ func TestCheckDisabledServer(t *testing.T) {
 	p := codexPlan()
 	p.Files[0].Content = strings.Replace(codexConfig, `"serve"]`, "\"serve\"]\nenabled = false", 1)
 	p.Prompt = promptHead + "- beta: only search\n"
-	require.NoError(t, plan.Check(p, in), "Check(codex plan with enabled = false for a disabled server) = error, want nil")
+	require.NoError(t, checkPlan(p, in), "Check(codex plan with enabled = false for a disabled server) = error, want nil")
 
 	in = input("claude")
 	in.Request.Servers[0].Enabled = false
@@ -372,12 +396,12 @@ func TestCheckDisabledServer(t *testing.T) {
 	cp.Files[0].Content = `{"mcpServers":{"beta":{"type":"http","url":"https://mcp.example.com/mcp","headers":{"Authorization":"Bearer {{loadout.secret.2}}"}}}}`
 	cp.Args = slices.DeleteFunc(cp.Args, func(a string) bool { return a == "mcp__alpha" })
 	cp.Prompt = promptHead + "- beta: only search (mcp__beta__search)\n"
-	require.NoError(t, plan.Check(cp, in), "Check(claude plan omitting a disabled server) = error, want nil")
+	require.NoError(t, checkPlan(cp, in), "Check(claude plan omitting a disabled server) = error, want nil")
 }
 
 func TestCheckNilPlan(t *testing.T) {
 	t.Parallel()
-	require.Error(t, plan.Check(nil, input("claude")), "Check(nil) = nil, want an error")
+	require.Error(t, checkPlan(nil, input("claude")), "Check(nil) = nil, want an error")
 }
 
 func TestViolationError(t *testing.T) {
@@ -390,7 +414,7 @@ func TestCheckLimitsOverride(t *testing.T) {
 	t.Parallel()
 	in := input("claude")
 	in.Limits = plan.Limits{MaxFiles: 1, MaxPromptBytes: 8}
-	got := rules(plan.Check(claudePlan(), in))
+	got := rules(checkPlan(claudePlan(), in))
 	assert.Equal(t, []string{plan.RuleLimit, plan.RuleLimit}, got,
 		"Check(claude plan of 2 files and a long prompt, MaxFiles 1, MaxPromptBytes 8) rules")
 }

@@ -32,7 +32,7 @@ func ExampleCheck() {
 		fmt.Println("profile:", err)
 		return
 	}
-	err = plan.Check(p, plan.Input{
+	_, err = plan.Check(p, plan.Input{
 		Manifest: abi.Manifest{Harness: "acme", Roots: []string{abi.RootCheckout}},
 		Profile:  acme,
 		Secrets:  []plan.Secret{{Placeholder: "{{loadout.secret.1}}", Server: "docs", Field: plan.FieldHeaders, Key: "Authorization"}},

@@ -84,7 +84,7 @@ func TestCheckDeniedTools(t *testing.T) {
 			t.Parallel()
 			p := base[tc.harness]()
 			tc.mutate(p)
-			err := plan.Check(p, hiding(tc.harness))
+			err := checkPlan(p, hiding(tc.harness))
 			if tc.ok {
 				require.NoError(t, err, "Check(%s)", tc.name)
 				return
@@ -101,7 +101,7 @@ func TestCheckAllowListRequired(t *testing.T) {
 	t.Parallel()
 	p := acmePlan()
 	p.Files[0].Content = strings.Replace(p.Files[0].Content, `,"allowedTools":["search"]`, "", 1)
-	err := plan.Check(p, input("acme"))
+	err := checkPlan(p, input("acme"))
 	require.Error(t, err, "Check(acme plan without beta's allow list) = nil")
 	assert.Contains(t, rules(err), plan.RuleToolRestrictions, "rules; error: %v", err)
 }
@@ -121,8 +121,8 @@ func TestCheckSpellsToolNamesAsTheHarness(t *testing.T) {
 	}
 	in := input("claude")
 	in.Request.Servers[0].DeniedTools = []string{"admin.delete"}
-	require.NoError(t, plan.Check(claude("mcp__alpha__admin_delete"), in), "claude: the hidden tool as Claude names it")
-	err := plan.Check(claude("mcp__alpha__admin.delete"), in)
+	require.NoError(t, checkPlan(claude("mcp__alpha__admin_delete"), in), "claude: the hidden tool as Claude names it")
+	err := checkPlan(claude("mcp__alpha__admin.delete"), in)
 	require.Error(t, err, "claude: a deny rule with the tool's own spelling matches nothing")
 	assert.Contains(t, rules(err), plan.RuleToolRestrictions, "rules; error: %v", err)
 
@@ -131,9 +131,9 @@ func TestCheckSpellsToolNamesAsTheHarness(t *testing.T) {
 	p := claudePlan()
 	p.Prompt = promptHead + "- alpha: all tools\n- beta: only read.all (mcp__beta__read_all)\n"
 	p.Args[6] = "mcp__beta__read_all"
-	require.NoError(t, plan.Check(p, in), "claude: an allowed dotted tool as Claude names it")
+	require.NoError(t, checkPlan(p, in), "claude: an allowed dotted tool as Claude names it")
 	p.Args[6] = "mcp__beta__read.all"
-	assert.Error(t, plan.Check(p, in), "claude: an allow rule with the tool's own spelling")
+	assert.Error(t, checkPlan(p, in), "claude: an allow rule with the tool's own spelling")
 
 	const codexAlpha = "LOADOUT_SPAWN_3 = \"test\" }\n"
 	in = input("codex")
@@ -141,7 +141,7 @@ func TestCheckSpellsToolNamesAsTheHarness(t *testing.T) {
 	for deny, ok := range map[string]bool{`["admin.delete"]`: true, `["admin_delete"]`: false} {
 		p := codexPlan()
 		p.Files[0].Content = strings.Replace(p.Files[0].Content, codexAlpha, codexAlpha+"disabled_tools = "+deny+"\n", 1)
-		if err := plan.Check(p, in); ok {
+		if err := checkPlan(p, in); ok {
 			assert.NoError(t, err, "codex disabled_tools = %s", deny)
 		} else {
 			assert.Error(t, err, "codex disabled_tools = %s", deny)

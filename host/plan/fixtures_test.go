@@ -143,3 +143,9 @@ func promptOf(qualified bool) string {
 
 // promptHead opens the prompt's servers section.
 const promptHead = "## MCP servers\n\nThese MCP servers are configured for this run, each with the tools you may use:\n"
+
+// checkPlan is plan.Check for the tests that need only its verdict.
+func checkPlan(p *abi.Plan, in plan.Input) error {
+	_, err := plan.Check(p, in)
+	return err
+}

@@ -71,7 +71,7 @@ func FuzzCheck(f *testing.F) {
 			pl.Args = append(pl.Args, arg)
 			pl.Env = append(pl.Env, abi.Pair{Name: envName, Value: arg})
 			pl.GitExclude = append(pl.GitExclude, p)
-			err := plan.Check(pl, input(h))
+			err := checkPlan(pl, input(h))
 			if err == nil && escapes(p) {
 				t.Fatalf("Check(%s plan with file %q under %q) = nil, want a path violation", h, p, root)
 			}
@@ -90,7 +90,7 @@ func FuzzCheck(f *testing.F) {
 		for _, h := range []string{"claude", "codex", "pi"} {
 			pl := spawnPlan(h)
 			pl.Files[0].Content = content
-			err := plan.Check(pl, spawnInput(h))
+			err := checkPlan(pl, spawnInput(h))
 			if err != nil {
 				continue
 			}

@@ -167,7 +167,7 @@ func TestCheckAcceptsPluginGoldenPlans(t *testing.T) {
 			}
 			t.Run(harness+"/"+name, func(t *testing.T) {
 				t.Parallel()
-				err := plan.Check(p, in)
+				err := checkPlan(p, in)
 				require.NoError(t, err, "Check(golden plan %s for request %s.json) = %v, want nil", a, name, err)
 			})
 		}
@@ -183,7 +183,7 @@ func TestCheckPinnedSettings(t *testing.T) {
 	dir := filepath.Join("..", "..", "plugins", "gemini", "testdata")
 	golden := readArchive(t, filepath.Join(dir, "rich.txtar"))
 	in := goldenInput(t, "gemini", filepath.Join(dir, "requests", "rich.json"))
-	require.NoError(t, plan.Check(golden, in), "the golden plan passes as rendered")
+	require.NoError(t, checkPlan(golden, in), "the golden plan passes as rendered")
 	const pinned = `"security": {
     "auth": {
       "useExternal": true
@@ -207,7 +207,7 @@ func TestCheckPinnedSettings(t *testing.T) {
 		p.Files = slices.Clone(golden.Files)
 		p.Files[0].Content = edit(golden.Files[0].Content)
 		require.NotEqual(t, golden.Files[0].Content, p.Files[0].Content, name)
-		err := plan.Check(&p, in)
+		err := checkPlan(&p, in)
 		require.Error(t, err, "a config with the pinned settings %s must be refused", name)
 		want := plan.RuleConfigKey
 		if name == "doubled" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
+	"github.com/loadout-dev/loadout/sdk/valuesyntax"
 )
 
 // pathRule allows one path (pattern without "**"), everything under a directory ("dir/**") or
@@ -72,6 +73,14 @@ type harness struct {
 	builtinTools []string
 	// toolNames spells a tool's name as the CLI's rules match it (tools.names); nil: exact.
 	toolNames *toolNames
+	// toolRules are the templates of the rules a tools or denyTools flag takes (tools.rules).
+	toolRules *ProfileToolRules
+	// syntax is how the harness expands its config's strings (valueSyntax); a literal one
+	// expands nothing.
+	syntax *valuesyntax.Syntax
+	// argPasses and envPasses count its passes over a stdio server's command, args and cwd,
+	// and over an env value.
+	argPasses, envPasses int
 	// literal spells a stdio server's command, args and cwd so that the harness passes them on
 	// unchanged (Claude expands ${NAME} in them).
 	literal func(string) string
@@ -621,7 +630,9 @@ func (c *checker) compareServers(name string, warnings []abi.Warning, rs []rende
 	c.warned = warned
 	present := map[string]bool{}
 	last := -1
+	c.renderedIDs = []string{}
 	for _, r := range rs {
+		c.renderedIDs = append(c.renderedIDs, r.id)
 		i, ok := index[r.id]
 		if !ok {
 			c.add(name, r.loc, RuleServerSet, "server %q is not in the vetted request", truncate(r.id, 64))
@@ -637,7 +648,7 @@ func (c *checker) compareServers(name string, warnings []abi.Warning, rs []rende
 		v := c.in.Request.Servers[i]
 		c.compareServer(name, &r, v)
 		if c.h.toolsInArgs && v.ToolsRestricted && !c.allowedToolsFlag {
-			c.add("", "args", RuleToolRestrictions, "server %q restricts its tools but there is no --allowedTools", v.ID)
+			c.add("", "args", RuleToolRestrictions, "server %q restricts its tools but there is no %s", v.ID, c.in.Profile.ToolsFlag())
 		}
 		c.secretPlacement(name, r, &v)
 	}
@@ -662,13 +673,13 @@ func pairValue(ps []abi.Pair, name string) (string, bool) {
 // relocates r.strs); one of a harness without may only be rendered verbatim.
 func (c *checker) compareServer(name string, r *rendered, v abi.Server) {
 	mismatch := func(field, format string, args ...any) {
-		c.add(name, r.loc+"."+field, RuleServerMismatch, format, args...)
+		c.add(name, r.loc+"."+c.h.keyOf(field), RuleServerMismatch, format, args...)
 	}
 	if r.enabled != nil && *r.enabled != v.Enabled {
 		mismatch("enabled", "enabled is %t, the vetted server's is %t", *r.enabled, v.Enabled)
 	}
 	if !v.Enabled && r.enabled == nil {
-		mismatch("enabled", "the vetted server is disabled but is rendered without enabled = false")
+		mismatch("enabled", "the vetted server is disabled but is rendered without %s set to false", c.h.keyOf("enabled"))
 	}
 	switch v.Transport {
 	case abi.TransportStdio:
@@ -816,7 +827,7 @@ func (c *checker) compareTools(name string, r rendered, v abi.Server) {
 	if r.hasEnabledTools {
 		for _, t := range r.enabledTools {
 			if v.ToolsRestricted && !slices.Contains(c.spellAll(v.AllowedTools), t) {
-				c.add(name, r.loc+".enabled_tools", RuleToolRestrictions, "tool %q is not in the vetted allowedTools", truncate(t, 64))
+				c.add(name, r.loc+"."+c.h.keyOf("allowTools"), RuleToolRestrictions, "tool %q is not in the vetted allowedTools", truncate(t, 64))
 			}
 		}
 	}
@@ -834,26 +845,26 @@ func (c *checker) compareTools(name string, r rendered, v abi.Server) {
 	if c.h.hasMeaning("toolExposure") {
 		for _, p := range r.toolExposure {
 			if !validExposure(p.Value) {
-				c.add(name, r.loc+".toolExposure", RuleServerMismatch, "exposure %q of %q is not valid", truncate(p.Value, 32), truncate(p.Name, 64))
+				c.add(name, r.loc+"."+c.h.keyOf("toolExposure"), RuleServerMismatch, "exposure %q of %q is not valid", truncate(p.Value, 32), truncate(p.Name, 64))
 			}
 		}
 		if r.exposure != nil && !validExposure(*r.exposure) {
-			c.add(name, r.loc+".exposure", RuleServerMismatch, "exposure %q is not valid", truncate(*r.exposure, 32))
+			c.add(name, r.loc+"."+c.h.keyOf("exposure"), RuleServerMismatch, "exposure %q is not valid", truncate(*r.exposure, 32))
 		}
 		if !v.ToolsRestricted && c.h.exposureTools {
 			c.compareExposure(name, r, v)
 		}
 		if v.ToolsRestricted && c.h.exposureTools {
 			if r.exposure == nil || *r.exposure != "hidden" {
-				c.add(name, r.loc+".exposure", RuleToolRestrictions, "the vetted server restricts its tools: exposure must be hidden")
+				c.add(name, r.loc+"."+c.h.keyOf("exposure"), RuleToolRestrictions, "the vetted server restricts its tools: exposure must be hidden")
 			}
 			for _, p := range r.toolExposure {
 				switch {
 				case p.Value == "hidden":
 				case !slices.Contains(v.AllowedTools, p.Name):
-					c.add(name, r.loc+".toolExposure", RuleToolRestrictions, "tool %q is exposed but not in the vetted allowedTools", truncate(p.Name, 64))
+					c.add(name, r.loc+"."+c.h.keyOf("toolExposure"), RuleToolRestrictions, "tool %q is exposed but not in the vetted allowedTools", truncate(p.Name, 64))
 				case vettedExposure(v, p.Name) == "hidden":
-					c.add(name, r.loc+".toolExposure", RuleToolRestrictions, "tool %q is exposed but the vetted toolExposure hides it", truncate(p.Name, 64))
+					c.add(name, r.loc+"."+c.h.keyOf("toolExposure"), RuleToolRestrictions, "tool %q is exposed but the vetted toolExposure hides it", truncate(p.Name, 64))
 				}
 			}
 		}
@@ -871,18 +882,18 @@ func (c *checker) compareDenied(name string, r rendered, v abi.Server) {
 		for _, t := range r.deniedTools {
 			lit, ok := c.in.Profile.ReadLiteral(t)
 			if !ok {
-				c.add(name, r.loc+".denyTools", RuleToolRestrictions, "deny entry %q is not a spelling harness %q reads back as a tool name", truncate(t, 64), c.in.Manifest.Harness)
+				c.add(name, r.loc+"."+c.h.keyOf("denyTools"), RuleToolRestrictions, "deny entry %q is not a spelling harness %q reads back as a tool name", truncate(t, 64), c.in.Manifest.Harness)
 				continue
 			}
 			got = append(got, lit)
 		}
 		if want := c.spellAll(v.DeniedTools); !slices.Equal(got, want) && (len(got) > 0 || len(want) > 0) {
-			c.add(name, r.loc+".denyTools", RuleToolRestrictions, "the tool deny list is %q; the vetted server denies exactly %q", truncateAll(got), want)
+			c.add(name, r.loc+"."+c.h.keyOf("denyTools"), RuleToolRestrictions, "the tool deny list is %q; the vetted server denies exactly %q", truncateAll(got), want)
 		}
 	case c.in.Profile.DenyFlag() != "":
 		flag := c.in.Profile.DenyFlag()
 		for _, t := range v.DeniedTools {
-			if !c.denyRules["mcp__"+v.ID+"__"+c.h.toolNames.spell(t)] {
+			if !c.denyRules[c.in.Profile.ToolRule(v.ID, t)] {
 				c.add("", "args", RuleToolRestrictions, "server %q denies tool %q but %s does not name it", v.ID, truncate(t, 64), flag)
 			}
 		}
@@ -900,7 +911,7 @@ func (c *checker) compareExposure(name string, r rendered, v abi.Server) {
 		got = canonicalExposure(*r.exposure)
 	}
 	if got != canonicalExposure(v.Exposure) {
-		c.add(name, r.loc+".exposure", RuleToolRestrictions, "exposure %q differs from the vetted %q", truncate(got, 32), v.Exposure)
+		c.add(name, r.loc+"."+c.h.keyOf("exposure"), RuleToolRestrictions, "exposure %q differs from the vetted %q", truncate(got, 32), v.Exposure)
 	}
 	want := make(map[string]string, len(v.ToolExposure))
 	for _, p := range v.ToolExposure {
@@ -912,7 +923,7 @@ func (c *checker) compareExposure(name string, r rendered, v abi.Server) {
 		same = ok && canonicalExposure(r.toolExposure[i].Value) == w
 	}
 	if !same {
-		c.add(name, r.loc+".toolExposure", RuleToolRestrictions, "toolExposure differs from the vetted server's")
+		c.add(name, r.loc+"."+c.h.keyOf("toolExposure"), RuleToolRestrictions, "toolExposure differs from the vetted server's")
 	}
 }
 

@@ -137,7 +137,7 @@ func TestCheckOAuth(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tc.plan.Warnings = tc.warnings
-			err := plan.Check(tc.plan, tc.in)
+			err := checkPlan(tc.plan, tc.in)
 			if len(tc.want) == 0 {
 				require.NoError(t, err)
 				return
@@ -151,7 +151,7 @@ func TestCheckOAuth(t *testing.T) {
 func TestCheckOAuthSecretPlacement(t *testing.T) {
 	t.Parallel()
 	p := piOAuthPlan(strings.Replace(piOAuth, `"loadout-client"`, `"`+secretAuth+`"`, 1))
-	assert.Contains(t, rules(plan.Check(p, withOAuth("pi"))), plan.RuleSecretPlacement)
+	assert.Contains(t, rules(checkPlan(p, withOAuth("pi"))), plan.RuleSecretPlacement)
 }
 
 // The test harness acme carries lifecycle and idleTimeout keys.
@@ -165,23 +165,23 @@ func TestCheckLifecycle(t *testing.T) {
 		p.Files[0].Content = strings.Replace(p.Files[0].Content, `"args":["serve"]`, `"args":["serve"]`+extra, 1)
 		return p
 	}
-	require.NoError(t, plan.Check(render(`,"lifecycle":"lazy","idleTimeout":15`), in))
+	require.NoError(t, checkPlan(render(`,"lifecycle":"lazy","idleTimeout":15`), in))
 	for _, bad := range []string{
 		`,"lifecycle":"keep-alive","idleTimeout":15`,
 		`,"lifecycle":"lazy","idleTimeout":60`,
 		`,"lifecycle":"lazy"`,
 		`,"lifecycle":1,"idleTimeout":15`,
 	} {
-		assert.Contains(t, rules(plan.Check(render(bad), in)), plan.RuleServerMismatch, bad)
+		assert.Contains(t, rules(checkPlan(render(bad), in)), plan.RuleServerMismatch, bad)
 	}
 	// Left out: only a lifecycle_unsupported warning for the server excuses it.
 	left := render("")
 	left.Warnings = []abi.Warning{{Code: "timeout_adjusted", Server: "alpha", Message: "x"}}
-	assert.Contains(t, rules(plan.Check(left, in)), plan.RuleServerMismatch, "left out with another warning")
+	assert.Contains(t, rules(checkPlan(left, in)), plan.RuleServerMismatch, "left out with another warning")
 	left.Warnings = []abi.Warning{{Code: abi.WarnLifecycleUnsupported, Server: "alpha", Message: "no such setting"}}
-	assert.NoError(t, plan.Check(left, in), "left out with a lifecycle_unsupported warning")
+	assert.NoError(t, checkPlan(left, in), "left out with a lifecycle_unsupported warning")
 	// A lifecycle the request never set is refused too.
-	assert.Contains(t, rules(plan.Check(render(`,"lifecycle":"eager"`), input("acme"))), plan.RuleServerMismatch)
+	assert.Contains(t, rules(checkPlan(render(`,"lifecycle":"eager"`), input("acme"))), plan.RuleServerMismatch)
 }
 
 func TestProfileOAuthKeys(t *testing.T) {

@@ -16,6 +16,8 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/namepattern"
 	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format"
+	"github.com/loadout-dev/loadout/sdk/valuesyntax"
 )
 
 // Profile is what the host knows about one harness, as data (docs/PROFILES.md): the files a
@@ -33,8 +35,10 @@ type Profile struct {
 	// (Gemini CLI's $GEMINI_CLI_HOME/.gemini); paths may name files under them, no others.
 	HiddenDirs []string      `yaml:"hiddenDirs"`
 	Config     ProfileConfig `yaml:"config"`
-	// ValueSyntax is how the harness expands the strings of its config: one of ValueSyntaxes.
-	ValueSyntax string `yaml:"valueSyntax"`
+	// ValueSyntax is how the harness expands the strings of its config: its passes as data
+	// (valuesyntax.Pass), or a name: literal (nothing expanded) or one of the shorthands
+	// ValueSyntaxes lists.
+	ValueSyntax ValueSyntax `yaml:"valueSyntax"`
 	// Passes is how many times, as measured, the harness expands the strings at each value
 	// position (PassPositions): args (a stdio server's command, args and cwd, and a
 	// description), env, url, headers. A position left out takes its value syntax's count.
@@ -135,6 +139,19 @@ type ProfileTools struct {
 	// Names is how the CLI spells an MCP tool's name where its rules match it (its allow and
 	// deny lists): required wherever tools.in is not none.
 	Names ProfileToolNames `yaml:"names"`
+	// Rules is how a rule on the command line names a server or one of its tools: required
+	// exactly when an args entry carries rules (value tools or denyTools).
+	Rules *ProfileToolRules `yaml:"rules"`
+}
+
+// ProfileToolRules are the templates of the rules a CLI's tool flags take (Claude Code 2.1.328:
+// mcp__{server} grants every tool of a server, mcp__{server}__{tool} one tool, the tool spelled
+// as tools.names says). The host writes and checks every rule through them.
+type ProfileToolRules struct {
+	// Server names every tool of a server: the slot {server} once, no other.
+	Server string `yaml:"server"`
+	// Tool names one tool of a server: {server} once, then {tool} once, no other slot.
+	Tool string `yaml:"tool"`
 }
 
 // ProfileToolNames is how a CLI normalises an MCP tool's name before its allow and deny rules
@@ -154,7 +171,8 @@ type ProfileToolNames struct {
 type ProfileArg struct {
 	Flag string `yaml:"flag"`
 	// Value is "none", "pinned" (exactly Pinned), "tools" (tool rules, checked against the
-	// vetted servers) or "denyTools" (the rules of the tools the vetted servers deny, exactly).
+	// vetted servers), "denyTools" (the rules of the tools the vetted servers deny, exactly) or
+	// "servers" (the ids of the servers the config renders, one argument each, in order).
 	Value  string `yaml:"value"`
 	Pinned string `yaml:"pinned"`
 	// Variadic: the harness reads every following argument up to the next flag as a value.
@@ -187,17 +205,6 @@ var ServerKeyMeanings = []string{
 	"oauth", "oauthScopes", "oauthClientId", "lifecycle", "idleTimeout",
 }
 
-// pass is one expansion pass of a value syntax over a string.
-type pass struct {
-	// spell writes s so that the pass gives s back.
-	spell func(string) string
-	// read is what the pass makes of s, and false when it would expand or run part of it.
-	read func(string) (string, bool)
-	// secret spells a secret value so that the pass gives it back wherever in a string it
-	// lands (nil: spell).
-	secret func(string) string
-}
-
 // Value positions: where in a server entry a string sits, each expanded its own number of
 // times by a harness (Profile.Passes).
 const (
@@ -220,75 +227,86 @@ var PassPositions = []string{PosArgs, PosEnv, PosURL, PosHeaders}
 // Gemini CLI's env values and headers).
 const maxPasses = 2
 
-// valueSyntax is one way a harness expands the strings of its config: its first pass, every
-// later one (again; zero: the first's again), and the passes each position gets unless the
-// profile says otherwise.
-type valueSyntax struct {
-	first, again pass
-	passes       map[string]int
+// ValueSyntax is a profile's valueSyntax: a name (Name), or the passes as data (Passes).
+type ValueSyntax struct {
+	Name   string
+	Passes []valuesyntax.Pass
+}
+
+// String is the syntax as a profile names it: its name, or "passes" for one written as data.
+func (v ValueSyntax) String() string {
+	if v.Name != "" {
+		return v.Name
+	}
+	return "passes"
+}
+
+// UnmarshalYAML takes a name or a list of passes, each with exactly the keys expands, dollar
+// and bang (an unknown key is an error, as everywhere in a profile).
+func (v *ValueSyntax) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return n.Decode(&v.Name)
+	case yaml.SequenceNode:
+		for i, item := range n.Content {
+			if item.Kind != yaml.MappingNode {
+				return fmt.Errorf("valueSyntax[%d]: want a pass {expands, dollar, bang}", i)
+			}
+			for j := 0; j < len(item.Content); j += 2 {
+				if k := item.Content[j].Value; k != "expands" && k != "dollar" && k != "bang" {
+					return fmt.Errorf("valueSyntax[%d]: unknown key %q (a pass has expands, dollar, bang)", i, k)
+				}
+			}
+			var ps valuesyntax.Pass
+			if err := item.Decode(&ps); err != nil {
+				return fmt.Errorf("valueSyntax[%d]: %w", i, err)
+			}
+			v.Passes = append(v.Passes, ps)
+		}
+		if len(v.Passes) == 0 {
+			return fmt.Errorf("valueSyntax: an empty list (write literal for a CLI that expands nothing)")
+		}
+		return nil
+	}
+	return fmt.Errorf("valueSyntax: want a name or a list of passes")
+}
+
+// namedSyntax is a value syntax a profile may name: its passes and the count each position
+// gets unless the profile's passes say otherwise.
+type namedSyntax struct {
+	passes []valuesyntax.Pass
+	counts map[string]int
 }
 
 func passesOf(args, env, url, headers int) map[string]int {
 	return map[string]int{PosArgs: args, PosEnv: env, PosURL: url, PosHeaders: headers}
 }
 
-// valueSyntaxes is the closed list of expansion rules the host knows how to escape and read
-// back (docs/FORMATS.md §1.1, §2.1, §3.3, §5.1, §5.2).
-var valueSyntaxes = map[string]valueSyntax{
-	"literal":        {passes: passesOf(0, 0, 0, 0)},
-	"claude-dollar":  {first: pass{dollarBraceLiteral, dollarBraceValue, dollarBraceSecret}, passes: passesOf(1, 1, 1, 1)},
-	"pi-dollar-bang": {first: pass{piLiteral, piValue, piSecret}, passes: passesOf(0, 1, 0, 1)},
-	"gemini-dollar":  {first: pass{everyDollarLiteral, everyDollarURL, nil}, again: pass{dotenvLiteral, dotenvValue, nil}, passes: passesOf(1, 2, 1, 2)},
-	"copilot-dollar": {first: pass{everyDollarLiteral, everyDollarOnce, nil}, passes: passesOf(1, 1, 1, 1)},
-}
+// everyDollar, braceDollar and piDollar are the passes of the measured syntaxes
+// (docs/FORMATS.md §1.1, §2.1, §3.3, §5.1, §5.2).
+var (
+	allForms    = []string{valuesyntax.FormName, valuesyntax.FormBrace, valuesyntax.FormBraceDefault}
+	everyDollar = valuesyntax.Pass{Expands: allForms, Dollar: valuesyntax.DollarRefDefault}
+	braceDollar = valuesyntax.Pass{Expands: []string{valuesyntax.FormBrace, valuesyntax.FormBraceDefault}, Dollar: valuesyntax.DollarRefDefault}
+	piDollar    = valuesyntax.Pass{Expands: []string{valuesyntax.FormName, valuesyntax.FormBrace, valuesyntax.FormCommand}, Dollar: valuesyntax.DollarDouble, Bang: "$!"}
+	dotenv      = valuesyntax.Pass{Expands: []string{valuesyntax.FormName, valuesyntax.FormBrace}, Dollar: valuesyntax.DollarBackslash}
+)
 
-// compose returns the spelling, reading and secret spelling of n passes of vs: the spelling
-// of the last pass innermost, the reading of the first pass first. Zero passes leave every
-// string as it is (secret: nil, no spelling).
-func (vs valueSyntax) compose(n int) (spell func(string) string, read func(string) (string, bool), secret func(string) string) {
-	if n == 0 || vs.first.spell == nil {
-		return verbatim, verbatimValue, nil
-	}
-	ps := []pass{vs.first}
-	for len(ps) < n {
-		if vs.again.spell != nil {
-			ps = append(ps, vs.again)
-		} else {
-			ps = append(ps, vs.first)
-		}
-	}
-	spell = func(s string) string {
-		for i := len(ps) - 1; i >= 0; i-- {
-			s = ps[i].spell(s)
-		}
-		return s
-	}
-	read = func(s string) (string, bool) {
-		for _, p := range ps {
-			var ok bool
-			if s, ok = p.read(s); !ok {
-				return "", false
-			}
-		}
-		return s, true
-	}
-	secret = func(s string) string {
-		for i := len(ps) - 1; i >= 0; i-- {
-			if ps[i].secret != nil {
-				s = ps[i].secret(s)
-			} else {
-				s = ps[i].spell(s)
-			}
-		}
-		return s
-	}
-	return spell, read, secret
+// valueSyntaxes are the names a profile may give its valueSyntax instead of writing the passes:
+// literal, and shorthands for the syntaxes measured first, kept so that a profile naming one
+// keeps its meaning. A profile may write the same passes as data.
+var valueSyntaxes = map[string]namedSyntax{
+	"literal":        {counts: passesOf(0, 0, 0, 0)},
+	"claude-dollar":  {passes: []valuesyntax.Pass{braceDollar}, counts: passesOf(1, 1, 1, 1)},
+	"pi-dollar-bang": {passes: []valuesyntax.Pass{piDollar}, counts: passesOf(0, 1, 0, 1)},
+	"gemini-dollar":  {passes: []valuesyntax.Pass{everyDollar, dotenv}, counts: passesOf(1, 2, 1, 2)},
+	"copilot-dollar": {passes: []valuesyntax.Pass{everyDollar}, counts: passesOf(1, 1, 1, 1)},
 }
 
 // spawnStyles is the closed list of env -i launch encodings (docs/SPAWN-ENV.md).
 var spawnStyles = map[string]spawnStyle{
 	"env-alias":     {ref: "${"},
-	"claude-dollar": {ref: dollarDefaultRef + "{", split: true, cwdFlag: true, dollarVar: dollarDefaultVar},
+	"claude-dollar": {split: true, cwdFlag: true, dollarVar: dollarDefaultVar},
 }
 
 // ValueSyntaxes lists the value syntax names a profile may use, sorted.
@@ -457,9 +475,16 @@ func (p *Profile) compile() (*harness, error) {
 			}
 		}
 	}
-	vs, ok := valueSyntaxes[p.ValueSyntax]
-	if !ok {
-		return nil, fmt.Errorf("valueSyntax %q is none of %v", p.ValueSyntax, ValueSyntaxes())
+	ns := namedSyntax{passes: p.ValueSyntax.Passes, counts: passesOf(1, 1, 1, 1)}
+	if p.ValueSyntax.Passes == nil {
+		var ok bool
+		if ns, ok = valueSyntaxes[p.ValueSyntax.Name]; !ok {
+			return nil, fmt.Errorf("valueSyntax %q is none of %v, nor a list of passes", p.ValueSyntax.Name, ValueSyntaxes())
+		}
+	}
+	sx, err := valuesyntax.Compile(ns.passes)
+	if err != nil {
+		return nil, fmt.Errorf("valueSyntax: %w", err)
 	}
 	for pos, n := range p.Passes {
 		switch {
@@ -467,7 +492,7 @@ func (p *Profile) compile() (*harness, error) {
 			return nil, fmt.Errorf("passes: position %q is none of %v", pos, PassPositions)
 		case n < 0 || n > maxPasses:
 			return nil, fmt.Errorf("passes.%s: %d is not a pass count (0 to %d)", pos, n, maxPasses)
-		case n > 0 && vs.first.spell == nil:
+		case n > 0 && sx.Literal():
 			return nil, fmt.Errorf("passes.%s: valueSyntax %s expands nothing", pos, p.ValueSyntax)
 		}
 	}
@@ -480,12 +505,24 @@ func (p *Profile) compile() (*harness, error) {
 		if n, ok := p.Passes[pos]; ok {
 			return n
 		}
-		return vs.passes[pos]
+		if sx.Literal() {
+			return 0
+		}
+		return ns.counts[pos]
 	}
-	h.literal, h.readLiteral, _ = vs.compose(count(PosArgs))
-	_, h.value, h.spellEnvSecret = vs.compose(count(PosEnv))
-	_, h.url, _ = vs.compose(count(PosURL))
-	_, h.header, h.spellHeaderSecret = vs.compose(count(PosHeaders))
+	h.syntax = sx
+	h.argPasses, h.envPasses = count(PosArgs), count(PosEnv)
+	h.literal, h.readLiteral, _ = compose(sx, count(PosArgs))
+	_, h.value, h.spellEnvSecret = compose(sx, count(PosEnv))
+	_, h.url, _ = compose(sx, count(PosURL))
+	_, h.header, h.spellHeaderSecret = compose(sx, count(PosHeaders))
+	if sx.NeedsDollarVar() && !slices.ContainsFunc(p.Env, func(e ProfileEnv) bool {
+		return e.Name == valuesyntax.DollarVar && e.Value == "$" && e.When == "always"
+	}) {
+		// Without a default the reference gives "$" only while the harness's environment
+		// says so: a caller's value would otherwise be read where the plan wrote "$".
+		return nil, fmt.Errorf("valueSyntax: dollar %q needs env %s=$ set always", valuesyntax.DollarRef, valuesyntax.DollarVar)
+	}
 	dollarVar := ""
 	if p.Spawn != "" {
 		sp, ok := spawnStyles[p.Spawn]
@@ -497,8 +534,19 @@ func (p *Profile) compile() (*harness, error) {
 		}
 		sp.expandMax = p.ExpandMax
 		sp.tilde = p.ExpandsTilde
+		if sp.ref == "" {
+			// The CLI expands "${" in the wrapper's arguments: SPEC's references are "${"
+			// spelled as its value syntax writes it there, which it gives back as "${".
+			if sp.ref = h.literal("${"); sp.ref == "${" {
+				return nil, fmt.Errorf("spawn %s: the value syntax must spell \"${\" in args (the CLI would expand SPEC's references)", p.Spawn)
+			}
+		}
 		h.spawn = &sp
 		dollarVar = sp.dollarVar
+	}
+	if sx.NeedsDollarVar() {
+		// The syntax writes "$" as a reference to the variable: the profile pins it (below).
+		dollarVar = valuesyntax.DollarVar
 	}
 	if f := p.CheckoutEnvFile; f != "" && (path.IsAbs(f) || path.Clean(f) != f || f == ".." || strings.HasPrefix(f, "../")) {
 		return nil, fmt.Errorf("checkoutEnvFile %q: want a clean path relative to the checkout", f)
@@ -548,6 +596,19 @@ func (p *Profile) compile() (*harness, error) {
 		return nil, fmt.Errorf("tools.builtin: only a tools.in args profile has a list to pre-approve built-in tools in")
 	}
 	h.builtinTools = slices.Clone(p.Tools.Builtin)
+	rulesFlag := slices.ContainsFunc(p.Args, func(a ProfileArg) bool { return a.Value == "tools" || a.Value == "denyTools" })
+	if r := p.Tools.Rules; r != nil {
+		if err := checkRuleTemplates(*r); err != nil {
+			return nil, err
+		}
+		h.toolRules = r
+	}
+	switch {
+	case h.toolRules == nil && rulesFlag:
+		return nil, fmt.Errorf("tools.rules: an args entry of value tools or denyTools needs the templates its rules follow (server, tool; docs/PROFILES.md §2)")
+	case h.toolRules != nil && !rulesFlag:
+		return nil, fmt.Errorf("tools.rules: no args entry carries rules (value tools or denyTools)")
+	}
 	for i, a := range p.Args {
 		if !profileFlag.MatchString(a.Flag) {
 			return nil, fmt.Errorf("args[%d].flag %q is not a flag", i, a.Flag)
@@ -568,8 +629,13 @@ func (p *Profile) compile() (*harness, error) {
 				return nil, fmt.Errorf("args[%d]: value denyTools is for a tools.in args profile", i)
 			}
 			r.value = argDenyTools
+		case "servers":
+			if !hasConfig {
+				return nil, fmt.Errorf("args[%d]: value servers names the servers of the config, and the profile has none", i)
+			}
+			r.value = argServers
 		default:
-			return nil, fmt.Errorf("args[%d].value %q is none of none, pinned, tools, denyTools", i, a.Value)
+			return nil, fmt.Errorf("args[%d].value %q is none of none, pinned, tools, denyTools, servers", i, a.Value)
 		}
 		if a.Value != "pinned" && a.Pinned != "" {
 			return nil, fmt.Errorf("args[%d]: pinned is only for value pinned", i)
@@ -583,7 +649,7 @@ func (p *Profile) compile() (*harness, error) {
 		}
 		if !slices.Contains(placeholders, e.Value) && !slices.Contains(profileEnvSwitches, e.Value) &&
 			!(e.Value == "$" && e.Name == dollarVar && dollarVar != "") {
-			return nil, fmt.Errorf("env[%d] %s: the value must be a root placeholder (%v), a switch (%s), or $ for the spawn style's dollar variable", i, e.Name, placeholders, strings.Join(profileEnvSwitches, ", "))
+			return nil, fmt.Errorf("env[%d] %s: the value must be a root placeholder (%v), a switch (%s), or $ for the dollar variable of the spawn style or value syntax", i, e.Name, placeholders, strings.Join(profileEnvSwitches, ", "))
 		}
 		r := envRule{name: e.Name, value: e.Value}
 		switch e.When {
@@ -637,6 +703,25 @@ func mapValues(m map[string]string) []string {
 // keyMeaning is what server key means in h's config ("" for a key it may not carry).
 func (h *harness) keyMeaning(key string) string { return h.serverKeys[key] }
 
+// keyOf names the server key of h's config that means m, as the profile spells it, for
+// messages: "{a,b}" when several do, m itself when none does.
+func (h *harness) keyOf(m string) string {
+	var keys []string
+	for k, meaning := range h.serverKeys {
+		if meaning == m {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	switch len(keys) {
+	case 0:
+		return m
+	case 1:
+		return keys[0]
+	}
+	return "{" + strings.Join(keys, ",") + "}"
+}
+
 // hasMeaning reports whether some server key means m.
 func (h *harness) hasMeaning(m string) bool { return slices.Contains(mapValues(h.serverKeys), m) }
 
@@ -656,22 +741,34 @@ func (p *Profile) SecretSpelling(root, path, field string) func(string) string {
 }
 
 // SecretSpellings returns every spelling of a secret value that a harness config file can
-// hold, before the file format's own escaping: the value itself, then each distinct spelling of
-// the value syntaxes the host knows, in name order. loadout redact masks each of them, and
-// their JSON and TOML spellings, so that no secret a render wrote survives in a log.
+// hold, before the file format's own escaping: the value itself, then each distinct secret
+// spelling of the named value syntaxes (valueSyntaxes) for one and two passes, in name order —
+// the redaction set of the conformity corpus. loadout redact masks each of them, and their JSON
+// and TOML spellings, so that no secret a render wrote survives in a log.
 func SecretSpellings(v string) []string {
 	out := []string{v}
 	for _, name := range ValueSyntaxes() {
+		sx := namedCompiled[name]
+		if sx.Literal() {
+			continue
+		}
 		for n := 1; n <= maxPasses; n++ {
-			if _, _, spell := valueSyntaxes[name].compose(n); spell != nil {
-				if sp := spell(v); !slices.Contains(out, sp) {
-					out = append(out, sp)
-				}
+			if sp := sx.Secret(v, n); !slices.Contains(out, sp) {
+				out = append(out, sp)
 			}
 		}
 	}
 	return out
 }
+
+// namedCompiled holds each named value syntax compiled.
+var namedCompiled = func() map[string]*valuesyntax.Syntax {
+	m := make(map[string]*valuesyntax.Syntax, len(valueSyntaxes))
+	for name, ns := range valueSyntaxes {
+		m[name] = valuesyntax.MustCompile(ns.passes)
+	}
+	return m
+}()
 
 // Profiles are reviewed profiles by harness.
 type Profiles map[string]*Profile
@@ -705,6 +802,20 @@ func LoadProfiles(fsys fs.FS) (Profiles, error) {
 func (p *Profile) Reserves(id string) bool {
 	return p != nil && slices.Contains(p.ReservedNames, id)
 }
+
+// SpawnStyle is how the sdk wraps and reads back a stdio server's launch for this harness
+// (format.WrapSpawn, UnwrapSpawn): its value syntax and passes, expandsTilde and expandMax.
+func (p *Profile) SpawnStyle() format.SpawnStyle {
+	st := format.SpawnStyle{ArgPasses: p.h.argPasses, EnvPasses: p.h.envPasses, ExpandsTilde: p.ExpandsTilde, ExpandMax: p.ExpandMax}
+	if !p.h.syntax.Literal() {
+		st.Syntax = p.h.syntax
+	}
+	return st
+}
+
+// Expands reports whether the harness expands any string of its config (valueSyntax is not
+// literal).
+func (p *Profile) Expands() bool { return !p.h.syntax.Literal() }
 
 // Literal spells a non-secret value (a url, a header, a cwd) as the harness's config must hold
 // it to read it back unchanged, by the profile's value syntax.
@@ -799,6 +910,44 @@ func (tn *toolNames) spell(tool string) string {
 // into, and expects in, the CLI's allow and deny lists.
 func (p *Profile) RuleToolName(tool string) string { return p.h.toolNames.spell(tool) }
 
+// checkRuleTemplates checks tools.rules: each template non-empty printable ASCII without
+// space or comma (the CLI splits its rule arguments there), with exactly its slots.
+func checkRuleTemplates(r ProfileToolRules) error {
+	for _, t := range []struct{ key, tmpl string }{{"server", r.Server}, {"tool", r.Tool}} {
+		if t.tmpl == "" || strings.ContainsFunc(t.tmpl, func(c rune) bool { return c <= ' ' || c > '~' || c == ',' }) {
+			return fmt.Errorf("tools.rules.%s %q: want printable ASCII without space or comma", t.key, t.tmpl)
+		}
+	}
+	slots := func(s string) int { return strings.Count(s, "{") + strings.Count(s, "}") }
+	if strings.Count(r.Server, "{server}") != 1 || slots(r.Server) != 2 {
+		return fmt.Errorf("tools.rules.server %q: want the slot {server} once and no other", r.Server)
+	}
+	si, ti := strings.Index(r.Tool, "{server}"), strings.Index(r.Tool, "{tool}")
+	if strings.Count(r.Tool, "{server}") != 1 || strings.Count(r.Tool, "{tool}") != 1 || slots(r.Tool) != 4 || si > ti {
+		return fmt.Errorf("tools.rules.tool %q: want the slots {server} then {tool}, each once, and no other", r.Tool)
+	}
+	return nil
+}
+
+// ServerRule is the rule granting every tool of server id (tools.rules.server); "" for a profile
+// without rules.
+func (p *Profile) ServerRule(id string) string {
+	if p.h.toolRules == nil {
+		return ""
+	}
+	return strings.Replace(p.h.toolRules.Server, "{server}", id, 1)
+}
+
+// ToolRule is the rule naming tool of server id (tools.rules.tool), the tool spelled as the
+// harness's rules match it (tools.names); "" for a profile without rules.
+func (p *Profile) ToolRule(id, tool string) string {
+	if p.h.toolRules == nil {
+		return ""
+	}
+	r := strings.Replace(p.h.toolRules.Tool, "{server}", id, 1)
+	return strings.Replace(r, "{tool}", p.h.toolNames.spell(tool), 1)
+}
+
 // BuiltinTools are the harness's own tools a run may pre-approve (tools.builtin); none when the
 // profile lists none.
 func (p *Profile) BuiltinTools() []string { return slices.Clone(p.Tools.Builtin) }
@@ -859,6 +1008,10 @@ type pinnedValue struct {
 	text  string
 }
 
+// profilePinnedKey is a top-level key config.pinned may name: a key, or one with a leading "$"
+// (a settings file's "$version", which a CLI reads to know the file needs no rewrite).
+var profilePinnedKey = namepattern.MustCompile(`^\$?[A-Za-z_][A-Za-z0-9_-]*$`, 65)
+
 // compilePinned reads config.pinned into parsed values.
 func compilePinned(cf ProfileConfig) (map[string]pinnedValue, error) {
 	if len(cf.Pinned) == 0 {
@@ -869,8 +1022,8 @@ func compilePinned(cf ProfileConfig) (map[string]pinnedValue, error) {
 	}
 	pins := map[string]pinnedValue{}
 	for key, v := range cf.Pinned {
-		if !profileKey.MatchString(key) || key == cf.Servers || slices.Contains(cf.TopKeys, key) {
-			return nil, fmt.Errorf("config.pinned: %q is not a key of its own", key)
+		if !profilePinnedKey.MatchString(key) || key == cf.Servers || slices.Contains(cf.TopKeys, key) {
+			return nil, fmt.Errorf("config.pinned: %q is not a key of its own (a name, with at most a leading $)", key)
 		}
 		text, err := json.Marshal(v) // maps marshal in sorted key order
 		if err != nil {
@@ -883,4 +1036,15 @@ func compilePinned(cf ProfileConfig) (map[string]pinnedValue, error) {
 		pins[key] = pinnedValue{value, string(text)}
 	}
 	return pins, nil
+}
+
+// compose returns the spelling, reading and secret spelling of n passes of sx. Zero passes (or
+// a literal syntax) leave every string as it is, and secret is nil: no spelling.
+func compose(sx *valuesyntax.Syntax, n int) (spell func(string) string, read func(string) (string, bool), secret func(string) string) {
+	if n == 0 || sx.Literal() {
+		return verbatim, verbatimValue, nil
+	}
+	return func(s string) string { return sx.Spell(s, n) },
+		func(s string) (string, bool) { return sx.Read(s, n) },
+		func(s string) string { return sx.Secret(s, n) }
 }

@@ -3,6 +3,7 @@ package plan_test
 import (
 	"encoding/json"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/plugins"
 	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format"
 )
 
 // profiles are the built-in renderers' reviewed profiles and the test harness acme's.
@@ -41,12 +43,12 @@ func TestBuiltinProfilesLoad(t *testing.T) {
 func TestCheckRefusesAPlanWithoutAProfile(t *testing.T) {
 	p, err := plan.Decode([]byte(`{"files":[]}`))
 	require.NoError(t, err)
-	err = plan.Check(p, plan.Input{Manifest: manifestOf("unknown")})
+	err = checkPlan(p, plan.Input{Manifest: manifestOf("unknown")})
 	vs := plan.Violations(err)
 	require.Len(t, vs, 1)
 	assert.Equal(t, plan.RuleProfile, vs[0].Rule)
 	// A profile of another harness is no profile of this one.
-	err = plan.Check(p, plan.Input{Manifest: manifestOf("unknown"), Profile: profileOf("claude")})
+	err = checkPlan(p, plan.Input{Manifest: manifestOf("unknown"), Profile: profileOf("claude")})
 	vs = plan.Violations(err)
 	require.Len(t, vs, 1)
 	assert.Equal(t, plan.RuleProfile, vs[0].Rule)
@@ -82,6 +84,16 @@ func TestParseProfileRefuses(t *testing.T) {
 		{"timeout bound without a unit", "  format: json", "  format: json\n  timeoutMax: 100", "timeoutMax: needs a timeoutUnit"},
 		{"negative timeout bound", "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    timeout: timeout\n  timeoutUnit: s\n  timeoutMin: -1", "want a positive number"},
 		{"fractional millisecond bound", "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    timeout: timeout\n  timeoutUnit: ms\n  timeoutMax: 1.5", "whole number of milliseconds"},
+		{"tool rules without a flag that carries them", "names: {exact: true}", "names: {exact: true}\n  rules: {server: \"x__{server}\", tool: \"x__{server}__{tool}\"}", "no args entry carries rules"},
+		{"a deny flag without tool rules", "skills: {dir: skills}", "skills: {dir: skills}\nargs:\n  - {flag: --deny, value: denyTools, variadic: true}", "tools.rules: an args entry"},
+		{"tool rule with the tool before the server", "names: {exact: true}", "names: {exact: true}\n  rules: {server: \"x__{server}\", tool: \"{tool}@{server}\"}", "tools.rules.tool"},
+		{"tool rule with an unknown slot", "names: {exact: true}", "names: {exact: true}\n  rules: {server: \"x__{server}\", tool: \"{server}/{tool}/{x}\"}", "tools.rules.tool"},
+		{"server rule with a tool slot", "names: {exact: true}", "names: {exact: true}\n  rules: {server: \"{server}/{tool}\", tool: \"{server}/{tool}\"}", "tools.rules.server"},
+		{"server rule with a space", "names: {exact: true}", "names: {exact: true}\n  rules: {server: \"x {server}\", tool: \"{server}/{tool}\"}", "tools.rules.server"},
+		{"unknown key in a pass", "valueSyntax: literal", "valueSyntax:\n  - {expands: [$NAME], escape: x}", "unknown key \"escape\""},
+		{"pass of an unknown form", "valueSyntax: literal", "valueSyntax:\n  - {expands: [\"%X%\"]}", "valueSyntax: pass 1"},
+		{"no passes", "valueSyntax: literal", "valueSyntax: []", "empty list"},
+		{"dollar reference without its env", "valueSyntax: literal", "valueSyntax:\n  - {expands: [$NAME, \"${NAME}\"], dollar: \"${LOADOUT_SPAWN_DOLLAR}\"}", "needs env LOADOUT_SPAWN_DOLLAR=$ set always"},
 		{"timeout bounds crossed", "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    timeout: timeout\n  timeoutUnit: s\n  timeoutMin: 10\n  timeoutMax: 5", "above timeoutMax"},
 	}
 	for _, tc := range tests {
@@ -137,7 +149,7 @@ func TestThirdPartyHarnessGetsEveryCheck(t *testing.T) {
 			require.Contains(t, p.Files[0].Content, tc.from)
 			p.Files[0].Content = replaceOnce(p.Files[0].Content, tc.from, tc.to)
 			got := []string{}
-			for _, v := range plan.Violations(plan.Check(p, input("acme"))) {
+			for _, v := range plan.Violations(checkPlan(p, input("acme"))) {
 				got = append(got, v.Rule)
 			}
 			assert.Contains(t, got, tc.want)
@@ -150,7 +162,7 @@ func TestThirdPartyHarnessGetsEveryCheck(t *testing.T) {
 		p.Files[0].Content = replaceOnce(p.Files[0].Content, `,"allowedTools":["search"]`, ``)
 		p.Warnings = []abi.Warning{{Code: "tools_not_enforced", Server: "beta", Message: "stated in the prompt only"}}
 		var rules []string
-		for _, v := range plan.Violations(plan.Check(p, input("acme"))) {
+		for _, v := range plan.Violations(checkPlan(p, input("acme"))) {
 			rules = append(rules, v.Rule)
 		}
 		assert.Contains(t, rules, plan.RuleToolRestrictions, "a restricted server without its allow list")
@@ -160,7 +172,7 @@ func TestThirdPartyHarnessGetsEveryCheck(t *testing.T) {
 		p.Args = []string{"-y"}
 		p.Env = []abi.Pair{{Name: "ACME_SYSTEM_SETTINGS_PATH", Value: "/tmp/evil"}}
 		got := []string{}
-		for _, v := range plan.Violations(plan.Check(p, input("acme"))) {
+		for _, v := range plan.Violations(checkPlan(p, input("acme"))) {
 			got = append(got, v.Rule)
 		}
 		assert.Contains(t, got, plan.RuleArg, "a profile that lists no args allows none")
@@ -260,7 +272,7 @@ func TestDescriptionReadBack(t *testing.T) {
 			in.Profile = prof
 			in.Request.Servers[0].Description = vettedDesc
 			var rules []string
-			for _, v := range plan.Violations(plan.Check(p, in)) {
+			for _, v := range plan.Violations(checkPlan(p, in)) {
 				rules = append(rules, v.Field+" "+v.Rule)
 			}
 			if tc.ok {
@@ -325,7 +337,7 @@ func TestTimeoutReadBack(t *testing.T) {
 					in.Request.Servers[i].Timeout = tc.vetted
 				}
 			}
-			err := plan.Check(p, in)
+			err := checkPlan(p, in)
 			if tc.ok {
 				assert.NoError(t, err, "timeout %q for a vetted %vs", tc.timeout, tc.vetted)
 				return
@@ -337,4 +349,327 @@ func TestTimeoutReadBack(t *testing.T) {
 			assert.Contains(t, rules, plan.RuleServerMismatch, "timeout %q for a vetted %vs", tc.timeout, tc.vetted)
 		})
 	}
+}
+
+// TestToolRulesFollowTheProfile: the rules of a tools flag are checked as the profile's
+// tools.rules spells them, not as Claude Code's mcp__ form: with other templates, the plan
+// spelled by them passes and the one in Claude's spelling is refused.
+func TestToolRulesFollowTheProfile(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile("../../plugins/claude/profile.yaml")
+	require.NoError(t, err)
+	const from = `rules: {server: "mcp__{server}", tool: "mcp__{server}__{tool}"}`
+	require.Contains(t, string(src), from)
+	other, err := plan.ParseProfile([]byte(replaceOnce(string(src), from, `rules: {server: "srv:{server}", tool: "srv:{server}/{tool}"}`)))
+	require.NoError(t, err, "ParseProfile(claude with other rule templates)")
+	assert.Equal(t, "srv:beta/a_b", other.ToolRule("beta", "a.b"), "ToolRule spells the tool as tools.names says")
+	assert.Equal(t, "srv:beta", other.ServerRule("beta"), "ServerRule")
+
+	in := input("claude")
+	in.Profile = other
+	err = checkPlan(claudePlan(), in)
+	assert.Contains(t, rules(err), plan.RuleToolRestrictions, "Check(claude plan in mcp__ rules, profile with srv: rules)")
+
+	p := claudePlan()
+	for i, a := range p.Args {
+		p.Args[i] = map[string]string{"mcp__alpha": "srv:alpha", "mcp__beta__search": "srv:beta/search"}[a]
+		if p.Args[i] == "" {
+			p.Args[i] = a
+		}
+	}
+	require.NoError(t, checkPlan(p, in), "Check(claude plan in srv: rules, profile with srv: rules)")
+	p.Args = append(p.Args[:len(p.Args)-1], "srv:beta", "--strict-mcp-config")
+	assert.Contains(t, rules(checkPlan(p, in)), plan.RuleToolRestrictions, "a server rule granting every tool of a restricted server")
+}
+
+// TestProfileDescribesANewValueSyntax: a CLI whose syntax no profile had before ($NAME and
+// ${NAME} expanded, no escape, no default: Qwen Code's settings file) needs only data in its
+// profile. Without a dollar spelling no "$" can be a literal; with a reference to
+// LOADOUT_SPAWN_DOLLAR, pinned to "$", it is spelled and read back, and an expansion refused.
+func TestProfileDescribesANewValueSyntax(t *testing.T) {
+	t.Parallel()
+	base, err := os.ReadFile("testdata/profiles/acme/profile.yaml")
+	require.NoError(t, err)
+	src := replaceOnce(string(base), "valueSyntax: literal", "valueSyntax:\n  - {expands: [$NAME, \"${NAME}\"]}")
+	none, err := plan.ParseProfile([]byte(src))
+	require.NoError(t, err, "ParseProfile(a syntax with no dollar spelling)")
+	assert.True(t, none.Expands())
+	_, ok := none.ReadValue("a$b")
+	assert.False(t, ok, "ReadValue(a$b): the CLI expands $b and has no escape")
+
+	src = replaceOnce(string(base), "valueSyntax: literal", "valueSyntax:\n  - {expands: [$NAME, \"${NAME}\"], dollar: \"${LOADOUT_SPAWN_DOLLAR}\"}\nenv:\n  - {name: LOADOUT_SPAWN_DOLLAR, value: $, when: always}")
+	ref, err := plan.ParseProfile([]byte(src))
+	require.NoError(t, err, "ParseProfile(a syntax with a dollar reference)")
+	assert.Equal(t, "a${LOADOUT_SPAWN_DOLLAR}b", ref.Literal("a$b"))
+	got, ok := ref.ReadValue("a${LOADOUT_SPAWN_DOLLAR}b")
+	assert.True(t, ok && got == "a$b", "ReadValue(spelled) = %q, %t", got, ok)
+	_, ok = ref.ReadHeader("Bearer ${TOKEN}")
+	assert.False(t, ok, "ReadHeader(Bearer ${TOKEN}): an expansion")
+}
+
+// TestNamedSyntaxesAsData: each built-in profile, which writes its value syntax as data, reads
+// and spells as it does with the named shorthand of that syntax in its place.
+func TestNamedSyntaxesAsData(t *testing.T) {
+	t.Parallel()
+	names := map[string]string{"claude": "claude-dollar", "pi": "pi-dollar-bang", "gemini": "gemini-dollar", "copilot": "copilot-dollar"}
+	samples := []string{"plain", "$", "a$b", "${X}", "!cmd", "$$!", `\$x`, "${LOADOUT_SPAWN_DOLLAR:-$}", "x${LOADOUT_SPAWN_DOLLAR:-$}{y}"}
+	for h, name := range names {
+		src, err := plugins.Profiles.ReadFile(h + "/profile.yaml")
+		require.NoError(t, err)
+		asData := profileOf(h)
+		require.NotEmpty(t, asData.ValueSyntax.Passes, "profile of %s writes its syntax as data", h)
+		block := regexp.MustCompile(`(?m)^valueSyntax:\n(  - .*\n)+`).FindString(string(src))
+		require.NotEmpty(t, block, "profile of %s: the valueSyntax block", h)
+		named, err := plan.ParseProfile([]byte(replaceOnce(string(src), block, "valueSyntax: "+name+"\n")))
+		require.NoError(t, err, "ParseProfile(%s with valueSyntax %s)", h, name)
+		for _, s := range samples {
+			assert.Equal(t, named.Literal(s), asData.Literal(s), "%s: Literal(%q)", h, s)
+			for _, read := range []struct {
+				pos        string
+				named, got func(string) (string, bool)
+			}{{"literal", named.ReadLiteral, asData.ReadLiteral}, {"value", named.ReadValue, asData.ReadValue}, {"header", named.ReadHeader, asData.ReadHeader}, {"url", named.ReadURL, asData.ReadURL}} {
+				w, wok := read.named(s)
+				g, gok := read.got(s)
+				assert.True(t, w == g && wok == gok, "%s: read %s %q: named %q %t, as data %q %t", h, read.pos, s, w, wok, g, gok)
+			}
+			for _, field := range []string{plan.FieldEnv, plan.FieldHeaders} {
+				cf := asData.Config
+				assert.Equal(t, named.SecretSpelling(cf.Root, cf.Path, field)(s), asData.SecretSpelling(cf.Root, cf.Path, field)(s), "%s: secret spelling of %q in %s", h, s, field)
+			}
+		}
+		assert.Equal(t, named.SpawnStyle(), asData.SpawnStyle(), "%s: SpawnStyle", h)
+	}
+}
+
+// TestSDKSpawnStylesMatchProfiles: the sdk's spawn style of each built-in renderer spells and
+// reads as its profile says (Split, a rendering choice of Claude's, aside), so the renderer and
+// the checker cannot drift apart.
+func TestSDKSpawnStylesMatchProfiles(t *testing.T) {
+	t.Parallel()
+	for h, st := range map[string]format.SpawnStyle{"claude": format.SpawnClaude, "pi": format.SpawnPi, "gemini": format.SpawnGemini, "copilot": format.SpawnCopilot, "codex": format.SpawnVerbatim} {
+		st.Split = false
+		assert.Equal(t, profileOf(h).SpawnStyle(), st, "spawn style of %s", h)
+	}
+}
+
+// TestCheckPinnedDollarKey: a profile pins a non-boolean top-level key whose name starts with
+// "$" (a settings file's "$version": 4, which keeps a CLI from rewriting the file), and the
+// check wants it exactly: a config without it, or with another number or a string, is refused.
+func TestCheckPinnedDollarKey(t *testing.T) {
+	base, err := os.ReadFile("testdata/profiles/acme/profile.yaml")
+	require.NoError(t, err)
+	src := replaceOnce(string(base), "  servers: servers\n", "  servers: servers\n  pinned:\n    $version: 4\n")
+	require.NotEqual(t, string(base), src)
+	prof, err := plan.ParseProfile([]byte(src))
+	require.NoError(t, err, "a profile may pin $version")
+	in := input("acme")
+	in.Profile = prof
+
+	p := acmePlan()
+	const pinned = `{"$version":4,"servers":{`
+	p.Files[0].Content = replaceOnce(p.Files[0].Content, `{"servers":{`, pinned)
+	require.Contains(t, p.Files[0].Content, pinned)
+	require.NoError(t, checkPlan(p, in), "the config carrying the pinned $version passes")
+
+	for name, to := range map[string]string{
+		"dropped":    `{"servers":{`,
+		"changed":    `{"$version":3,"servers":{`,
+		"as text":    `{"$version":"4","servers":{`,
+		"as a float": `{"$version":4.0,"servers":{`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := acmePlan()
+			p.Files[0].Content = replaceOnce(p.Files[0].Content, `{"servers":{`, to)
+			vs := plan.Violations(checkPlan(p, in))
+			require.NotEmpty(t, vs, "a config with $version %s must be refused", name)
+			assert.Equal(t, plan.RuleConfigKey, vs[0].Rule)
+			assert.Contains(t, vs[0].Error(), "$version")
+		})
+	}
+
+	for _, key := range []string{"$", "$$version", "ver$ion", "$1version"} {
+		_, err := plan.ParseProfile([]byte(replaceOnce(src, "$version: 4", `"`+key+`": 4`)))
+		assert.ErrorContains(t, err, "config.pinned", "pinned key %q is refused", key)
+	}
+}
+
+// synthProfile is a built-in profile with its harness renamed synth and its key names (or
+// flags) replaced as pairs say: a harness the host knows only from this profile.
+func synthProfile(t *testing.T, builtin string, pairs ...string) *plan.Profile {
+	t.Helper()
+	src, err := os.ReadFile("../../plugins/" + builtin + "/profile.yaml")
+	require.NoError(t, err)
+	pairs = append([]string{"harness: " + builtin, "harness: synth"}, pairs...)
+	out := string(src)
+	for i := 0; i < len(pairs); i += 2 {
+		require.Contains(t, out, pairs[i])
+		out = strings.Replace(out, pairs[i], pairs[i+1], 1)
+	}
+	p, err := plan.ParseProfile([]byte(out))
+	require.NoError(t, err)
+	return p
+}
+
+// TestMessagesNameTheProfilesKeys: a violation names the key or flag of the profile it was
+// read through, never another harness's spelling of the same meaning (Codex's enabled_tools
+// and env_vars, Claude's --allowedTools).
+func TestMessagesNameTheProfilesKeys(t *testing.T) {
+	codexLike := synthProfile(t, "codex",
+		"enabled_tools: allowTools", "includeTools: allowTools",
+		"env_vars: envPassthrough", "passEnv: envPassthrough",
+		"    enabled: enabled", "    active: enabled",
+		"disabled_tools: denyTools", "excludeTools: denyTools")
+	codexInput := func() plan.Input {
+		in := input("synth")
+		in.Profile = codexLike
+		in.Manifest.Roots = []string{abi.RootConfig, abi.RootCheckout}
+		return in
+	}
+	codexLikePlan := func(edit func(string) string) *abi.Plan {
+		p := codexPlan()
+		p.Files[0].Content = edit(strings.Replace(p.Files[0].Content, "enabled_tools = ", "includeTools = ", 1))
+		return p
+	}
+	require.NoError(t, checkPlan(codexLikePlan(func(s string) string { return s }), codexInput()), "the faithful plan passes")
+
+	claudeLike := synthProfile(t, "claude", "flag: --allowedTools", "flag: --allow-tools")
+	tests := []struct {
+		name      string
+		plan      *abi.Plan
+		in        plan.Input
+		want      []string // in one violation's error
+		forbidden []string // in none
+	}{
+		{
+			name: "a tool beyond the vetted ones",
+			plan: codexLikePlan(func(s string) string {
+				return replaceOnce(s, `includeTools = ["search"]`, `includeTools = ["search", "admin"]`)
+			}),
+			in: codexInput(), want: []string{`mcp_servers."beta".includeTools`, plan.RuleToolRestrictions}, forbidden: []string{"enabled_tools"},
+		},
+		{
+			name: "an env passthrough on a wrapped server",
+			plan: codexLikePlan(func(s string) string {
+				return replaceOnce(s, "\n\n[mcp_servers.beta]", "\npassEnv = [\"HOME\"]\n\n[mcp_servers.beta]")
+			}),
+			in: codexInput(), want: []string{`mcp_servers."alpha".passEnv`, "takes no passEnv"}, forbidden: []string{"env_vars"},
+		},
+		{
+			name: "a disabled server rendered enabled",
+			plan: codexLikePlan(func(s string) string { return s }),
+			in: func() plan.Input {
+				in := codexInput()
+				in.Request.Servers[1].Enabled = false
+				return in
+			}(),
+			want: []string{`mcp_servers."beta".active`, "without active set to false"}, forbidden: []string{"enabled = false"},
+		},
+		{
+			name: "a denied tool rendered allowed",
+			plan: codexLikePlan(func(s string) string { return s }),
+			in: func() plan.Input {
+				in := codexInput()
+				in.Request.Servers[1].DeniedTools = []string{"admin"}
+				return in
+			}(),
+			want: []string{`mcp_servers."beta".excludeTools`}, forbidden: []string{"disabled_tools", ".denyTools"},
+		},
+		{
+			name: "a restricted server without the tools flag",
+			plan: func() *abi.Plan {
+				p := claudePlan()
+				p.Args = []string{"--mcp-config", "{{loadout.root.run}}/mcp-servers.json", "--strict-mcp-config"}
+				return p
+			}(),
+			in: func() plan.Input {
+				in := input("claude")
+				in.Profile, in.Manifest.Harness, in.Request.Harness = claudeLike, "synth", "synth"
+				in.Request.Run.BuiltinTools = nil
+				return in
+			}(),
+			want: []string{"there is no --allow-tools"}, forbidden: []string{"--allowedTools"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			vs := plan.Violations(checkPlan(tc.plan, tc.in))
+			require.NotEmpty(t, vs)
+			var msgs []string
+			found := false
+			for _, v := range vs {
+				msgs = append(msgs, v.Error())
+				hit := true
+				for _, w := range tc.want {
+					hit = hit && strings.Contains(v.Error(), w)
+				}
+				found = found || hit
+				for _, f := range tc.forbidden {
+					assert.NotContains(t, v.Error(), f)
+				}
+			}
+			assert.True(t, found, "no violation says %q: %q", tc.want, msgs)
+		})
+	}
+}
+
+// TestServersArg: a flag of value servers must carry exactly the ids of the servers the config
+// renders, one argument each, in order, so that the harness loads those and no other (a yargs
+// array such as --allowed-mcp-server-names).
+func TestServersArg(t *testing.T) {
+	base, err := os.ReadFile("testdata/profiles/acme/profile.yaml")
+	require.NoError(t, err)
+	src := string(base) + "args:\n" +
+		"  - {flag: --allowed-mcp-server-names, value: servers, variadic: true, required: true}\n" +
+		"  - {flag: --approval-mode, value: pinned, pinned: default, required: true}\n"
+	prof, err := plan.ParseProfile([]byte(src))
+	require.NoError(t, err)
+	in := input("acme")
+	in.Profile = prof
+	withArgs := func(args ...string) *abi.Plan {
+		p := acmePlan()
+		p.Args = append(args, "--approval-mode", "default")
+		return p
+	}
+	require.NoError(t, checkPlan(withArgs("--allowed-mcp-server-names", "alpha", "beta"), in), "the ids the config renders, in order")
+
+	for name, args := range map[string][]string{
+		"one left out":         {"--allowed-mcp-server-names", "alpha"},
+		"none":                 {"--allowed-mcp-server-names"},
+		"one added":            {"--allowed-mcp-server-names", "alpha", "beta", "gamma"},
+		"reordered":            {"--allowed-mcp-server-names", "beta", "alpha"},
+		"one repeated":         {"--allowed-mcp-server-names", "alpha", "alpha", "beta"},
+		"as a comma list":      {"--allowed-mcp-server-names", "alpha,beta"},
+		"the flag left out":    {},
+		"the flag given twice": {"--allowed-mcp-server-names", "alpha", "beta", "--allowed-mcp-server-names", "alpha", "beta"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			vs := plan.Violations(checkPlan(withArgs(args...), in))
+			require.NotEmpty(t, vs, "args %q must be refused", args)
+			var rules []string
+			for _, v := range vs {
+				rules = append(rules, v.Rule)
+				assert.Contains(t, v.Error(), "--allowed-mcp-server-names")
+			}
+			assert.Contains(t, rules, plan.RuleArg)
+		})
+	}
+
+	t.Run("a config without servers", func(t *testing.T) {
+		p := acmePlan()
+		p.Files = []abi.File{{Root: abi.RootConfig, Path: "mcp.json", Mode: "0600", Format: abi.FormatJSON, Content: `{"servers":{}}`}}
+		p.Args = []string{"--allowed-mcp-server-names", "--approval-mode", "default"}
+		empty := in
+		empty.Request = vetted("acme")
+		empty.Request.Servers, empty.Request.Skills = nil, nil
+		empty.Secrets, empty.Blobs = nil, nil
+		assert.NoError(t, checkPlan(p, empty), "no server rendered: the flag stands alone")
+		p.Args = []string{"--allowed-mcp-server-names", "alpha", "--approval-mode", "default"}
+		assert.Error(t, checkPlan(p, empty), "an id the config does not render")
+	})
+
+	t.Run("a profile without a config", func(t *testing.T) {
+		_, err := plan.ParseProfile([]byte("harness: bare\nmeasured: x\nvalueSyntax: literal\ntools: {in: none}\n" +
+			"args:\n  - {flag: --only, value: servers}\n"))
+		assert.ErrorContains(t, err, "value servers")
+	})
 }

@@ -37,7 +37,7 @@ func TestPromptIsTheHosts(t *testing.T) {
 			t.Run(h+"/"+tc.name, func(t *testing.T) {
 				p := plans[h]()
 				p.Prompt = tc.prompt(h)
-				err := plan.Check(p, input(h))
+				err := checkPlan(p, input(h))
 				if tc.ok {
 					require.NoError(t, err, "prompt %q", p.Prompt)
 					assert.Equal(t, promptOf(qualified[h]), p.Prompt, "the checked plan carries the host's prompt")

@@ -32,14 +32,14 @@ func TestSkillMarkdownIsCanonical(t *testing.T) {
 	for _, h := range []string{"claude", "codex", "pi"} {
 		base := map[string]func() *abi.Plan{"claude": claudePlan, "codex": codexPlan, "pi": piPlan}[h]
 		t.Run(h, func(t *testing.T) {
-			require.NoError(t, plan.Check(base(), input(h)), "the faithful %s plan", h)
+			require.NoError(t, checkPlan(base(), input(h)), "the faithful %s plan", h)
 			for _, tc := range tests {
 				t.Run(tc.name, func(t *testing.T) {
 					p := base()
 					require.Equal(t, "skills/demo/SKILL.md", p.Files[1].Path)
 					p.Files[1].Content = tc.content
 					var got []string
-					for _, v := range plan.Violations(plan.Check(p, input(h))) {
+					for _, v := range plan.Violations(checkPlan(p, input(h))) {
 						got = append(got, v.File+" "+v.Rule)
 					}
 					assert.Contains(t, got, "config:skills/demo/SKILL.md "+plan.RuleSkill, "SKILL.md %q", tc.content)
@@ -89,7 +89,7 @@ func TestContextDirHoldsOnlyFoldedSkills(t *testing.T) {
 			p, in := claudePlan(), input("claude")
 			tc.mutate(p, &in)
 			var got []string
-			for _, v := range plan.Violations(plan.Check(p, in)) {
+			for _, v := range plan.Violations(checkPlan(p, in)) {
 				got = append(got, v.File+" "+v.Rule)
 			}
 			if tc.want == "" {

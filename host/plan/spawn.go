@@ -36,7 +36,8 @@ const (
 
 // spawnStyle is how one harness carries the wrapper (docs/SPAWN-ENV.md, "Per harness").
 type spawnStyle struct {
-	// ref opens an alias reference in SPEC; the alias name and "}" follow.
+	// ref opens an alias reference in SPEC; the alias name and "}" follow. Empty in the
+	// spawnStyles list: "${" as the profile's value syntax spells it in args.
 	ref string
 	// split: a value may be carried by several aliases whose references are concatenated (Claude
 	// splits its values at every "${"); otherwise every name has exactly one alias.
@@ -86,92 +87,6 @@ func (sp *spawnStyle) specForm(spec string) (ref, tokens string) {
 func verbatim(s string) string { return s }
 
 func verbatimValue(s string) (string, bool) { return s, true }
-
-// dollarBraceLiteral is Claude Code's spelling of s: every "${" (which Claude would expand from its
-// own environment) as dollarDefaultRef+"{".
-func dollarBraceLiteral(s string) string { return strings.ReplaceAll(s, "${", dollarDefaultRef+"{") }
-
-// dollarBraceValue is what Claude Code makes of s: every dollarDefaultRef becomes "$" (Claude
-// expands ${NAME:-default}, and the variable is unset or "$"), so it reverses both
-// dollarBraceLiteral and dollarBraceSecret. It returns false when s holds any other "${",
-// which Claude would expand from its own environment.
-func dollarBraceValue(s string) (string, bool) {
-	var b strings.Builder
-	for {
-		i := strings.Index(s, "${")
-		if i < 0 {
-			b.WriteString(s)
-			return b.String(), true
-		}
-		rest, ok := strings.CutPrefix(s[i:], dollarDefaultRef)
-		if !ok {
-			return "", false
-		}
-		b.WriteString(s[:i] + "$")
-		s = rest
-	}
-}
-
-// dollarBraceSecret spells a secret value for Claude Code: every "$" that could start an expansion
-// (before "{", or last, where the text after the placeholder could supply the "{") as
-// dollarDefaultRef, which Claude turns back into "$".
-func dollarBraceSecret(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '$' && (i+1 == len(s) || s[i+1] == '{') {
-			b.WriteString(dollarDefaultRef)
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// piSecret spells a secret value for Pi wherever it sits in a value: every "$" as "$$" and
-// every "!" as "$!" (Pi reads both escapes anywhere, and a "!" may end up leading the value).
-func piSecret(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '$' || s[i] == '!' {
-			b.WriteByte('$')
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// piLiteral is Pi's spelling of s: every "$" as "$$", then a leading "!" as "$!".
-func piLiteral(s string) string {
-	s = strings.ReplaceAll(s, "$", "$$")
-	if strings.HasPrefix(s, "!") {
-		s = "$" + s
-	}
-	return s
-}
-
-// piValue is what Pi makes of an env or header value s (docs/SPAWN-ENV.md): "$$" is a literal
-// "$" and "$!" a literal "!" wherever they stand, so it reverses both piLiteral and piSecret.
-// It returns false for a leading "!" (a shell command for Pi) and for any other "$" (an
-// expansion, or text whose reading Pi does not document).
-func piValue(s string) (string, bool) {
-	if strings.HasPrefix(s, "!") {
-		return "", false
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '$' {
-			b.WriteByte(s[i])
-			continue
-		}
-		if i+1 < len(s) && (s[i+1] == '$' || s[i+1] == '!') {
-			b.WriteByte(s[i+1])
-			i++
-			continue
-		}
-		return "", false
-	}
-	return b.String(), true
-}
 
 // validSpawnName reports whether env -S can assign name: ^[A-Za-z_][A-Za-z0-9_]*$.
 func validSpawnName(name string) bool {
@@ -317,13 +232,18 @@ func (c *checker) checkSpawn(name string, r *rendered, v abi.Server) {
 	case !slices.Equal(ops, want):
 		at := min(i, len(args))
 		if len(ops) > 0 && strings.HasPrefix(ops[0], "-") {
-			wrapper(at, "env option %q is not allowed: the wrapper takes only -i, -C <vetted cwd> (claude) and -S SPEC before the vetted command", truncate(ops[0], 32))
+			cwd := ""
+			if sp.cwdFlag {
+				cwd = "-C <vetted cwd>, "
+			}
+			wrapper(at, "env option %q is not allowed: the wrapper takes only -i, %s-S SPEC before the vetted command", truncate(ops[0], 32), cwd)
 		} else {
 			wrapper(at, "the command and args after the wrapper's options are not the vetted ones")
 		}
 	}
 	if r.hasEnvVars {
-		c.add(name, r.loc+".env_vars", RuleSpawnWrapper, "a wrapped server takes no env_vars: its spawn env travels in aliases only")
+		key := c.h.keyOf("envPassthrough")
+		c.add(name, r.loc+"."+key, RuleSpawnWrapper, "a wrapped server takes no %s: its spawn env travels in aliases only", key)
 	}
 	if !optionsOK && specAt < 0 {
 		// Read SPEC where a hostile wrapper put it, for the diagnostics below.

@@ -130,7 +130,7 @@ func TestCheckAcceptsSpawnWrapper(t *testing.T) {
 	for _, harness := range []string{"claude", "codex", "pi"} {
 		t.Run(harness, func(t *testing.T) {
 			t.Parallel()
-			err := plan.Check(spawnPlan(harness), spawnInput(harness))
+			err := checkPlan(spawnPlan(harness), spawnInput(harness))
 			require.NoError(t, err, "Check(%s plan with every stdio server env-wrapped) = %v, want nil", harness, err)
 		})
 	}
@@ -140,7 +140,7 @@ func TestCheckAcceptsSpawnWrapper(t *testing.T) {
 		t.Parallel()
 		p := spawnPlan("claude")
 		p.Files[0].Content = strings.Replace(p.Files[0].Content, `"-i","-C","/srv/a",`, `"-i",`, 1)
-		require.NoError(t, plan.Check(p, spawnInput("claude")), "Check(claude wrapper without -C) = error, want nil")
+		require.NoError(t, checkPlan(p, spawnInput("claude")), "Check(claude wrapper without -C) = error, want nil")
 	})
 	t.Run("unsupported name left out with a warning", func(t *testing.T) {
 		t.Parallel()
@@ -148,9 +148,9 @@ func TestCheckAcceptsSpawnWrapper(t *testing.T) {
 		in.Request.Servers[1].HostEnv = []abi.Pair{{Name: "MY-VAR", Value: "x"}}
 		p := spawnPlan("codex")
 		p.Warnings = []abi.Warning{{Code: "env_name_unsupported", Server: "beta", Message: "MY-VAR left out"}}
-		require.NoError(t, plan.Check(p, in), "Check(codex wrapper leaving MY-VAR out with a warning) = error, want nil")
+		require.NoError(t, checkPlan(p, in), "Check(codex wrapper leaving MY-VAR out with a warning) = error, want nil")
 		p.Warnings = nil
-		assert.Contains(t, rules(plan.Check(p, in)), plan.RuleSpawnEnv, "Check(codex wrapper leaving MY-VAR out without a warning)")
+		assert.Contains(t, rules(checkPlan(p, in)), plan.RuleSpawnEnv, "Check(codex wrapper leaving MY-VAR out without a warning)")
 	})
 	t.Run("claude env values spelled with the dollar", func(t *testing.T) {
 		t.Parallel()
@@ -159,7 +159,7 @@ func TestCheckAcceptsSpawnWrapper(t *testing.T) {
 			`CFG=`+claudeD+`{LOADOUT_SPAWN_3}`+claudeD+`{LOADOUT_SPAWN_4}`, `CFG=`+claudeD+`{LOADOUT_SPAWN_3}`, 1),
 			`"LOADOUT_SPAWN_3":"a $","LOADOUT_SPAWN_4":"{HOME} !b $x",`, `"LOADOUT_SPAWN_3":"a `+claudeD+`{HOME} !b $x",`, 1)
 		p.Files[0].Content = strings.NewReplacer("LOADOUT_SPAWN_5", "LOADOUT_SPAWN_4", "LOADOUT_SPAWN_6", "LOADOUT_SPAWN_5").Replace(p.Files[0].Content)
-		require.NoError(t, plan.Check(p, spawnInput("claude")), "Check(claude wrapper with an unsplit value spelled for Claude) = error, want nil")
+		require.NoError(t, checkPlan(p, spawnInput("claude")), "Check(claude wrapper with an unsplit value spelled for Claude) = error, want nil")
 	})
 }
 
@@ -276,7 +276,7 @@ func TestCheckHostileSpawnWrappers(t *testing.T) {
 			p := spawnPlan(tc.harness)
 			in := spawnInput(tc.harness)
 			tc.mutate(p, &in)
-			err := plan.Check(p, in)
+			err := checkPlan(p, in)
 			require.Error(t, err, "Check(%s wrapper plan with %s) = nil, want a violation", tc.harness, tc.name)
 			got := rules(err)
 			want := tc.want
@@ -334,7 +334,7 @@ func TestCheckHarnessSpelling(t *testing.T) {
 			p := spawnPlan(tc.harness)
 			p.Files[0].Content = tc.config
 			p.Files[0].Secret = false
-			err := plan.Check(p, in)
+			err := checkPlan(p, in)
 			if tc.ok {
 				require.NoError(t, err, "Check(%s config %s) = %v, want nil", tc.harness, tc.config, err)
 				return

@@ -8,11 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/host/redact"
+
+	"github.com/loadout-dev/loadout/sdk/valuesyntax"
 )
 
 func TestCopilotSpelling(t *testing.T) {
 	const d = "${LOADOUT_SPAWN_DOLLAR:-$}"
-	vs := onePass(valueSyntaxes["copilot-dollar"])
+	vs := onePass("copilot-dollar")
 	tests := []struct{ in, spelled string }{
 		{"plain", "plain"},
 		{"$", d},
@@ -67,7 +69,7 @@ func FuzzCopilotSpelling(f *testing.F) {
 	for _, s := range []string{"", "$", "a$HOME", "${HOME}", `\$x`, `!e2e-canary-$ecret-${HOME}-\"'`, "$$", `\\$`} {
 		f.Add(s, "x")
 	}
-	vs := onePass(valueSyntaxes["copilot-dollar"])
+	vs := onePass("copilot-dollar")
 	f.Fuzz(func(t *testing.T, s, next string) {
 		sp := vs.spellSecret(s)
 		got, ok := vs.value(sp)
@@ -93,7 +95,7 @@ type onePassSyntax struct {
 	value, url, unliteral func(string) (string, bool)
 }
 
-func onePass(vs valueSyntax) onePassSyntax {
-	spell, read, secret := vs.compose(1)
+func onePass(name string) onePassSyntax {
+	spell, read, secret := compose(valuesyntax.MustCompile(valueSyntaxes[name].passes), 1)
 	return onePassSyntax{literal: spell, spellSecret: secret, value: read, url: read, unliteral: read}
 }

@@ -3,6 +3,8 @@ package plan
 import (
 	"strings"
 	"testing"
+
+	"github.com/loadout-dev/loadout/sdk/valuesyntax"
 )
 
 func TestGeminiSpelling(t *testing.T) {
@@ -95,11 +97,11 @@ func FuzzGeminiSpelling(f *testing.F) {
 // everyDollarValueLiteral and everyDollarValue are Gemini's two passes over an env or header
 // value, composed: what the gemini-dollar syntax writes and reads there.
 func everyDollarValueLiteral(s string) string {
-	spell, _, _ := valueSyntaxes["gemini-dollar"].compose(2)
+	spell, _, _ := compose(valuesyntax.MustCompile(valueSyntaxes["gemini-dollar"].passes), 2)
 	return spell(s)
 }
 
 func everyDollarValue(s string) (string, bool) {
-	_, read, _ := valueSyntaxes["gemini-dollar"].compose(2)
+	_, read, _ := compose(valuesyntax.MustCompile(valueSyntaxes["gemini-dollar"].passes), 2)
 	return read(s)
 }

@@ -70,7 +70,7 @@ func TestCheckAcceptsWrapSpawn(t *testing.T) {
 			in.Secrets = []plan.Secret{{Placeholder: secretKey, Value: "k", Server: "s", Field: plan.FieldEnv, Key: "TOKEN"}}
 			p := spawnPlan(harness)
 			p.Files[0].Content = string(content)
-			err = plan.Check(p, in)
+			err = checkPlan(p, in)
 			require.NoError(t, err, "Check(%s config from WrapSpawn) = %v, want nil; config:\n%s", harness, err, content)
 			if harness != "copilot" {
 				return
@@ -88,7 +88,7 @@ func TestCheckAcceptsWrapSpawn(t *testing.T) {
 				content, err := format.MarshalJSON(format.NewObject().Set("mcpServers", format.NewObject().Set(server.ID, entry)))
 				require.NoError(t, err, "encode the copilot config")
 				p.Files[0].Content = string(content)
-				err = plan.Check(p, in)
+				err = checkPlan(p, in)
 				require.ErrorContains(t, err, why, "Check(copilot alias %s = %q), want a refusal of the alias", sp.Env[0].Name, bare)
 			}
 		})
@@ -123,7 +123,7 @@ func TestCheckCopilotLongSpec(t *testing.T) {
 		in.Secrets = nil
 		p := spawnPlan("copilot")
 		p.Files[0].Content = string(content)
-		return plan.Check(p, in)
+		return checkPlan(p, in)
 	}
 	require.NoError(t, check(sp.Args), "Check(the long SPEC WrapSpawn writes)")
 	escaped := strings.ReplaceAll(strings.TrimRight(sp.Args[2], " "), "${", format.ClaudeDollar+"{")
@@ -162,7 +162,7 @@ func TestCheckPiTildeOperands(t *testing.T) {
 		in.Secrets = nil
 		p := spawnPlan("pi")
 		p.Files[0].Content = string(content)
-		return plan.Check(p, in)
+		return checkPlan(p, in)
 	}
 	require.Equal(t, []string{"-i", "-S", "T=${LOADOUT_SPAWN_1} ${LOADOUT_SPAWN_2} ${LOADOUT_SPAWN_3} ${LOADOUT_SPAWN_4} ${LOADOUT_SPAWN_5} ${LOADOUT_SPAWN_6}", "a~/x", "--opt=~/x"}, sp.Args)
 	require.NoError(t, check(sp.Args, sp.Env), "Check(the SPEC WrapSpawn writes)")

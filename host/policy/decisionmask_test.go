@@ -61,9 +61,9 @@ func TestVetMasksTheDecision(t *testing.T) {
 		msgs = append(msgs, w.Code+": "+w.Message)
 	}
 	assert.Equal(t, []string{
-		"quoted_drop: dropped next to " + MaskedMessageValue,
-		"quoted_deny: refused, unlike " + MaskedMessageValue,
-		"quoted_warn: kept with " + MaskedMessageValue,
+		"quoted_drop: dropped next to [REDACTED]",
+		"quoted_deny: refused, unlike [REDACTED]",
+		"quoted_warn: kept with [REDACTED]",
 	}, msgs)
 	assert.Contains(t, d.Servers[1].Reasons[0].Message, "kept-secret-1", "Vet leaves the caller's decision as it was")
 	for _, m := range msgs {

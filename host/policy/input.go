@@ -6,6 +6,7 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
+	"github.com/loadout-dev/loadout/host/redact"
 	"github.com/loadout-dev/loadout/host/spec"
 )
 
@@ -18,13 +19,10 @@ import (
 type inputOptions struct {
 	harness string
 	// mask replaces the values that are secrets (secretKeys entries, stored tokens, and the
-	// entries of extra) by MaskedValue: for printing only, never for a decision.
+	// entries of extra) by redact.Mask: for printing only, never for a decision.
 	mask  bool
 	extra map[secretKey]bool
 }
-
-// MaskedValue stands for a secret value in the input document `loadout policy input` prints.
-const MaskedValue = "<secret>"
 
 type secretKey struct {
 	server      int
@@ -96,7 +94,7 @@ func serverValue(req *spec.Request, i int, opt inputOptions) ast.Value {
 		for n, p := range ps {
 			v := p.Value
 			if v != "" && secret(field, p.Name) {
-				v = MaskedValue
+				v = redact.Mask
 			}
 			items[n] = item(p.Name, ast.String(v))
 		}
@@ -104,7 +102,7 @@ func serverValue(req *spec.Request, i int, opt inputOptions) ast.Value {
 	}
 	shownToken := token
 	if opt.mask && token != "" {
-		shownToken = MaskedValue
+		shownToken = redact.Mask
 	}
 	var facts ast.Value = ast.NewObject()
 	switch s.Transport {
@@ -227,9 +225,9 @@ func tokenFor(req *spec.Request, id string) string {
 
 // InputDocument is the input document of req as JSON values, as `loadout policy input`
 // prints it: every value a server's secretKeys name, every stored token and every entry the
-// policy itself declares a secret is MaskedValue. harness overrides the request's own when not
-// empty. The policy receives the values; this form is only for reading. Safe for concurrent
-// use.
+// policy itself declares a secret is redact.Mask, as everywhere loadout shows a secret.
+// harness overrides the request's own when not empty. The policy receives the values; this
+// form is only for reading. Safe for concurrent use.
 func (e *Engine) InputDocument(req *spec.Request, hostEnv []spec.Pair, harness string, declared []SecretRef) (any, error) {
 	extra := make(map[secretKey]bool, len(declared))
 	for _, r := range declared {

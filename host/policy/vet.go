@@ -60,6 +60,7 @@ type Vetted struct {
 	secrets    []Secret
 	blobs      []Blob
 	redactions []string
+	redactor   *redact.Redactor
 	spawn      map[string][]spec.Pair
 	dropped    []spec.Diagnostic
 	origins    []int
@@ -108,6 +109,10 @@ func (v *Vetted) Blobs() []Blob { return slices.Clone(v.blobs) }
 // secret order.
 func (v *Vetted) Redactions() []string { return slices.Clone(v.redactions) }
 
+// Redactor masks the redaction set with host/redact's model. It is built once, by Vet, and
+// shared: every message, result and log line of the request is masked with it.
+func (v *Vetted) Redactor() *redact.Redactor { return v.redactor }
+
 // SpawnEnv is the complete environment a kept stdio server id is spawned with (raw values):
 // the host variables the policy lets through, then the server's kept env, then its stored
 // token as MCP_ACCESS_TOKEN. Nil for an unknown id or an http server.
@@ -121,7 +126,7 @@ func (v *Vetted) Origins() []int { return slices.Clone(v.origins) }
 func (v *Vetted) Dropped() []spec.Diagnostic { return slices.Clone(v.dropped) }
 
 // Decision is the policy decision the request was vetted with, every secret spelling in its
-// messages masked (MaskedMessageValue), as the result carries it.
+// messages masked (redact.Mask), as the result carries it.
 func (v *Vetted) Decision() *Decision { return v.decision }
 
 // Empty reports whether nothing is left to render: no server and no skill.
@@ -183,14 +188,13 @@ func Vet(req *spec.Request, d *Decision, hostEnv []spec.Pair, opts VetOptions) (
 				Servers:    make([]abi.Server, 0, len(req.Servers)),
 				Skills:     []abi.Skill{},
 			},
-			secrets:    make([]Secret, 0, len(d.Secrets)),
-			blobs:      []Blob{},
-			redactions: make([]string, 0, 3*len(d.Secrets)),
-			spawn:      map[string][]spec.Pair{},
-			origins:    make([]int, 0, len(req.Servers)),
-			dropped:    make([]spec.Diagnostic, 0, dropCount(d)),
-			decision:   d,
-			warnings:   slices.Clone(d.Warnings),
+			secrets:  make([]Secret, 0, len(d.Secrets)),
+			blobs:    []Blob{},
+			spawn:    map[string][]spec.Pair{},
+			origins:  make([]int, 0, len(req.Servers)),
+			dropped:  make([]spec.Diagnostic, 0, dropCount(d)),
+			decision: d,
+			warnings: slices.Clone(d.Warnings),
 		},
 	}
 	var pairs, tools int
@@ -317,7 +321,7 @@ func (vt *vetter) maskMessages() {
 	}
 	// One redactor for every message: its cost grows with the messages' length, not with
 	// messages × secrets, so a request of N servers is masked in time linear in N.
-	mask := redact.New(vt.out.redactions).String
+	mask := vt.out.redactor.String
 	for i := range vt.out.dropped {
 		vt.out.dropped[i].Message = mask(vt.out.dropped[i].Message)
 	}
@@ -361,9 +365,6 @@ func (vt *vetter) maskMessages() {
 	}
 	vt.out.decision = &d
 }
-
-// MaskedMessageValue replaces a secret a rule's message quotes: redact's one mask.
-const MaskedMessageValue = redact.Mask
 
 // manyEntries is where a lookup by scan gives way to a map.
 const manyEntries = 16
@@ -681,77 +682,88 @@ func (vt *vetter) skill(sk *spec.Skill, opts VetOptions) {
 }
 
 // redactions spells every secret value the run may log: the rendered ones, then every value a
-// rule marks secret whatever became of it (a refused server's, an entry the policy removed, a
-// declared credential the run's token replaced), and every stored token, kept server or not.
-// A value someone marked secret stays masked in logs whether or not it was rendered.
+// rule marks secret whatever became of it (KnownRedactions). A value someone marked secret
+// stays masked in logs whether or not it was rendered.
 func (vt *vetter) redactions(req *spec.Request, d *Decision) {
-	var seen map[string]bool // once there are many
-	add := func(spelling string) {
-		if spelling == "" {
-			return
-		}
-		if seen == nil && len(vt.out.redactions) >= manyEntries {
-			seen = make(map[string]bool, 2*len(vt.out.redactions))
-			for _, r := range vt.out.redactions {
-				seen[r] = true
-			}
-		}
-		if seen != nil {
-			if seen[spelling] {
-				return
-			}
-			seen[spelling] = true
-		} else if slices.Contains(vt.out.redactions, spelling) {
-			return
-		}
-		vt.out.redactions = append(vt.out.redactions, spelling)
-	}
-	spell := func(v string) {
-		// Each harness spelling loadout may write (Claude's ${…:-$}, Pi's $$ and $!), each
-		// also as the config file's format escapes it.
-		for _, sp := range plan.SecretSpellings(v) {
-			add(sp)
-			if !spelledAsIs(sp) {
-				add(jsonSpelling(sp))
-				add(tomlSpelling(sp))
-			}
-		}
-	}
+	var set redact.Set
 	for _, s := range vt.out.secrets {
-		spell(s.Value)
+		spell(&set, s.Value)
 	}
-	for _, ref := range d.Secrets {
-		s := &req.Servers[ref.Server]
-		ps := s.Env
-		if ref.Field == "headers" {
-			ps = s.Headers
+	known(&set, req, d)
+	vt.out.redactions = set.List()
+	vt.out.redactor = redact.New(vt.out.redactions)
+}
+
+// KnownRedactions is the redaction set of req as far as it is known, for reporting an error
+// of a request that was not vetted. With the policy's decision d: every value a rule marks
+// secret, whatever became of it (a refused server's, an entry the policy removed, a declared
+// credential the run's token replaced), the declared secrets of the servers the parser
+// dropped, and every stored token, kept server or not; Vetted.Redactions is this set with the
+// rendered secrets first. Without one (d nil: the policy did not decide), the secrets the
+// request declares itself: the env and header values its secretKeys name, the declared
+// secrets of the servers the parser dropped, and every stored token. Safe for concurrent use.
+func KnownRedactions(req *spec.Request, d *Decision) []string {
+	var set redact.Set
+	known(&set, req, d)
+	return set.List()
+}
+
+// spell adds every spelling of the secret value v to set: each harness spelling loadout may
+// write (Claude's ${…:-$}, Pi's $$ and $!), each also as the config file's format escapes it.
+func spell(set *redact.Set, v string) { set.Add(plan.SecretSpellings(v)...) }
+
+func known(set *redact.Set, req *spec.Request, d *Decision) {
+	if d == nil {
+		for i := range req.Servers {
+			s := &req.Servers[i]
+			for _, p := range s.Env {
+				if slices.Contains(s.SecretKeys, p.Name) {
+					spell(set, p.Value)
+				}
+			}
+			for _, p := range s.Headers {
+				if slices.ContainsFunc(s.SecretKeys, func(k string) bool { return strings.EqualFold(k, p.Name) }) {
+					spell(set, p.Value)
+				}
+			}
 		}
-		for _, p := range ps {
-			if p.Name == ref.Key {
-				spell(p.Value)
+	} else {
+		for _, ref := range d.Secrets {
+			s := &req.Servers[ref.Server]
+			ps := s.Env
+			if ref.Field == "headers" {
+				ps = s.Headers
+			}
+			for _, p := range ps {
+				if p.Name == ref.Key {
+					spell(set, p.Value)
+				}
 			}
 		}
 	}
 	// The declared secrets of the servers the parser dropped, which no rule saw.
 	for _, v := range req.DroppedSecrets {
-		spell(v)
+		spell(set, v)
 	}
 	// A credential a rule removes and marks secret (one the run's token replaces, say) is not
 	// rendered but may still show up in a log.
 	for i := range req.Servers {
+		if d == nil {
+			break
+		}
 		s, sd := &req.Servers[i], d.Servers[i]
 		for _, dr := range sd.Drop {
 			switch {
 			case !dr.Secret:
 			case dr.Field == "env":
-				spell(lastValue(s.Env, dr.Key))
+				spell(set, lastValue(s.Env, dr.Key))
 			case dr.Field == "headers":
-				spell(lastValue(s.Headers, dr.Key))
+				spell(set, lastValue(s.Headers, dr.Key))
 			}
 		}
 	}
 	for _, t := range req.Tokens {
-		spell(t.Value)
+		spell(set, t.Value)
 	}
 }
 
@@ -763,18 +775,6 @@ func lastValue(ps []spec.Pair, key string) string {
 		}
 	}
 	return ""
-}
-
-// spelledAsIs reports whether s is its own JSON and TOML spelling: printable ASCII without
-// '"', '\' or the '<', '>', '&' that the JSON spelling escapes.
-func spelledAsIs(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
-			return false
-		}
-	}
-	return true
 }
 
 // filterHostEnv keeps the host variables named by se (exact keys, or a prefix), in host order.

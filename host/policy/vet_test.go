@@ -190,39 +190,6 @@ func TestVetSharedUsers(t *testing.T) {
 	}
 }
 
-func TestSpellings(t *testing.T) {
-	t.Parallel()
-	tests := []struct{ in, json, toml string }{
-		{in: "plain", json: "plain", toml: "plain"},
-		{in: "p\"a\\ss\nword", json: `p\"a\\ss\nword`, toml: `p\"a\\ss\nword`},
-		{in: "\b\f\r\t", json: `\b\f\r\t`, toml: `\b\f\r\t`},
-		{in: "\x01\x1f", json: `\u0001\u001f`, toml: `\u0001\u001f`},
-		{in: "<a>&b", json: `\u003ca\u003e\u0026b`, toml: "<a>&b"},
-		{in: "\u2028\u2029", json: `\u2028\u2029`, toml: "\u2028\u2029"},
-		{in: "del\x7f", json: "del\x7f", toml: `del\u007f`},
-		{in: "é", json: "é", toml: "é"},
-	}
-	for _, tc := range tests {
-		assert.Equal(t, tc.json, jsonSpelling(tc.in), "jsonSpelling(%q)", tc.in)
-		assert.Equal(t, tc.toml, tomlSpelling(tc.in), "tomlSpelling(%q)", tc.in)
-		assert.Equal(t, tc.in == tc.json && tc.in == tc.toml && tc.in != "é" && tc.in != "\u2028\u2029", spelledAsIs(tc.in),
-			"spelledAsIs(%q): want true exactly for printable ASCII spelled as is", tc.in)
-	}
-	// Redaction skips the spellings of a value spelled as is: that must never lose one.
-	for b := range 256 {
-		s := "a" + string(rune(b)) + "z"
-		if b >= 0x80 {
-			s = "a" + string([]byte{byte(b)}) + "z"
-		}
-		same := jsonSpelling(s) == s && tomlSpelling(s) == s
-		if spelledAsIs(s) {
-			assert.True(t, same, "spelledAsIs(%q) = true, but json %q toml %q", s, jsonSpelling(s), tomlSpelling(s))
-		} else if b < 0x80 {
-			assert.False(t, same, "spelledAsIs(%q) = false for an ASCII value spelled as is", s)
-		}
-	}
-}
-
 // TestVetManyServers holds Vet on a request past the size where its lookups switch from scans
 // to maps: every id, secret value and redaction is still claimed once, and a decision whose
 // secrets are in another order vets the same.
@@ -399,4 +366,29 @@ func TestVetRedactsSecretsOfServersTheParserDrops(t *testing.T) {
 		assert.Contains(t, v.Redactions(), want, "Redactions holds a declared secret of a server the parser drops")
 	}
 	assert.NotContains(t, v.Redactions(), "cmd-unmarked", "a value nobody marked is no secret")
+}
+
+// TestKnownRedactions: before the policy decides, the redaction set is what the request
+// declares (secretKeys values, headers matched in any case, declared secrets of dropped
+// servers, stored tokens) and nothing else; with a decision it is the vetted set.
+func TestKnownRedactions(t *testing.T) {
+	t.Parallel()
+	body := `{"harness": "claude", "mcpServers": [
+	  {"id": "web", "transport": "http", "url": "https://x.example/", "headers": {"authorization": "Bearer hdr-declared-1", "X-Client": "loadout"}, "secretKeys": ["Authorization"]},
+	  {"id": "cli", "command": "npx", "env": {"API_KEY": "env-declared-2", "LOG": "env-unmarked", "k": "case-unmarked"}, "secretKeys": ["API_KEY", "K"]},
+	  {"id": "bad-cmd", "command": "-rf", "env": {"T": "dropped-declared-3"}, "secretKeys": ["T"]}],
+	  "tokens": {"web": "tok-stored-4"}}`
+	req, _, err := spec.Parse([]byte(body))
+	require.NoError(t, err, "Parse")
+	got := KnownRedactions(req, nil)
+	for _, want := range []string{"Bearer hdr-declared-1", "env-declared-2", "dropped-declared-3", "tok-stored-4"} {
+		assert.Contains(t, got, want, "KnownRedactions(req, nil) holds a declared secret")
+	}
+	for _, no := range []string{"loadout", "env-unmarked", "case-unmarked"} {
+		assert.NotContains(t, got, no, "KnownRedactions(req, nil): a value nobody declared is no secret")
+	}
+	v := vet(t, req, nil, VetOptions{})
+	assert.ElementsMatch(t, v.Redactions(), KnownRedactions(req, v.Decision()), "with the decision, the vetted set")
+	assert.Equal(t, "[REDACTED] and [REDACTED], loadout", v.Redactor().String("Bearer hdr-declared-1 and hdr-declared-1, loadout"),
+		"the vetted redactor masks the secret and its credential alone, not an ordinary header")
 }

@@ -1,12 +1,26 @@
-// Package redact masks secret strings in text: every occurrence of a secret becomes
-// [REDACTED]. Callers pass every spelling a secret may take (raw, JSON-escaped, TOML-escaped:
-// policy.Vetted.Redactions gives them); to this package they are just more strings.
+// Package redact is loadout's one masking model: what a secret is shown as (Mask), which
+// spellings of a secret are masked (Spellings, and what New derives from them), and the
+// Redactor that masks them, built once per set of secrets. Every place loadout shows text that
+// may hold a secret uses it: `loadout redact`, the messages of rules and of serve's errors, the
+// input document `loadout policy input` prints and the rule output of `policy eval`, and a dry
+// run's content and environment.
+//
+// The rule. A secret's redaction set (Spellings) is every form a config may hold its value in
+// (the value itself, then each harness spelling, host/plan.SecretSpellings) and, where escaping
+// changes a form, the form as spelled inside a JSON string and inside a TOML basic string.
+// A Redactor masks every string of the set it is given and what a log derives from one: the
+// credential alone of "<scheme> <credential>" (an Authorization value such as "Bearer abc…")
+// and the Go-quoted spelling (%q) of each. Only those strings are masked: text that is no
+// spelling of a secret passes unchanged.
 //
 // Matching is leftmost-longest: scanning from the left, at each position the longest secret
-// that starts there is masked and scanning resumes after it. Streaming (Copy, Writer) gives
-// exactly the output of String on the whole input, whatever the read or write boundaries.
+// spelling that starts there is masked and scanning resumes after it, so a secret that is a
+// substring of another never splits the longer one. Finding the longest spelling at a position
+// walks a trie at most as deep as the longest spelling, whatever the number of secrets: the
+// cost is linear in the input for a given set. Streaming (Copy, Writer) gives exactly the
+// output of String on the whole input, whatever the read or write boundaries.
 //
-// A Redactor is immutable after New and safe for concurrent use; a Writer is not.
+// A Redactor is immutable after New and safe for concurrent use; a Writer and a Set are not.
 package redact
 
 import (
@@ -15,11 +29,100 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/loadout-dev/loadout/sdk/format"
 )
 
-// Mask replaces every secret occurrence.
+// Mask is what every masked secret spelling becomes, wherever loadout shows it.
 const Mask = "[REDACTED]"
+
+// Spellings returns the redaction set of one secret value, given forms, the ways a harness
+// config may hold it: the value itself first, then each harness spelling
+// (host/plan.SecretSpellings gives all of them). It lists each form and, when a JSON or TOML
+// string would escape it, its JSON and TOML string bodies (sdk/format's spellings, the ones
+// the host writes secrets with); non-empty, de-duplicated, in order.
+func Spellings(forms ...string) []string {
+	var s Set
+	s.Add(forms...)
+	return s.List()
+}
+
+// Set accumulates the redaction set of several secrets (Spellings of each), de-duplicated, in
+// the order added. The zero value is empty and ready to use; a Set is not safe for concurrent
+// use.
+type Set struct {
+	list []string
+	seen map[string]bool
+}
+
+// Add adds the spellings of one secret value given its forms (Spellings).
+func (s *Set) Add(forms ...string) {
+	for _, f := range forms {
+		s.add(f)
+		if !spelledAsIs(f) {
+			s.add(format.JSONStringBody(f))
+			s.add(format.TOMLStringBody(f))
+		}
+	}
+}
+
+func (s *Set) add(spelling string) {
+	if spelling == "" || s.seen[spelling] {
+		return
+	}
+	if s.seen == nil {
+		s.seen = map[string]bool{}
+	}
+	s.seen[spelling] = true
+	s.list = append(s.list, spelling)
+}
+
+// List returns the set's strings in the order added (a copy; nil when empty).
+func (s *Set) List() []string { return slices.Clone(s.list) }
+
+// Len is the number of strings in the set.
+func (s *Set) Len() int { return len(s.list) }
+
+// spelledAsIs reports whether s reads the same inside a JSON string and a TOML basic string:
+// printable ASCII without a quote, a backslash or a character JSON escapes (<, >, &).
+func spelledAsIs(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
+}
+
+// derive returns set and what a log derives from its strings: the credential alone of each
+// "<scheme> <credential>" (schemes Bearer, Basic, Token, Bot, any case; a credential of at
+// least 8 bytes without blanks: logs often print the token without its scheme) and the
+// Go-quoted spelling of each string (strconv.Quote's body: an error message quotes values
+// with %q), each when different from what is there.
+func derive(set []string) []string {
+	var s Set
+	for _, v := range set {
+		s.add(v)
+	}
+	for _, v := range set {
+		scheme, cred, ok := strings.Cut(v, " ")
+		if !ok || len(cred) < 8 || strings.ContainsAny(cred, " \t") {
+			continue
+		}
+		switch strings.ToLower(scheme) {
+		case "bearer", "basic", "token", "bot":
+			s.add(cred)
+		}
+	}
+	for _, v := range s.List() {
+		q := strconv.Quote(v)
+		s.add(q[1 : len(q)-1])
+	}
+	return s.list
+}
 
 // Redactor masks a fixed set of secrets.
 type Redactor struct {
@@ -49,13 +152,12 @@ func (n *node) next(b byte) int32 {
 	return n.edges[i].child
 }
 
-// New returns a Redactor for secrets. Empty strings are ignored, duplicates collapse.
-func New(secrets []string) *Redactor {
+// New returns a Redactor that masks every string of set (a redaction set: the Spellings of
+// each secret, policy.Vetted.Redactions) and what a log derives from one (the package doc).
+// Empty strings are ignored, duplicates collapse. Build it once per set and share it.
+func New(set []string) *Redactor {
 	r := &Redactor{trie: []node{{}}}
-	for _, s := range secrets {
-		if s == "" {
-			continue
-		}
+	for _, s := range derive(set) {
 		r.insert([]byte(s))
 		r.maxLen = max(r.maxLen, len(s))
 	}
@@ -216,22 +318,4 @@ func (w *Writer) flush() error {
 	w.written += int64(n)
 	w.out.Reset()
 	return err
-}
-
-// WithCredentials returns secrets and, for each secret spelled "<scheme> <credential>" (an
-// Authorization header value such as "Bearer abc"), the credential alone: logs often print the
-// token without its scheme.
-func WithCredentials(secrets []string) []string {
-	out := append([]string(nil), secrets...)
-	for _, s := range secrets {
-		scheme, cred, ok := strings.Cut(s, " ")
-		if !ok || len(cred) < 8 || strings.ContainsAny(cred, " \t") {
-			continue
-		}
-		switch strings.ToLower(scheme) {
-		case "bearer", "basic", "token", "bot":
-			out = append(out, cred)
-		}
-	}
-	return out
 }

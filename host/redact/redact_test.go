@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/loadout-dev/loadout/sdk/format"
 )
 
 func TestString(t *testing.T) {
@@ -45,6 +48,93 @@ func TestString(t *testing.T) {
 			assert.Equal(t, tc.want, out.String(), "New(%q).Copy(%q) one byte at a time", tc.secrets, tc.in)
 			assert.Equal(t, int64(len(tc.want)), n, "Copy: bytes written")
 		})
+	}
+}
+
+// TestModel holds the one masking rule: every spelling of a secret (raw, each harness form,
+// JSON- and TOML-escaped, Go-quoted, the credential alone) is masked, a secret that is a
+// substring of another never splits the longer one, and text holding no spelling of a secret
+// (a value that merely resembles one included) is unchanged.
+func TestModel(t *testing.T) {
+	t.Parallel()
+	// A value with a quote, a backslash, a non-ASCII letter, a control character and a "$" a
+	// harness would expand; form stands for a harness spelling of it (plan.SecretSpellings).
+	const value = "Bearer s3cr\"t\\é\x01$x"
+	const form = "Bearer s3cr\"t\\é\x01$$x"
+	const jsonValue = `Bearer s3cr\"t\\é\u0001$x` // TOML spells it the same way
+	const jsonForm = `Bearer s3cr\"t\\é\u0001$$x`
+	set := Spellings(value, form)
+	assert.Equal(t, []string{value, jsonValue, form, jsonForm}, set, "Spellings(value, form)")
+	assert.Equal(t, []string{"a\tb", `a\tb`}, Spellings("a\tb"), "JSON and TOML both spell a tab \\t: one entry")
+	assert.Equal(t, []string{"<&>", `\u003c\u0026\u003e`}, Spellings("<&>"), "JSON escapes <, & and >, TOML does not")
+	assert.Equal(t, []string{"plain-token"}, Spellings("plain-token"), "a value escaping leaves alone has one spelling")
+	assert.Empty(t, Spellings(""), "an empty value is no secret")
+
+	r := New(set)
+	quoted := strconv.Quote(value)
+	for _, tc := range []struct{ name, spelling string }{
+		{"raw", value},
+		{"harness form", form},
+		{"JSON and TOML", jsonValue},
+		{"JSON and TOML of the form", jsonForm},
+		{"Go-quoted", quoted[1 : len(quoted)-1]},
+		{"credential alone", "s3cr\"t\\é\x01$x"},
+	} {
+		assert.Equal(t, "<"+Mask+">", r.String("<"+tc.spelling+">"), "the %s spelling %q is masked whole", tc.name, tc.spelling)
+	}
+
+	nested := New(append(Spellings("abc12345"), Spellings("xabc12345y")...))
+	assert.Equal(t, Mask+" "+Mask+" "+Mask+"z", nested.String("xabc12345y abc12345 abc12345z"),
+		"a secret inside a longer one: the longer is masked whole, the shorter wherever it stands")
+
+	in := "X-Client: loadout " + value
+	assert.Equal(t, in, New(nil).String(in), "no secret: unchanged")
+	for _, text := range []string{
+		"X-Client: loadout", // an ordinary header value
+		"Bearer s3cr",       // a prefix of the secret
+		"Bearer ",           // the scheme alone
+		"s3cr\"t\\é",        // most of the credential
+		"abc1234 bc12345 ABC12345",
+	} {
+		assert.Equal(t, text, r.String(text), "%q is no spelling of a secret", text)
+		assert.Equal(t, text, nested.String(text), "%q is no spelling of a secret", text)
+	}
+	assert.Equal(t, "short and "+Mask, New([]string{"Bearer short"}).String("short and Bearer short"),
+		"a credential under 8 bytes is masked only with its scheme")
+}
+
+// TestEscapes pins the JSON and TOML spellings the rule lists (sdk/format's, the ones the host
+// writes secrets with), and that a value Set spells as is has no other spelling.
+func TestEscapes(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, json, toml string }{
+		{in: "plain", json: "plain", toml: "plain"},
+		{in: "p\"a\\ss\nword", json: `p\"a\\ss\nword`, toml: `p\"a\\ss\nword`},
+		{in: "\b\f\r\t", json: `\b\f\r\t`, toml: `\b\f\r\t`},
+		{in: "\x01\x1f", json: `\u0001\u001f`, toml: `\u0001\u001f`},
+		{in: "<a>&b", json: `\u003ca\u003e\u0026b`, toml: "<a>&b"},
+		{in: "\u2028\u2029", json: `\u2028\u2029`, toml: "\u2028\u2029"},
+		{in: "del\x7f", json: "del\x7f", toml: `del\u007f`},
+		{in: "é", json: "é", toml: "é"},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.json, format.JSONStringBody(tc.in), "format.JSONStringBody(%q)", tc.in)
+		assert.Equal(t, tc.toml, format.TOMLStringBody(tc.in), "format.TOMLStringBody(%q)", tc.in)
+		assert.Equal(t, tc.in == tc.json && tc.in == tc.toml && tc.in != "é" && tc.in != "\u2028\u2029", spelledAsIs(tc.in),
+			"spelledAsIs(%q): want true exactly for printable ASCII spelled as is", tc.in)
+	}
+	// Redaction skips the spellings of a value spelled as is: that must never lose one.
+	for b := range 256 {
+		s := "a" + string(rune(b)) + "z"
+		if b >= 0x80 {
+			s = "a" + string([]byte{byte(b)}) + "z"
+		}
+		same := format.JSONStringBody(s) == s && format.TOMLStringBody(s) == s
+		if spelledAsIs(s) {
+			assert.True(t, same, "spelledAsIs(%q) = true, but json %q toml %q", s, format.JSONStringBody(s), format.TOMLStringBody(s))
+		} else if b < 0x80 {
+			assert.False(t, same, "spelledAsIs(%q) = false for an ASCII value spelled as is", s)
+		}
 	}
 }
 
@@ -104,7 +194,7 @@ func TestCopyErrors(t *testing.T) {
 }
 
 // FuzzRedact checks that streaming equals String whatever the chunking, that no secret
-// survives, and that input without secrets passes unchanged. Secrets are drawn without the
+// survives, and that input without a secret spelling passes unchanged. Secrets are drawn without the
 // characters of the mask, so the mask itself cannot spell one.
 func FuzzRedact(f *testing.F) {
 	f.Add([]byte("token=abc123; again abc123"), []byte("abc123\x00c12"), uint8(3))
@@ -147,11 +237,13 @@ func FuzzRedact(f *testing.F) {
 		if out2.String() != want {
 			t.Fatalf("Copy = %q, String = %q (secrets %q)", out2.String(), want, secrets)
 		}
-		present := false
 		for _, s := range secrets {
 			if strings.Contains(want, s) {
 				t.Fatalf("String(%q) = %q still holds secret %q", in, want, s)
 			}
+		}
+		present := false
+		for _, s := range derive(secrets) {
 			present = present || bytes.Contains(in, []byte(s))
 		}
 		if !present && want != string(in) {

@@ -77,14 +77,14 @@ func TestBodyTimeout(t *testing.T) {
 }
 
 // vettedFailure renders nothing: every render fails with err, as a vetted request's failure
-// (host.VettedError) whose secrets are secrets.
+// (host.RequestError) whose secrets are secrets.
 type vettedFailure struct {
 	err     error
 	secrets []string
 }
 
 func (v *vettedFailure) Render(context.Context, host.RenderRequest) (*host.Result, error) {
-	return nil, &host.VettedError{Err: v.err, Secrets: v.secrets}
+	return nil, &host.RequestError{Err: v.err, Secrets: v.secrets}
 }
 
 func (v *vettedFailure) Plugins() []host.PluginInfo {

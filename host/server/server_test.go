@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/host"
+	"github.com/loadout-dev/loadout/host/redact"
 )
 
 func TestRenderStatuses(t *testing.T) {
@@ -250,24 +253,40 @@ func TestNewFailsWithoutGoodSet(t *testing.T) {
 	require.ErrorIs(t, err, boom, "New with a failing loader")
 }
 
+// TestScrubber: serve's error scrubber masks a request's secrets with loadout redact's model
+// (every spelling, the credential alone) and nothing else: an ordinary header value such as
+// X-Client: loadout, an arg and the user stay readable, whether the error carries the request's
+// redaction set (host.RequestError) or only the body says which values are secrets.
 func TestScrubber(t *testing.T) {
-	body := `{"mcpServers":[{"env":{"A":"plain-secret","B":"quo\"te\u00e9"},"env":{"A":"dup-secret"},"args":["not-secret"]}],` +
-		`"tokens":{"x":"tok-secret"},"headers":{"H":["nested-secret"]},"run":{"user":"alice"}}`
-	sc := newScrubber([]byte(body))
+	body := `{"mcpServers":[{"id":"a","command":"/bin/a","args":["not-secret"],"env":{"A":"plain-secret","B":"quo\"te\u00e9"},"secretKeys":["A","B"]},` +
+		`{"id":"h","transport":"http","url":"https://h.example.com","headers":{"X-Client":"loadout","X-Key":"Bearer hdr-secret-1"},"secretKeys":["x-key"]}],` +
+		`"tokens":{"a":"tok-secret"},"run":{"user":"alice"}}`
 	tests := []struct {
 		in, want string
 	}{
 		{in: "env A=plain-secret refused", want: "env A=[REDACTED] refused"},
-		{in: "first dup-secret then", want: "first [REDACTED] then"},
-		{in: `escaped quo\"teé and quo"teé`, want: `escaped [REDACTED] and [REDACTED]`},
+		{in: `escaped quo\"teé and quo"teé, quoted "quo\"teé"`, want: `escaped [REDACTED] and [REDACTED], quoted "[REDACTED]"`},
 		{in: "token tok-secret", want: "token [REDACTED]"},
-		{in: "nested nested-secret", want: "nested [REDACTED]"},
+		{in: "header Bearer hdr-secret-1, credential hdr-secret-1", want: "header [REDACTED], credential [REDACTED]"},
+		{in: "X-Client: loadout", want: "X-Client: loadout"},
 		{in: "args not-secret and user alice stay", want: "args not-secret and user alice stay"},
 	}
-	for _, tc := range tests {
-		assert.Equal(t, tc.want, sc.clean(tc.in), "scrubber.clean(%q)", tc.in)
+	plain := errors.New("boom")
+	carried := &host.RequestError{Err: plain, Secrets: slices.Concat(
+		redact.Spellings("plain-secret"), redact.Spellings("quo\"teé"), redact.Spellings("tok-secret"), redact.Spellings("Bearer hdr-secret-1"))}
+	for name, sc := range map[string]*scrubber{
+		"from the body":         newErrorScrubber([]byte(body), plain),
+		"from the error's set":  newErrorScrubber(nil, carried),
+		"from the set, wrapped": newErrorScrubber([]byte(`{}`), fmt.Errorf("render: %w", carried)),
+	} {
+		for _, tc := range tests {
+			assert.Equal(t, tc.want, sc.clean(tc.in), "%s: scrubber.clean(%q)", name, tc.in)
+		}
 	}
-	assert.Equal(t, "x", newScrubber([]byte(`{"env":`)).clean("x"), "scrubber over a truncated body")
+	minted := newErrorScrubber([]byte(`{"env":`), plain, "minted-token-1")
+	assert.Equal(t, "x [REDACTED] loadout", minted.clean("x minted-token-1 loadout"), "a body that does not parse: only the minted tokens")
+	undeclared := newErrorScrubber([]byte(`{"mcpServers":[{"id":"h","transport":"http","url":"https://h.example.com","headers":{"X-Client":"loadout"}}]}`), plain)
+	assert.Equal(t, "header X-Client: loadout", undeclared.clean("header X-Client: loadout"), "a header the request does not hold secret is never masked")
 }
 
 // TestSlowClientsDoNotTakeSlots: clients that send headers and one byte of their body hold

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/valuesyntax"
 )
 
 // SpawnCommand is the program every stdio server is launched through: GNU coreutils env (8.30
@@ -28,48 +29,78 @@ const ClaudeDollar = "${LOADOUT_SPAWN_DOLLAR:-$}"
 // alone and env -S reads as separators.
 const CopilotExpandMax = 1000
 
-// SpawnStyle selects how a harness treats the values of a server's env map, and so how the
-// wrapper references and encodes them (docs/SPAWN-ENV.md).
-type SpawnStyle int
+// SpawnStyle is how a harness treats the strings of a stdio server's launch, and so how the
+// wrapper references and spells them (docs/SPAWN-ENV.md): what the harness expands (Syntax,
+// passed over the command, args and cwd ArgPasses times and over env values EnvPasses times),
+// and the measured quirks a launch must avoid. A harness's profile holds the same facts; the
+// host derives a SpawnStyle from it. A SpawnStyle is a value, safe to share.
+type SpawnStyle struct {
+	// Syntax is how the harness expands its config's strings; nil: it expands nothing.
+	Syntax *valuesyntax.Syntax
+	// ArgPasses and EnvPasses count the harness's passes over a command, arg or cwd, and over
+	// an env value of the config.
+	ArgPasses, EnvPasses int
+	// Split: a value holding "${" is cut there into several aliases instead of being spelled
+	// (Claude Code), so that no alias value holds an expansion at all.
+	Split bool
+	// ExpandsTilde: the harness replaces a command or arg that is "~" or starts with "~/" by
+	// its own HOME (Pi 1.6.0): such operands, and every one before them, travel in SPEC.
+	ExpandsTilde bool
+	// ExpandMax is the longest string the harness expands (GitHub Copilot CLI 1.0.102: 1000);
+	// a longer SPEC is written in its long form (LongSpec). 0: no limit.
+	ExpandMax int
+}
 
-const (
+// The spawn styles of the built-in renderers, each as its profile describes the harness.
+var (
 	// SpawnVerbatim is for a harness that passes env values and args literally (Codex).
-	SpawnVerbatim SpawnStyle = iota
+	SpawnVerbatim = SpawnStyle{}
 	// SpawnClaude is for Claude Code, which expands ${NAME} in command, args and env values:
 	// literal values are split at every "${" and the references are spelled with ClaudeDollar.
-	SpawnClaude
+	SpawnClaude = SpawnStyle{Syntax: braceDollar, ArgPasses: 1, EnvPasses: 1, Split: true}
 	// SpawnPi is for Pi, which resolves $NAME, ${NAME} and a leading "!" in env values: literal
-	// values are escaped with PiLiteral. Args are passed literally.
-	SpawnPi
+	// values are escaped with PiLiteral. Args are passed literally, but for a leading "~".
+	SpawnPi = SpawnStyle{Syntax: piDollar, EnvPasses: 1, ExpandsTilde: true}
 	// SpawnGemini is for Gemini CLI, which expands $NAME, ${NAME} and ${NAME:-default} in every
 	// settings string, and env values a second time: command, args and cwd are spelled with
 	// GeminiLiteral, env values with GeminiValueLiteral, references with ClaudeDollar.
-	SpawnGemini
+	SpawnGemini = SpawnStyle{Syntax: geminiDollar, ArgPasses: 1, EnvPasses: 2}
 	// SpawnCopilot is for GitHub Copilot CLI, which expands $NAME, ${NAME} and
 	// ${NAME:-default} once in command, args, cwd, env values, url and headers: every one of
 	// them is spelled with CopilotLiteral, references with ClaudeDollar.
-	SpawnCopilot
+	SpawnCopilot = SpawnStyle{Syntax: everyDollar, ArgPasses: 1, EnvPasses: 1, ExpandMax: CopilotExpandMax}
 )
 
-// SpawnStyleOf returns the spawn style that goes with a harness profile's value syntax
-// (docs/PROFILES.md: literal, claude-dollar, pi-dollar-bang, gemini-dollar, copilot-dollar), and
-// false for a syntax the sdk
-// does not write.
-func SpawnStyleOf(valueSyntax string) (SpawnStyle, bool) {
-	switch valueSyntax {
-	case "literal":
-		return SpawnVerbatim, true
-	case "claude-dollar":
-		return SpawnClaude, true
-	case "pi-dollar-bang":
-		return SpawnPi, true
-	case "gemini-dollar":
-		return SpawnGemini, true
-	case "copilot-dollar":
-		return SpawnCopilot, true
-	}
-	return 0, false
+// The value syntaxes of the built-in styles (docs/FORMATS.md).
+var (
+	braceDollar = valuesyntax.MustCompile([]valuesyntax.Pass{{Expands: []string{valuesyntax.FormBrace, valuesyntax.FormBraceDefault}, Dollar: valuesyntax.DollarRefDefault}})
+	piDollar    = valuesyntax.MustCompile([]valuesyntax.Pass{{Expands: []string{valuesyntax.FormName, valuesyntax.FormBrace, valuesyntax.FormCommand}, Dollar: valuesyntax.DollarDouble, Bang: "$!"}})
+	everyDollar = valuesyntax.MustCompile([]valuesyntax.Pass{{Expands: []string{valuesyntax.FormName, valuesyntax.FormBrace, valuesyntax.FormBraceDefault}, Dollar: valuesyntax.DollarRefDefault}})
+	// geminiDollar: the settings pass, then dotenv-expand's over env values and headers.
+	geminiDollar = valuesyntax.MustCompile([]valuesyntax.Pass{
+		{Expands: []string{valuesyntax.FormName, valuesyntax.FormBrace, valuesyntax.FormBraceDefault}, Dollar: valuesyntax.DollarRefDefault},
+		{Expands: []string{valuesyntax.FormName, valuesyntax.FormBrace}, Dollar: valuesyntax.DollarBackslash},
+	})
+)
+
+// Literal spells a command, arg or cwd so that the harness passes it on unchanged.
+func (st SpawnStyle) Literal(v string) string { return st.Syntax.Spell(v, st.ArgPasses) }
+
+// Unliteral is what the harness makes of a command, arg or cwd, and false when it would
+// expand part of it.
+func (st SpawnStyle) Unliteral(v string) (string, bool) { return st.Syntax.Read(v, st.ArgPasses) }
+
+// ValueLiteral spells an env value of the config so that the harness passes it on unchanged.
+func (st SpawnStyle) ValueLiteral(v string) string { return st.Syntax.Spell(v, st.EnvPasses) }
+
+// ValueUnliteral is what the harness makes of an env value of the config, and false when it
+// would expand or run part of it.
+func (st SpawnStyle) ValueUnliteral(v string) (string, bool) {
+	return st.Syntax.Read(v, st.EnvPasses)
 }
+
+// ref is how SPEC references an alias: "${" spelled for the harness's passes over args.
+func (st SpawnStyle) ref() string { return st.Literal("${") }
 
 // ErrUnwrappable is returned when a server's command cannot follow env's operands: env reads an
 // operand holding "=" as an assignment.
@@ -93,7 +124,7 @@ type Spawn struct {
 //	/usr/bin/env -i [-C <cwd>] [-S "NAME=<ref> … [<ref> …]"] <command> <args>…
 //
 // with every value carried by an alias variable LOADOUT_SPAWN_<n> of the harness config's env
-// map. For SpawnPi the command and args up to the last one Pi would expand (PiExpandsTilde)
+// map. For SpawnPi the command and args up to the last one Pi would expand (ExpandsTilde)
 // are carried the same way, as operand references at the end of SPEC. cwd, when not empty, becomes env's -C (for a harness with no working-directory key).
 // For SpawnClaude the command, args and cwd go through ClaudeLiteral, so Claude hands them over
 // unexpanded. A secret value is a placeholder the plugin cannot look into: it gets one alias,
@@ -113,6 +144,7 @@ func WrapSpawn(style SpawnStyle, s abi.Server, cwd string) (Spawn, error) {
 		list = append(list, p)
 	}
 	var out Spawn
+	ref := style.ref()
 	out.Env = make([]abi.Pair, 0, len(list))
 	// spec is env's -S operand, "NAME=<refs> NAME=<refs> …", built in one buffer.
 	var spec []byte
@@ -127,20 +159,10 @@ func WrapSpawn(style SpawnStyle, s abi.Server, cwd string) (Spawn, error) {
 		switch {
 		case p.Secret:
 			one[0] = value
-		case style == SpawnClaude:
-			if strings.Contains(value, "${") {
-				pieces = splitExpansions(value)
-			} else {
-				one[0] = value
-			}
-		case style == SpawnPi:
-			one[0] = PiLiteral(value)
-		case style == SpawnGemini:
-			one[0] = GeminiValueLiteral(value)
-		case style == SpawnCopilot:
-			one[0] = CopilotLiteral(value)
+		case style.Split && strings.Contains(value, "${"):
+			pieces = splitExpansions(value)
 		default:
-			one[0] = value
+			one[0] = style.ValueLiteral(value)
 		}
 		if len(spec) > 0 {
 			spec = append(spec, ' ')
@@ -150,25 +172,12 @@ func WrapSpawn(style SpawnStyle, s abi.Server, cwd string) (Spawn, error) {
 		for _, piece := range pieces {
 			alias := SpawnAliasPrefix + strconv.Itoa(len(out.Env)+1)
 			out.Env = append(out.Env, abi.Pair{Name: alias, Value: piece, Secret: p.Secret})
-			if style == SpawnClaude || style == SpawnGemini || style == SpawnCopilot {
-				spec = append(spec, ClaudeDollar...)
-				spec = append(spec, '{')
-			} else {
-				spec = append(spec, '$', '{')
-			}
+			spec = append(spec, ref...)
 			spec = append(spec, alias...)
 			spec = append(spec, '}')
 		}
 	}
-	lit := func(v string) string { return v }
-	switch style {
-	case SpawnClaude:
-		lit = ClaudeLiteral
-	case SpawnGemini:
-		lit = GeminiLiteral
-	case SpawnCopilot:
-		lit = CopilotLiteral
-	}
+	lit := style.Literal
 	if len(out.Env) == 0 {
 		out.Env = nil
 	}
@@ -182,23 +191,23 @@ func WrapSpawn(style SpawnStyle, s abi.Server, cwd string) (Spawn, error) {
 	// the last such one travel in SPEC, each as one alias reference, which env does not split.
 	operands := slices.Concat([]string{s.Command}, s.Args)
 	inSpec := 0
-	if style == SpawnPi {
+	if style.ExpandsTilde {
 		for i, a := range operands {
-			if PiExpandsTilde(a) {
+			if ExpandsTilde(a) {
 				inSpec = i + 1
 			}
 		}
 	}
 	for _, a := range operands[:inSpec] {
 		alias := SpawnAliasPrefix + strconv.Itoa(len(out.Env)+1)
-		out.Env = append(out.Env, abi.Pair{Name: alias, Value: PiLiteral(a)})
+		out.Env = append(out.Env, abi.Pair{Name: alias, Value: style.ValueLiteral(a)})
 		if len(spec) > 0 {
 			spec = append(spec, ' ')
 		}
-		spec = append(spec, "${"+alias+"}"...)
+		spec = append(spec, ref+alias+"}"...)
 	}
-	if style == SpawnCopilot && len(spec) > CopilotExpandMax {
-		spec = []byte(CopilotLongSpec(string(spec)))
+	if style.ExpandMax > 0 && len(spec) > style.ExpandMax {
+		spec = []byte(style.LongSpec(string(spec)))
 	}
 	if len(spec) > 0 {
 		out.Args = append(out.Args, "-S", string(spec))
@@ -209,16 +218,16 @@ func WrapSpawn(style SpawnStyle, s abi.Server, cwd string) (Spawn, error) {
 	return out, nil
 }
 
-// PiExpandsTilde reports whether Pi replaces a command or arg by its own HOME: it is "~" or
-// starts with "~/" (measured with Pi 1.6.0, docs/SPAWN-ENV.md).
-func PiExpandsTilde(v string) bool { return v == "~" || strings.HasPrefix(v, "~/") }
+// ExpandsTilde reports whether a harness whose style has ExpandsTilde replaces a command or arg
+// by its own HOME: it is "~" or starts with "~/" (measured with Pi 1.6.0, docs/SPAWN-ENV.md).
+func ExpandsTilde(v string) bool { return v == "~" || strings.HasPrefix(v, "~/") }
 
-// CopilotLongSpec rewrites a SPEC spelled with ClaudeDollar references into its long form:
-// plain ${ALIAS} references, padded with spaces to more than CopilotExpandMax characters, so
-// that Copilot passes it on unexpanded (CopilotExpandMax).
-func CopilotLongSpec(spec string) string {
-	spec = strings.ReplaceAll(spec, ClaudeDollar+"{", "${")
-	if n := CopilotExpandMax + 1 - len(spec); n > 0 {
+// LongSpec rewrites a SPEC spelled with the style's references into its long form: plain
+// ${ALIAS} references, padded with spaces to more than ExpandMax characters, so that the
+// harness passes it on unexpanded (ExpandMax).
+func (st SpawnStyle) LongSpec(spec string) string {
+	spec = strings.ReplaceAll(spec, st.ref(), "${")
+	if n := st.ExpandMax + 1 - len(spec); n > 0 {
 		spec += strings.Repeat(" ", n)
 	}
 	return spec
@@ -268,31 +277,23 @@ func HeaderObject(headers []abi.Pair, lit func(string) string) (obj *Object, sec
 
 // ClaudeLiteral spells v so that Claude Code's ${NAME} expansion gives v back: every "${"
 // becomes ClaudeDollar+"{".
-func ClaudeLiteral(v string) string {
-	return strings.ReplaceAll(v, "${", ClaudeDollar+"{")
-}
+func ClaudeLiteral(v string) string { return SpawnClaude.Literal(v) }
 
 // PiLiteral spells v so that Pi's value resolution gives v back: every "$" becomes "$$", then a
 // leading "!" (which would run a shell command) becomes "$!".
-func PiLiteral(v string) string {
-	v = strings.ReplaceAll(v, "$", "$$")
-	if strings.HasPrefix(v, "!") {
-		v = "$" + v
-	}
-	return v
-}
+func PiLiteral(v string) string { return SpawnPi.ValueLiteral(v) }
 
 // GeminiLiteral spells v for a string Gemini CLI expands once (command, args, cwd, url,
 // description, tool names): every "$" becomes ClaudeDollar, which Gemini turns back into "$"
 // while LOADOUT_SPAWN_DOLLAR is unset or "$".
-func GeminiLiteral(v string) string { return strings.ReplaceAll(v, "$", ClaudeDollar) }
+func GeminiLiteral(v string) string { return SpawnGemini.Literal(v) }
 
 // GeminiValueLiteral spells v for an env or header value, which Gemini CLI expands twice (its
 // settings pass, then dotenv-expand, where "\$" is a literal "$"): every "$" becomes
 // "\" + ClaudeDollar.
-func GeminiValueLiteral(v string) string { return strings.ReplaceAll(v, "$", `\`+ClaudeDollar) }
+func GeminiValueLiteral(v string) string { return SpawnGemini.ValueLiteral(v) }
 
 // CopilotLiteral spells v for any string GitHub Copilot CLI expands (command, args, cwd, env
 // values, url, headers), each expanded once: every "$" becomes ClaudeDollar, which Copilot
 // turns back into "$" while LOADOUT_SPAWN_DOLLAR is unset or "$". Tool names are not expanded.
-func CopilotLiteral(v string) string { return strings.ReplaceAll(v, "$", ClaudeDollar) }
+func CopilotLiteral(v string) string { return SpawnCopilot.Literal(v) }

@@ -36,15 +36,7 @@ func UnwrapSpawn(style SpawnStyle, command string, args []string, env []abi.Pair
 	if command != SpawnCommand {
 		return fail("command %q, want %s", command, SpawnCommand)
 	}
-	lit := func(v string) (string, bool) { return v, true }
-	switch style {
-	case SpawnClaude:
-		lit = ClaudeUnliteral
-	case SpawnGemini:
-		lit = GeminiUnliteral
-	case SpawnCopilot:
-		lit = CopilotUnliteral
-	}
+	lit := style.Unliteral
 	if len(args) == 0 || args[0] != "-i" {
 		return fail("args must start with -i")
 	}
@@ -70,19 +62,16 @@ func UnwrapSpawn(style SpawnStyle, command string, args []string, env []abi.Pair
 	used := map[string]bool{}
 	var operands []string // the command and args, those SPEC carries first
 	if len(rest) >= 2 && rest[0] == "-S" {
-		spec, open := rest[1], "${"
-		switch {
-		case style == SpawnCopilot && len(spec) > CopilotExpandMax:
-			// The long form: Copilot passes it on as written (CopilotLongSpec).
-			spec = strings.TrimRight(spec, " ")
-		case style == SpawnClaude || style == SpawnGemini || style == SpawnCopilot:
-			open = ClaudeDollar + "{"
+		spec, open := rest[1], style.ref()
+		if style.ExpandMax > 0 && len(spec) > style.ExpandMax {
+			// The long form: the harness passes it on as written (LongSpec).
+			spec, open = strings.TrimRight(spec, " "), "${"
 		}
 		for _, tok := range strings.Split(spec, " ") {
 			name, refs, ok := strings.Cut(tok, "=")
-			if !ok && style == SpawnPi && strings.HasPrefix(tok, "${") && strings.HasSuffix(tok, "}") {
-				// An operand reference (WrapSpawn, PiExpandsTilde).
-				alias := tok[2 : len(tok)-1]
+			if !ok && style.ExpandsTilde && strings.HasPrefix(tok, open) && strings.HasSuffix(tok, "}") {
+				// An operand reference (WrapSpawn, ExpandsTilde).
+				alias := tok[len(open) : len(tok)-1]
 				p, ok := aliases[alias]
 				if !ok || used[alias] {
 					return fail("operand %q is not one unused alias", tok)
@@ -90,7 +79,7 @@ func UnwrapSpawn(style SpawnStyle, command string, args []string, env []abi.Pair
 				used[alias] = true
 				v := p.Value
 				if !p.Secret {
-					if v, ok = aliasValue(style, v); !ok {
+					if v, ok = style.ValueUnliteral(v); !ok {
 						return fail("alias %s value is not a literal", alias)
 					}
 				}
@@ -118,7 +107,7 @@ func UnwrapSpawn(style SpawnStyle, command string, args []string, env []abi.Pair
 				used[alias] = true
 				v := p.Value
 				if !p.Secret {
-					if v, ok = aliasValue(style, v); !ok {
+					if v, ok = style.ValueUnliteral(v); !ok {
 						return fail("alias %s value is not a literal", alias)
 					}
 				}
@@ -133,7 +122,7 @@ func UnwrapSpawn(style SpawnStyle, command string, args []string, env []abi.Pair
 	}
 	for i, a := range rest {
 		v, ok := lit(a)
-		if !ok || style == SpawnPi && PiExpandsTilde(v) {
+		if !ok || style.ExpandsTilde && ExpandsTilde(v) {
 			return fail("args[%d] is not a literal", i)
 		}
 		operands = append(operands, v)
@@ -157,89 +146,18 @@ func UnwrapSpawn(style SpawnStyle, command string, args []string, env []abi.Pair
 	return out, nil
 }
 
-// aliasValue decodes an alias value as the harness reads it.
-func aliasValue(style SpawnStyle, v string) (string, bool) {
-	switch style {
-	case SpawnClaude:
-		return v, !strings.Contains(v, "${")
-	case SpawnPi:
-		return PiUnliteral(v)
-	case SpawnGemini:
-		return GeminiValueUnliteral(v)
-	case SpawnCopilot:
-		return CopilotUnliteral(v)
-	}
-	return v, true
-}
-
 // CopilotUnliteral inverts CopilotLiteral; it reports false when Copilot would expand v.
-func CopilotUnliteral(v string) (string, bool) { return geminiUnspell(v, ClaudeDollar, CopilotLiteral) }
+func CopilotUnliteral(v string) (string, bool) { return SpawnCopilot.Unliteral(v) }
 
 // GeminiUnliteral inverts GeminiLiteral; it reports false when Gemini would expand v.
-func GeminiUnliteral(v string) (string, bool) { return geminiUnspell(v, ClaudeDollar, GeminiLiteral) }
+func GeminiUnliteral(v string) (string, bool) { return SpawnGemini.Unliteral(v) }
 
 // GeminiValueUnliteral inverts GeminiValueLiteral; it reports false when Gemini would expand v.
-func GeminiValueUnliteral(v string) (string, bool) {
-	return geminiUnspell(v, `\`+ClaudeDollar, GeminiValueLiteral)
-}
-
-func geminiUnspell(v, dollar string, spell func(string) string) (string, bool) {
-	var b strings.Builder
-	for i := 0; i < len(v); {
-		if strings.HasPrefix(v[i:], dollar) {
-			b.WriteByte('$')
-			i += len(dollar)
-			continue
-		}
-		if v[i] == '$' {
-			return "", false
-		}
-		b.WriteByte(v[i])
-		i++
-	}
-	out := b.String()
-	return out, spell(out) == v
-}
+func GeminiValueUnliteral(v string) (string, bool) { return SpawnGemini.ValueUnliteral(v) }
 
 // ClaudeUnliteral inverts ClaudeLiteral; it reports false when v holds a "${" Claude would
 // expand.
-func ClaudeUnliteral(v string) (string, bool) {
-	var b strings.Builder
-	for {
-		i := strings.Index(v, "${")
-		if i < 0 {
-			b.WriteString(v)
-			return b.String(), true
-		}
-		if !strings.HasPrefix(v[i:], ClaudeDollar+"{") {
-			return "", false
-		}
-		b.WriteString(v[:i] + "${")
-		v = v[i+len(ClaudeDollar)+1:]
-	}
-}
+func ClaudeUnliteral(v string) (string, bool) { return SpawnClaude.Unliteral(v) }
 
 // PiUnliteral inverts PiLiteral; it reports false when Pi would read v as anything but itself.
-func PiUnliteral(v string) (string, bool) {
-	prefix := ""
-	switch {
-	case strings.HasPrefix(v, "!"):
-		return "", false
-	case strings.HasPrefix(v, "$!"):
-		prefix, v = "!", v[2:]
-	}
-	var b strings.Builder
-	b.WriteString(prefix)
-	for i := 0; i < len(v); i++ {
-		switch {
-		case v[i] != '$':
-			b.WriteByte(v[i])
-		case i+1 < len(v) && v[i+1] == '$':
-			b.WriteByte('$')
-			i++
-		default:
-			return "", false
-		}
-	}
-	return b.String(), true
-}
+func PiUnliteral(v string) (string, bool) { return SpawnPi.ValueUnliteral(v) }

@@ -205,19 +205,7 @@ func CheckServers(tb testing.TB, shape ServerShape, req abi.Request, servers map
 	for _, s := range req.Servers {
 		vetted[s.ID] = s
 	}
-	lit := func(v string) (string, bool) {
-		switch shape.Style {
-		case format.SpawnClaude:
-			return format.ClaudeUnliteral(v)
-		case format.SpawnPi:
-			return format.PiUnliteral(v)
-		case format.SpawnGemini:
-			return format.GeminiValueUnliteral(v)
-		case format.SpawnCopilot:
-			return format.CopilotUnliteral(v)
-		}
-		return v, true
-	}
+	lit := shape.Style.ValueUnliteral
 	for id, entry := range servers {
 		v, ok := vetted[id]
 		if !assert.True(tb, ok, "rendered server %q is not in the request", id) {
