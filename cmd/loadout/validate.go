@@ -32,8 +32,8 @@ func (a *app) validateCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate --profile P.yaml --cli PATH --spec REQUEST.json OUTDIR",
 		Short: "Check with the real CLI that a render holds exactly the vetted servers",
-		Long: `validate runs the offline command the harness profile declares (its validate key, e.g.
-[codex, mcp, list, --json]) with the real CLI at --cli in place of the command's first word,
+		Long: `validate runs the offline command the harness profile declares (its validate key, such as
+[CLI, mcp, list, --json]) with the real CLI at --cli in place of the command's first word,
 against the render in OUTDIR (as render --out OUTDIR wrote it), and compares the servers the CLI
 lists with the vetted servers of that render.
 
@@ -44,7 +44,8 @@ gives the vetted servers and the env the render's plan sets. The CLI runs in OUT
 loadout's own environment and that env, every {{loadout.root.NAME}} placeholder (in the env and in
 the command's arguments) resolved to OUTDIR/NAME; the plan's args are not added (they are the
 run's, and an offline list command refuses them). Run validate in the environment the agent will
-run in, plus what the list command needs offline (Gemini CLI: GEMINI_API_KEY=dummy).
+run in, plus what the list command needs offline (docs/PROFILES.md §7 says what each CLI measured
+needs).
 
 The command's output is read as JSON when stdout is JSON (an array of objects with a name, or an
 object with a member holding the servers: an array of objects with a name, or an object keyed by
@@ -60,8 +61,8 @@ the harness.
 Exit codes: 0 the lists match, 2 usage error (no validate key, OUTDIR without the profile's config
 file), 3 the request is refused, 4 the lists differ or the CLI failed (its exit status, its output
 unreadable), 1 internal error.`,
-		Example: `  loadout render --harness codex --out out/ request.json
-  loadout validate --profile plugins/codex/profile.yaml --cli "$(command -v codex)" --spec request.json out/`,
+		Example: `  loadout render --harness NAME --out out/ request.json
+  loadout validate --profile plugins/NAME/profile.yaml --cli "$(command -v CLI)" --spec request.json out/`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("validate takes one OUTDIR (the --out directory of the render), got %d arguments", len(args))
