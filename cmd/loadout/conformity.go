@@ -53,6 +53,9 @@ Exit codes: 0 every case passed, 2 usage error (a file --pins does not pin or th
 match its pin included; nothing runs), 4 some case failed, 1 internal error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if done, err := a.conformityHostile(cmd); done {
+				return err
+			}
 			if err := checkFormat(format); err != nil {
 				return err
 			}
@@ -132,6 +135,7 @@ match its pin included; nothing runs), 4 some case failed, 1 internal error.`,
 	f.IntVar(&parallel, "parallel", 0, "case runs in flight (default GOMAXPROCS)")
 	f.StringVar(&ho.policies, "policies", "", "policy directory laid over the embedded default policies (default: the defaults alone)")
 	f.BoolVar(&ho.noCache, "no-compile-cache", false, "do not keep compiled plugin code in the user cache directory")
+	addHostileFlags(cmd)
 	return cmd
 }
 

@@ -7,14 +7,11 @@ package testplugins
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -44,54 +41,32 @@ func Path(tb testing.TB, name string) string {
 	return build(tb, name, filepath.Join("plugins", name))
 }
 
-// HostilePath returns a plugin for harness that renders like the real one and tampers with its
-// plan as the run's user names it (internal/testplugins/hostile/tamper), for the hostile-plan
-// tests. A harness with a Go renderer under plugins/ is that renderer, built with its main.go
-// replaced (go build -overlay) so that it registers through the tamper wrapper; any other
-// (mcpjson, acme) is the generic renderer of internal/testplugins/hostile built for it.
-func HostilePath(tb testing.TB, harness string) string {
+// RendererPath returns a faithful renderer for harness built to WebAssembly, for the
+// hostile-plan tests (conformity/hostile tampers with its plan from the host side): the Go
+// renderer under plugins/<harness> when there is one, else (mcpjson, acme) the generic renderer
+// of internal/testplugins/generic built for the harness.
+func RendererPath(tb testing.TB, harness string) string {
 	tb.Helper()
-	root := Root(tb)
-	main := filepath.Join(root, "plugins", harness, "main.go")
-	src, err := os.ReadFile(main)
-	if err != nil {
-		return buildWith(tb, "hostile-"+harness, filepath.Join("internal", "testplugins", "hostile"), []string{"-ldflags=-X main.harness=" + harness}, nil)
+	if _, err := os.Stat(filepath.Join(Root(tb), "plugins", harness, "main.go")); err == nil {
+		return Path(tb, harness)
 	}
-	wrapped, err := hostileMain(src)
-	if err != nil {
-		tb.Fatalf("testplugins: %s: %v", main, err)
-	}
-	return buildWith(tb, "hostile-"+harness, filepath.Join("plugins", harness), nil, map[string][]byte{main: wrapped})
-}
-
-// register is the one registration line of a Go plugin's main.go.
-var register = regexp.MustCompile(`(?m)^func init\(\) \{ sdk\.Register\(([A-Za-z.]+), ([A-Za-z.]+)\) \}$`)
-
-var pkgMain = regexp.MustCompile(`(?m)^package main$`)
-
-// hostileMain rewrites a plugin's main.go to register its renderer through package tamper.
-func hostileMain(src []byte) ([]byte, error) {
-	if len(register.FindAll(src, -1)) != 1 {
-		return nil, fmt.Errorf("want exactly one line matching %s", register)
-	}
-	out := register.ReplaceAll(src, []byte("func init() { tamper.Register($1, $2) }\n\nvar _ = sdk.Register"))
-	return pkgMain.ReplaceAll(out, []byte("package main\n\nimport \"github.com/loadout-dev/loadout/internal/testplugins/hostile/tamper\"")), nil
+	return buildWith(tb, "generic-"+harness, filepath.Join("internal", "testplugins", "generic"), []string{"-ldflags=-X main.harness=" + harness})
 }
 
 func build(tb testing.TB, name, rel string) string {
 	tb.Helper()
-	return buildWith(tb, name, rel, nil, nil)
+	return buildWith(tb, name, rel, nil)
 }
 
-// buildWith builds rel with extra go build flags and files replaced (absolute path → content).
-func buildWith(tb testing.TB, name, rel string, flags []string, overlay map[string][]byte) string {
+// buildWith builds rel with extra go build flags.
+func buildWith(tb testing.TB, name, rel string, flags []string) string {
 	tb.Helper()
 	root := Root(tb)
 	src := filepath.Join(root, rel)
 	if _, err := os.Stat(src); err != nil {
 		tb.Fatalf("testplugins: plugin %q: %v", name, err)
 	}
-	sum, err := hashInputs(root, rel, flags, overlay)
+	sum, err := hashInputs(root, rel, flags)
 	if err != nil {
 		tb.Fatalf("testplugins: hash %s: %v", name, err)
 	}
@@ -116,13 +91,6 @@ func buildWith(tb testing.TB, name, rel string, flags []string, overlay map[stri
 	var cmd *exec.Cmd
 	if _, err := os.Stat(filepath.Join(src, "main.go")); err == nil {
 		args := append([]string{"build", "-buildmode=c-shared", "-trimpath"}, flags...)
-		if len(overlay) > 0 {
-			o, err := writeOverlay(dir, name, overlay)
-			if err != nil {
-				tb.Fatalf("testplugins: overlay: %v", err)
-			}
-			args = append(args, "-overlay="+o)
-		}
 		cmd = exec.Command("go", append(args, "-o", tmp, "./"+filepath.ToSlash(rel))...)
 		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 	} else {
@@ -149,43 +117,17 @@ func Read(tb testing.TB, name string) []byte {
 	return b
 }
 
-// writeOverlay writes the files of overlay beside the build output and the -overlay JSON that
-// maps each replaced path to its new content; it returns the JSON's path.
-func writeOverlay(dir, name string, overlay map[string][]byte) (string, error) {
-	replace := map[string]string{}
-	for _, path := range slices.Sorted(maps.Keys(overlay)) {
-		f := filepath.Join(dir, fmt.Sprintf("%s-%d-%s", name, len(replace), filepath.Base(path)))
-		if err := os.WriteFile(f, overlay[path], 0o644); err != nil {
-			return "", err
-		}
-		replace[path] = f
-	}
-	b, err := json.Marshal(map[string]any{"Replace": replace})
-	if err != nil {
-		return "", err
-	}
-	o := filepath.Join(dir, name+"-overlay.json")
-	return o, os.WriteFile(o, b, 0o644)
-}
-
-// hashInputs hashes go.mod, go.sum, sdk/, plugins/, internal/testplugins/hostile and the
-// plugin's own directory rel (paths and contents), the extra build flags, the overlay and the
-// Go version: a plugin may import another plugin's renderer, or the tamper wrapper.
-func hashInputs(root, rel string, flags []string, overlay map[string][]byte) (string, error) {
+// hashInputs hashes go.mod, go.sum, sdk/, plugins/ and the plugin's own directory rel (paths
+// and contents), the extra build flags and the Go version: a plugin may import another
+// plugin's renderer.
+func hashInputs(root, rel string, flags []string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n%q\n", runtime.Version(), flags)
-	for _, path := range slices.Sorted(maps.Keys(overlay)) {
-		fmt.Fprintf(h, "overlay %s %d\n", path, len(overlay[path]))
-		h.Write(overlay[path])
-	}
 	var files []string
 	for _, p := range []string{"go.mod", "go.sum"} {
 		files = append(files, filepath.Join(root, p))
 	}
 	dirs := []string{"plugins", "sdk", rel}
-	if len(overlay) > 0 {
-		dirs = append(dirs, filepath.Join("internal", "testplugins", "hostile"))
-	}
 	slices.Sort(dirs)
 	for _, d := range slices.Compact(dirs) {
 		err := filepath.WalkDir(filepath.Join(root, d), func(p string, e fs.DirEntry, err error) error {

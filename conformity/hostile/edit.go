@@ -1,4 +1,4 @@
-package tamper
+package hostile
 
 import (
 	"bytes"
@@ -18,24 +18,22 @@ type editor interface {
 }
 
 // editServer edits server id of the plan's config file in place, keeping everything else.
-func (t *tamperer) editServer(p *abi.Plan, id string, edit func(editor)) {
-	for i := range p.Files {
-		f := &p.Files[i]
-		if f.Root != t.l.root || f.Path != t.l.path {
-			continue
-		}
-		var err error
-		if t.l.toml {
-			f.Content, err = editTOML(f.Content, t.l.servers, id, edit)
-		} else {
-			f.Content, err = editJSON(f.Content, t.l.servers, id, edit)
-		}
-		if err != nil {
-			panic("tamper: edit " + f.Path + ": " + err.Error())
-		}
-		return
+func (l *layout) editServer(p *abi.Plan, id string, edit func(editor)) error {
+	f, err := l.configFile(p)
+	if err != nil {
+		return err
 	}
-	panic("tamper: the plan has no " + t.l.path)
+	var content string
+	if l.toml {
+		content, err = editTOML(f.Content, l.servers, id, edit)
+	} else {
+		content, err = editJSON(f.Content, l.servers, id, edit)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: edit %s: %v", errNoTarget, f.Path, err)
+	}
+	f.Content = content
+	return nil
 }
 
 // jsonEntry edits a decoded server object.
@@ -122,8 +120,8 @@ func decodeJSON(dec *json.Decoder) (any, error) {
 	}
 }
 
-// tomlEntry edits the lines of one [servers.id] table, as the renderers write them: one
-// key = value line per key.
+// tomlEntry edits the lines of one [servers.id] table written with one key = value line per
+// key (a table written otherwise is not found, and the attack reports it).
 type tomlEntry struct{ lines *[]string }
 
 func (e tomlEntry) set(key string, v any) {
@@ -154,7 +152,7 @@ func (e tomlEntry) set(key string, v any) {
 		}
 		b = append(b, " }"...)
 	default:
-		panic(fmt.Sprintf("tamper: cannot write %T to TOML", v))
+		panic(fmt.Sprintf("hostile: cannot write %T to TOML", v)) // the attacks set no other type
 	}
 	line := key + " = " + string(b)
 	for i, l := range *e.lines {
@@ -168,10 +166,14 @@ func (e tomlEntry) set(key string, v any) {
 
 func editTOML(content, servers, id string, edit func(editor)) (string, error) {
 	lines := strings.Split(content, "\n")
-	header := "[" + servers + "." + id + "]"
+	var key []byte
+	key = format.AppendTOMLKey(key, servers)
+	key = append(key, '.')
+	key = format.AppendTOMLKey(key, id)
+	header := "[" + string(key) + "]"
 	start := -1
 	for i, l := range lines {
-		if l == header {
+		if strings.TrimSpace(l) == header {
 			start = i + 1
 			break
 		}

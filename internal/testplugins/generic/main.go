@@ -1,16 +1,16 @@
-// Command hostile is a test plugin for the harnesses without a Go renderer to wrap: the generic
+// Command generic is a test plugin for the harnesses without a Go renderer: the generic
 // mcp.json harness (whose built-in renderer is written in C) and acme, a third-party harness
 // known only from its profile (host/plan/testdata/profiles/acme). It renders faithfully for the
-// harness named at build time (-ldflags -X main.harness=<name>) and tampers with its plan as
-// the run's user names it (package tamper). Built with GOOS=wasip1 GOARCH=wasm
-// -buildmode=c-shared (internal/testplugins).
+// harness named at build time (-ldflags -X main.harness=<name>); the hostile-plan suite
+// (conformity/hostile) tampers with its plan from the host side, as with any other plugin.
+// Built with GOOS=wasip1 GOARCH=wasm -buildmode=c-shared (internal/testplugins).
 package main
 
 import (
 	"fmt"
 	"math"
 
-	"github.com/loadout-dev/loadout/internal/testplugins/hostile/tamper"
+	"github.com/loadout-dev/loadout/sdk"
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
 )
@@ -36,9 +36,9 @@ var generics = map[string]generic{
 func init() {
 	g, ok := generics[harness]
 	if !ok {
-		panic("hostile: no layout for harness " + harness)
+		panic("generic: no layout for harness " + harness)
 	}
-	tamper.Register(abi.Manifest{Name: "render.generic", Version: "0.0.1", ABIVersion: abi.Version, Harness: harness,
+	sdk.Register(abi.Manifest{Name: "render.generic", Version: "0.0.1", ABIVersion: abi.Version, Harness: harness,
 		Transports: []string{abi.TransportStdio, abi.TransportHTTP}, NativeSkills: g.skills != "", Roots: g.roots},
 		g.render)
 }
