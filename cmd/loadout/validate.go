@@ -424,3 +424,8 @@ func writeValidateText(a *app, r validateReport) {
 		fmt.Fprintf(a.stdout, "duplicates: %s (listed more than once)\n", list(r.Duplicates))
 	}
 }
+
+// tableName reports whether a member's name says it holds servers ("mcpServers", "servers").
+func tableName(key string) bool {
+	return strings.Contains(strings.ToLower(key), "servers")
+}
