@@ -61,7 +61,6 @@ const (
 
 // Warning codes this plugin emits.
 const (
-	warnTransport   = "transport_unsupported"
 	warnTimeout     = abi.WarnTimeoutAdjusted
 	warnUnwrappable = format.WarnCommandUnwrappable
 	warnEnvName     = format.WarnEnvNameUnsupported
@@ -79,7 +78,7 @@ func render(req abi.Request) (abi.Plan, error) {
 	var offered []abi.Server
 	for _, s := range req.Servers {
 		if s.Transport != abi.TransportStdio && s.Transport != abi.TransportHTTP {
-			plan.Warnings = append(plan.Warnings, abi.Warning{Code: warnTransport, Server: s.ID,
+			plan.Warnings = append(plan.Warnings, abi.Warning{Code: abi.WarnTransportUnsupported, Server: s.ID,
 				Message: fmt.Sprintf("transport %q is not supported by Codex; the server is not rendered", s.Transport)})
 			continue
 		}

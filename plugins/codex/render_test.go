@@ -130,7 +130,7 @@ func TestServerTables(t *testing.T) {
 			map[string]any{"url": "https://x", "tool_timeout_sec": 2.5}, false, "", "- t: all tools"},
 		{"timeout huge", abi.Server{ID: "t", Transport: "http", URL: "https://x", Enabled: true, Timeout: 1e300},
 			map[string]any{"url": "https://x", "tool_timeout_sec": int64(1e9)}, false, warnTimeout, "- t: all tools"},
-		{"sse", abi.Server{ID: "x", Transport: "sse", URL: "https://x", Enabled: true}, nil, false, warnTransport, ""},
+		{"sse", abi.Server{ID: "x", Transport: "sse", URL: "https://x", Enabled: true}, nil, false, abi.WarnTransportUnsupported, ""},
 		{"oauth", abi.Server{ID: "o", Transport: "http", URL: "https://x", Enabled: true, OAuth: &abi.OAuth{ClientID: "loadout", CallbackPort: 8765, Scopes: []string{"read", "write"}}},
 			map[string]any{"url": "https://x", "scopes": []any{"read", "write"}, "oauth": map[string]any{"client_id": "loadout", "callback_port": int64(8765)}}, false, "", "- o: all tools"},
 		{"oauth metadata has no key", abi.Server{ID: "o", Transport: "http", URL: "https://x", Enabled: true, OAuth: &abi.OAuth{ClientID: "loadout", CallbackPort: 8765, Scopes: []string{"read", "write"}, AuthServerMetadataURL: "https://auth.example.com/meta"}},

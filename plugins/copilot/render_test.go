@@ -36,7 +36,7 @@ func mustRender(t *testing.T, req abi.Request) abi.Plan {
 func decodeServers(t *testing.T, plan abi.Plan) (abi.File, map[string]map[string]any) {
 	t.Helper()
 	for _, f := range plan.Files {
-		if f.Root == abi.RootConfig && f.Path == configPath {
+		if f.Root == abi.RootConfig && f.Path == renderer.Profile.Config.Path {
 			var doc struct {
 				MCPServers map[string]map[string]any `json:"mcpServers"`
 			}
@@ -101,17 +101,17 @@ func TestServerEntries(t *testing.T) {
 			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "-C", "~/" + dollar + "w", "-S", "A=" + dollar + "{LOADOUT_SPAWN_1}", "/bin/" + dollar + "x", dollar + "{HOME}"},
 				"env": map[string]any{"LOADOUT_SPAWN_1": `!` + dollar + `a \` + dollar + ` "'`}}, false, nil, "- x: all tools"},
 		{"restricted", abi.Server{ID: "r", Transport: "stdio", Command: "x", Enabled: true, ToolsRestricted: true, AllowedTools: []string{"a", "get.item", "x-y", "*", "b$c", "d(e)", ""}},
-			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "x"}, "tools": []any{"a", "get.item", "x-y"}}, false, []string{warnTool, warnTool, warnTool, warnTool}, "- r: only a, get.item, x-y"},
+			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "x"}, "tools": []any{"a", "get.item", "x-y"}}, false, []string{abi.WarnToolNameUnsupported, abi.WarnToolNameUnsupported, abi.WarnToolNameUnsupported, abi.WarnToolNameUnsupported}, "- r: only a, get.item, x-y"},
 		{"restricted to nothing", abi.Server{ID: "r", Transport: "stdio", Command: "x", Enabled: true, ToolsRestricted: true},
 			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "x"}, "tools": []any{}}, false, nil, "- r: no tools"},
 		{"disabled", abi.Server{ID: "d", Transport: "stdio", Command: "x"}, nil, false, nil, ""},
 		{"huge timeout", abi.Server{ID: "t", Transport: "stdio", Command: "x", Enabled: true, Timeout: 1e300},
-			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "x"}, "timeout": float64(maxTimeout)}, false, []string{warnTimeout}, "- t: all tools"},
-		{"command with =", abi.Server{ID: "x", Transport: "stdio", Command: "a=b", Enabled: true}, nil, false, []string{warnUnwrappable}, ""},
+			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "x"}, "timeout": renderer.Profile.Config.TimeoutMax}, false, []string{abi.WarnTimeoutAdjusted}, "- t: all tools"},
+		{"command with =", abi.Server{ID: "x", Transport: "stdio", Command: "a=b", Enabled: true}, nil, false, []string{format.WarnCommandUnwrappable}, ""},
 		{"bad env name", abi.Server{ID: "x", Transport: "stdio", Command: "x", Enabled: true, HostEnv: []abi.Pair{{Name: "1X", Value: "v"}}},
-			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "x"}}, false, []string{warnEnvName}, "- x: all tools"},
-		{"reserved", abi.Server{ID: "constructor", Transport: "stdio", Command: "x", Enabled: true}, nil, false, []string{warnReserved}, ""},
-		{"sse", abi.Server{ID: "x", Transport: "sse", URL: "https://x", Enabled: true}, nil, false, []string{warnTransport}, ""},
+			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "x"}}, false, []string{format.WarnEnvNameUnsupported}, "- x: all tools"},
+		{"reserved", abi.Server{ID: "constructor", Transport: "stdio", Command: "x", Enabled: true}, nil, false, []string{abi.WarnServerNameReserved}, ""},
+		{"sse", abi.Server{ID: "x", Transport: "sse", URL: "https://x", Enabled: true}, nil, false, []string{abi.WarnTransportUnsupported}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -35,7 +35,7 @@ func mustRender(t *testing.T, req abi.Request) abi.Plan {
 func decodeServers(t *testing.T, plan abi.Plan) (abi.File, map[string]map[string]any) {
 	t.Helper()
 	for _, f := range plan.Files {
-		if f.Root == abi.RootConfig && f.Path == configPath {
+		if f.Root == abi.RootConfig && f.Path == renderer.Profile.Config.Path {
 			var doc struct {
 				MCPServers map[string]map[string]any `json:"mcpServers"`
 			}
@@ -100,17 +100,17 @@ func TestServerEntries(t *testing.T) {
 			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "-S", "A=" + dollar + "{LOADOUT_SPAWN_1}", "/bin/" + dollar + "x", dollar + "{HOME}"},
 				"env": map[string]any{"LOADOUT_SPAWN_1": `!\` + dollar + `a \\` + dollar + ` "'`}, "description": dollar + "HOME"}, false, nil, "- x: all tools"},
 		{"restricted", abi.Server{ID: "r", Transport: "stdio", Command: "x", Enabled: true, ToolsRestricted: true, AllowedTools: []string{"a", "b$c", "d(e)"}},
-			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "x"}, "includeTools": []any{"a"}}, false, []string{warnTool, warnTool}, "- r: only a"},
+			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "x"}, "includeTools": []any{"a"}}, false, []string{abi.WarnToolNameUnsupported, abi.WarnToolNameUnsupported}, "- r: only a"},
 		{"restricted to nothing", abi.Server{ID: "r", Transport: "stdio", Command: "x", Enabled: true, ToolsRestricted: true},
 			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "x"}, "includeTools": []any{}}, false, nil, "- r: no tools"},
 		{"disabled", abi.Server{ID: "d", Transport: "stdio", Command: "x"}, nil, false, nil, ""},
 		{"huge timeout", abi.Server{ID: "t", Transport: "stdio", Command: "x", Enabled: true, Timeout: 1e300},
-			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "x"}, "timeout": float64(maxTimeout)}, false, []string{warnTimeout}, "- t: all tools"},
-		{"command with =", abi.Server{ID: "x", Transport: "stdio", Command: "a=b", Enabled: true}, nil, false, []string{warnUnwrappable}, ""},
+			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "x"}, "timeout": renderer.Profile.Config.TimeoutMax}, false, []string{abi.WarnTimeoutAdjusted}, "- t: all tools"},
+		{"command with =", abi.Server{ID: "x", Transport: "stdio", Command: "a=b", Enabled: true}, nil, false, []string{format.WarnCommandUnwrappable}, ""},
 		{"bad env name", abi.Server{ID: "x", Transport: "stdio", Command: "x", Enabled: true, HostEnv: []abi.Pair{{Name: "1X", Value: "v"}}},
-			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "x"}}, false, []string{warnEnvName}, "- x: all tools"},
-		{"reserved", abi.Server{ID: "constructor", Transport: "stdio", Command: "x", Enabled: true}, nil, false, []string{warnReserved}, ""},
-		{"sse", abi.Server{ID: "x", Transport: "sse", URL: "https://x", Enabled: true}, nil, false, []string{warnTransport}, ""},
+			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "x"}}, false, []string{format.WarnEnvNameUnsupported}, "- x: all tools"},
+		{"reserved", abi.Server{ID: "constructor", Transport: "stdio", Command: "x", Enabled: true}, nil, false, []string{abi.WarnServerNameReserved}, ""},
+		{"sse", abi.Server{ID: "x", Transport: "sse", URL: "https://x", Enabled: true}, nil, false, []string{abi.WarnTransportUnsupported}, ""},
 		{"oauth", abi.Server{ID: "o", Transport: "http", URL: "https://x", Enabled: true, OAuth: &abi.OAuth{ClientID: "loadout", Scopes: []string{"read", "write"}}},
 			map[string]any{"httpUrl": "https://x", "oauth": map[string]any{"clientId": "loadout", "scopes": []any{"read", "write"}}}, false, nil, "- o: all tools"},
 		{"oauth port and metadata have no key", abi.Server{ID: "o", Transport: "http", URL: "https://x", Enabled: true, OAuth: &abi.OAuth{ClientID: "loadout", CallbackPort: 8765, Scopes: []string{"read", "write"}, AuthServerMetadataURL: "https://auth.example.com/meta"}},

@@ -60,8 +60,6 @@ const (
 
 // Warning codes this plugin emits.
 const (
-	warnTransport   = "transport_unsupported"
-	warnReserved    = "server_name_reserved"
 	warnConflict    = "server_name_conflict"
 	warnUnwrappable = format.WarnCommandUnwrappable
 	warnEnvName     = format.WarnEnvNameUnsupported
@@ -91,11 +89,11 @@ func render(req abi.Request) (abi.Plan, error) {
 			plan.Warnings = append(plan.Warnings, abi.Warning{Code: code, Server: s.ID, Message: msg})
 		}
 		if s.Transport != abi.TransportStdio && s.Transport != abi.TransportHTTP {
-			warn(warnTransport, fmt.Sprintf("transport %q is not supported by Pi; the server is not rendered", s.Transport))
+			warn(abi.WarnTransportUnsupported, fmt.Sprintf("transport %q is not supported by Pi; the server is not rendered", s.Transport))
 			continue
 		}
 		if format.IsJSPrototypeName(s.ID) {
-			warn(warnReserved, fmt.Sprintf("server name %q is a JavaScript built-in name; the server is not rendered", s.ID))
+			warn(abi.WarnServerNameReserved, fmt.Sprintf("server name %q is a JavaScript built-in name; the server is not rendered", s.ID))
 			continue
 		}
 		folded := strings.ReplaceAll(s.ID, "-", "_")

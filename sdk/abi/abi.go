@@ -241,3 +241,16 @@ const (
 	// the harness's profile states (timeoutMin, timeoutMax), because the vetted one lies outside.
 	WarnTimeoutAdjusted = "timeout_adjusted"
 )
+
+// Warning codes for a server a renderer leaves out, or a part of one, because the harness
+// cannot carry it.
+const (
+	// WarnTransportUnsupported: the harness has no way to connect the server's transport.
+	WarnTransportUnsupported = "transport_unsupported"
+	// WarnServerNameReserved: the harness would read the server's name as something else (a
+	// JavaScript built-in name of a Node CLI's config object).
+	WarnServerNameReserved = "server_name_reserved"
+	// WarnToolNameUnsupported: a tool name cannot be written into the harness's allow list; the
+	// tool is not offered.
+	WarnToolNameUnsupported = "tool_name_unsupported"
+)

@@ -703,3 +703,12 @@ func NamedSyntax(name string) (*valuesyntax.Syntax, bool) {
 	sx, ok := namedCompiled[name]
 	return sx, ok
 }
+
+// MustParse is Parse for a plugin's own embedded profile; it panics on an error.
+func MustParse(data []byte) *Profile {
+	p, err := Parse(data)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}

@@ -71,9 +71,7 @@ const (
 
 // Warning codes this plugin emits.
 const (
-	warnTransport   = "transport_unsupported"
 	warnDisabled    = "server_disabled"
-	warnReserved    = "server_name_reserved"
 	warnUnwrappable = format.WarnCommandUnwrappable
 	warnEnvName     = format.WarnEnvNameUnsupported
 	warnTimeout     = abi.WarnTimeoutAdjusted
@@ -150,11 +148,11 @@ func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning, bool) {
 	warn := func(code, msg string) abi.Warning { return abi.Warning{Code: code, Server: s.ID, Message: msg} }
 	switch {
 	case s.Transport != abi.TransportStdio && s.Transport != abi.TransportHTTP:
-		return nil, false, []abi.Warning{warn(warnTransport, fmt.Sprintf("transport %q is not supported by Claude Code; the server is not rendered", s.Transport))}, false
+		return nil, false, []abi.Warning{warn(abi.WarnTransportUnsupported, fmt.Sprintf("transport %q is not supported by Claude Code; the server is not rendered", s.Transport))}, false
 	case !s.Enabled:
 		return nil, false, []abi.Warning{warn(warnDisabled, "Claude Code has no way to configure a disabled server; the server is not rendered")}, false
 	case format.IsJSPrototypeName(s.ID):
-		return nil, false, []abi.Warning{warn(warnReserved, fmt.Sprintf("Claude Code reserves the server name %q; the server is not rendered", s.ID))}, false
+		return nil, false, []abi.Warning{warn(abi.WarnServerNameReserved, fmt.Sprintf("Claude Code reserves the server name %q; the server is not rendered", s.ID))}, false
 	}
 	for _, t := range s.DeniedTools {
 		if strings.ContainsAny(t, ", \t\n\r\v\f()") {

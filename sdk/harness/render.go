@@ -1,0 +1,333 @@
+// Package harness is the SDK's profile-driven renderer: it renders a vetted request for the harness
+// a profile describes (sdk/profile), so that a plugin for a CLI with a JSON MCP config is its
+// profile.yaml plus the few functions for what the profile cannot state. It writes what the host
+// then checks through the same profile:
+//
+//   - the config file (config.root, config.path): config.pinned first, in the profile's order,
+//     then the servers object under config.servers, in request order. A stdio server is
+//     launched through the env -i wrapper (format.SpawnServer, with the profile's spawn style)
+//     with its cwd as env -C unless a key means cwd; an http server gets the key meaning url and
+//     the headers, each string spelled for the passes the profile counts at its position; then
+//     description, timeout (in timeoutUnit, clamped to timeoutMin..timeoutMax with a
+//     timeout_adjusted warning), the allow list of a restricted server, the deny list, and
+//     OAuth through oauthKeys. A disabled server is written with the key meaning enabled, or
+//     left out when there is none.
+//   - the args and env the profile requires, in its order, with the values it pins (a servers
+//     arg is followed by the ids the config holds);
+//   - the skills under skills.dir, and the prompt naming each server the config holds.
+//
+// A Renderer is immutable once made and safe for concurrent use; Render is pure and
+// deterministic.
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format"
+	"github.com/loadout-dev/loadout/sdk/profile"
+)
+
+// Renderer renders for the harness its profile describes.
+type Renderer struct {
+	// Manifest is the plugin's manifest; its harness must be the profile's.
+	Manifest abi.Manifest
+	// Profile is the plugin's own profile.yaml, parsed.
+	Profile *profile.Profile
+	// Name is the CLI's name in warnings ("Gemini CLI").
+	Name string
+	// ToolName says why a tool name cannot be written into the allow list ("" when it can);
+	// nil: every name can. Such a tool is left out of the list, with a warning.
+	ToolName func(tool string) (why string)
+	// SpellToolLists: the CLI expands the entries of its deny list like its other strings, so
+	// each is spelled as an arg is; otherwise they are written as they are.
+	SpellToolLists bool
+	// OAuth writes an http server's OAuth settings into its entry and returns the warning for
+	// what it leaves out; nil: the object under the key meaning oauth, with oauthKeys.
+	OAuth func(entry *format.Object, s abi.Server) *abi.Warning
+}
+
+// New checks that r can render for its profile: a JSON config, the manifest's harness, no args
+// of a kind the renderer does not write (tool rules), no folded skills.
+func New(r Renderer) (*Renderer, error) {
+	p := r.Profile
+	switch {
+	case p == nil:
+		return nil, errors.New("render: no profile")
+	case p.Harness != r.Manifest.Harness:
+		return nil, fmt.Errorf("render: profile of %q for a plugin of %q", p.Harness, r.Manifest.Harness)
+	case p.Config.Format != abi.FormatJSON:
+		return nil, fmt.Errorf("render: config format %q: only json configs are rendered from a profile", p.Config.Format)
+	case p.Skills != nil && p.Skills.Folds:
+		return nil, errors.New("render: folded skills are not rendered from a profile")
+	case r.Name == "":
+		return nil, errors.New("render: no CLI name for warnings")
+	}
+	for _, a := range p.Args {
+		if a.Value == "tools" || a.Value == "denyTools" {
+			return nil, fmt.Errorf("render: args %s of value %s are not rendered from a profile", a.Flag, a.Value)
+		}
+	}
+	return &r, nil
+}
+
+// MustNew is New for a plugin's own profile; it panics on an error.
+func MustNew(r Renderer) *Renderer {
+	out, err := New(r)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// keyOf is the server key that means m, or "".
+func (r *Renderer) keyOf(m string) string {
+	for key, meaning := range r.Profile.Config.ServerKeys {
+		if meaning == m {
+			return key
+		}
+	}
+	return ""
+}
+
+// Render renders req.
+func (r *Renderer) Render(req abi.Request) (abi.Plan, error) {
+	p := r.Profile
+	skills, skillWarns, err := format.PrepareSkills(req.Skills)
+	if err != nil {
+		return abi.Plan{}, err
+	}
+	plan := abi.Plan{Files: []abi.File{}, Args: []string{}, Env: []abi.Pair{}, GitExclude: []string{}, Warnings: []abi.Warning{}}
+	servers := format.NewObject()
+	secret := false
+	var offered []abi.Server
+	var ids []string
+	for _, s := range req.Servers {
+		if !slices.Contains(r.Manifest.Transports, s.Transport) {
+			plan.Warnings = append(plan.Warnings, abi.Warning{Code: abi.WarnTransportUnsupported, Server: s.ID,
+				Message: fmt.Sprintf("transport %q is not supported by %s; the server is not rendered", s.Transport, r.Name)})
+			continue
+		}
+		if format.IsJSPrototypeName(s.ID) {
+			plan.Warnings = append(plan.Warnings, abi.Warning{Code: abi.WarnServerNameReserved, Server: s.ID,
+				Message: fmt.Sprintf("server name %q is a JavaScript built-in name; the server is not rendered", s.ID)})
+			continue
+		}
+		if !s.Enabled && r.keyOf("enabled") == "" {
+			continue // the CLI has no per-server switch: a disabled server is left out
+		}
+		entry, isSecret, tools, warns, ok := r.server(s)
+		plan.Warnings = append(plan.Warnings, warns...)
+		if !ok {
+			continue
+		}
+		servers.Set(s.ID, entry)
+		ids = append(ids, s.ID)
+		secret = secret || isSecret
+		if s.Enabled {
+			s.AllowedTools = tools
+			offered = append(offered, s)
+		}
+	}
+	doc := format.NewObject()
+	for _, pin := range p.PinnedInOrder() {
+		doc.Set(pin.Key, pin.Value)
+	}
+	content, err := format.MarshalJSON(doc.Set(p.Config.Servers, servers))
+	if err != nil {
+		return abi.Plan{}, fmt.Errorf("encode %s: %w", p.Config.Path, err)
+	}
+	plan.Files = append(plan.Files, format.ConfigFile(p.Config.Root, p.Config.Path, abi.FormatJSON, content, secret))
+	for _, a := range p.Args {
+		if !a.Required && a.Value != "servers" {
+			continue
+		}
+		plan.Args = append(plan.Args, a.Flag)
+		switch a.Value {
+		case "pinned":
+			plan.Args = append(plan.Args, a.Pinned)
+		case "servers":
+			plan.Args = append(plan.Args, ids...)
+		}
+	}
+	for _, e := range p.Env {
+		if e.When == "isolated" && req.Run.AmbientAuth {
+			continue
+		}
+		plan.Env = append(plan.Env, abi.Pair{Name: e.Name, Value: e.Value})
+	}
+	plan.Prompt = format.ServersPrompt(offered, nil)
+	plan.Warnings = append(plan.Warnings, skillWarns...)
+	if p.Skills != nil {
+		files, err := format.SkillFiles(abi.RootConfig, p.Skills.Dir, skills)
+		if err != nil {
+			return abi.Plan{}, err
+		}
+		plan.Files = append(plan.Files, files...)
+	}
+	return plan, nil
+}
+
+// server returns the entry of s, whether it holds a secret, the tools it allows, its warnings,
+// and false when it cannot be rendered.
+func (r *Renderer) server(s abi.Server) (*format.Object, bool, []string, []abi.Warning, bool) {
+	p := r.Profile
+	var warns []abi.Warning
+	warn := func(code, msg string) { warns = append(warns, abi.Warning{Code: code, Server: s.ID, Message: msg}) }
+	spell := func(pos, v string) string { return p.Syntax().Spell(v, p.PassCount(pos)) }
+	entry := format.NewObject()
+	secret := false
+	if s.Transport == abi.TransportStdio {
+		cwd := s.Cwd
+		if r.keyOf("cwd") != "" {
+			cwd = ""
+		}
+		sp, spawnWarns, ok := format.SpawnServer(p.SpawnStyle(), s, cwd)
+		if !ok {
+			return nil, false, nil, spawnWarns, false
+		}
+		warns = append(warns, spawnWarns...)
+		entry.Set(r.keyOf("command"), sp.Command).Set(r.keyOf("args"), sp.Args)
+		env, secretEnv := sp.EnvObject()
+		secret = secret || secretEnv
+		if env.Len() > 0 {
+			entry.Set(r.keyOf("env"), env)
+		}
+		if k := r.keyOf("cwd"); k != "" && s.Cwd != "" {
+			entry.Set(k, spell(profile.PosArgs, s.Cwd))
+		}
+	} else {
+		if k := r.keyOf("type"); k != "" {
+			entry.Set(k, "http")
+		}
+		entry.Set(r.keyOf("url"), spell(profile.PosURL, s.URL))
+		headers, secretHeader := format.HeaderObject(s.Headers, func(v string) string { return spell(profile.PosHeaders, v) })
+		secret = secret || secretHeader
+		if headers.Len() > 0 {
+			entry.Set(r.keyOf("headers"), headers)
+		}
+	}
+	if k := r.keyOf("enabled"); k != "" && !s.Enabled {
+		entry.Set(k, false)
+	}
+	if k := r.keyOf("description"); k != "" && s.Description != "" {
+		entry.Set(k, spell(profile.PosArgs, s.Description))
+	}
+	if k := r.keyOf("timeout"); k != "" {
+		r.timeout(entry, k, s, warn)
+	}
+	var tools []string
+	if k := r.keyOf("allowTools"); k != "" && s.ToolsRestricted {
+		include := []string{}
+		for _, t := range s.AllowedTools {
+			if r.ToolName != nil {
+				if why := r.ToolName(t); why != "" {
+					warn(abi.WarnToolNameUnsupported, fmt.Sprintf("tool name %q %s; the tool is not offered", t, why))
+					continue
+				}
+			}
+			include = append(include, t)
+		}
+		entry.Set(k, include)
+		tools = include
+	} else if s.ToolsRestricted {
+		tools = s.AllowedTools
+	}
+	if k := r.keyOf("denyTools"); k != "" && len(s.DeniedTools) > 0 {
+		exclude := make([]string, len(s.DeniedTools))
+		for i, t := range s.DeniedTools {
+			exclude[i] = t
+			if r.SpellToolLists {
+				exclude[i] = spell(profile.PosArgs, t)
+			}
+		}
+		entry.Set(k, exclude)
+	}
+	if s.Transport == abi.TransportHTTP && s.OAuth != nil {
+		if w := r.oauth(entry, s); w != nil {
+			warns = append(warns, *w)
+		}
+	}
+	if w := format.LifecycleWarning(s, r.Name); w != nil {
+		warns = append(warns, *w)
+	}
+	return entry, secret, tools, warns, true
+}
+
+// timeout writes s's timeout under key in the profile's unit, at the nearest bound of its
+// range (with a timeout_adjusted warning) when outside it.
+func (r *Renderer) timeout(entry *format.Object, key string, s abi.Server, warn func(code, msg string)) {
+	cf := r.Profile.Config
+	if s.Timeout < 0 {
+		warn(abi.WarnTimeoutAdjusted, fmt.Sprintf("timeout %gs is negative; the harness default is used", s.Timeout))
+		return
+	}
+	if s.Timeout == 0 {
+		return
+	}
+	scale, unit := 1.0, cf.TimeoutUnit
+	if unit == "ms" {
+		scale = 1000
+	}
+	v := s.Timeout * scale
+	if unit == "ms" {
+		v = max(math.Round(v), 1)
+	}
+	switch {
+	case cf.TimeoutMax > 0 && v > cf.TimeoutMax:
+		v = cf.TimeoutMax
+		warn(abi.WarnTimeoutAdjusted, fmt.Sprintf("timeout %gs exceeds the largest timeout %s honours; rendered as %s%s", s.Timeout, r.Name, number(v), unit))
+	case cf.TimeoutMin > 0 && v < cf.TimeoutMin:
+		v = cf.TimeoutMin
+		warn(abi.WarnTimeoutAdjusted, fmt.Sprintf("timeout %gs is below the smallest timeout %s honours; rendered as %s%s", s.Timeout, r.Name, number(v), unit))
+	}
+	if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+		entry.Set(key, int64(v))
+	} else {
+		entry.Set(key, v)
+	}
+}
+
+func number(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// oauth writes s's OAuth settings: through r.OAuth, or as the object under the key meaning
+// oauth with the keys oauthKeys lists; whatever has no key is named by one warning.
+func (r *Renderer) oauth(entry *format.Object, s abi.Server) *abi.Warning {
+	if r.OAuth != nil {
+		return r.OAuth(entry, s)
+	}
+	o := s.OAuth
+	key := r.keyOf("oauth")
+	keyOf := func(m string) string {
+		for k, meaning := range r.Profile.Config.OAuthKeys {
+			if meaning == m {
+				return k
+			}
+		}
+		return ""
+	}
+	obj := format.NewObject()
+	var left []string
+	put := func(m string, set bool, v any) {
+		if !set {
+			return
+		}
+		if k := keyOf(m); key != "" && k != "" {
+			obj.Set(k, v)
+		} else {
+			left = append(left, m)
+		}
+	}
+	put("clientId", o.ClientID != "", o.ClientID)
+	put("callbackPort", o.CallbackPort != 0, int64(o.CallbackPort))
+	put("scopes", len(o.Scopes) > 0, append([]string{}, o.Scopes...))
+	put("authServerMetadataUrl", o.AuthServerMetadataURL != "", o.AuthServerMetadataURL)
+	if obj.Len() > 0 {
+		entry.Set(key, obj)
+	}
+	return format.OAuthWarning(s, r.Name, left)
+}

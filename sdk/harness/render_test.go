@@ -1,0 +1,122 @@
+package harness_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/loadout-dev/loadout/host/plan"
+	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/harness"
+	"github.com/loadout-dev/loadout/sdk/profile"
+)
+
+// newCLI is the profile of a CLI loadout has no code for: a settings file that must carry
+// "$version": 4, $NAME and ${NAME} expanded with no escape and no default, a flag that must name
+// exactly the servers the config holds.
+const newCLI = `harness: newcli
+measured: Example CLI 1.0
+hiddenDirs: [.newcli]
+paths:
+  - {root: config, path: .newcli/settings.json}
+  - {root: config, path: ".newcli/skills/**"}
+config:
+  root: config
+  path: .newcli/settings.json
+  format: json
+  servers: mcpServers
+  pinned:
+    $version: 4
+  serverKeys: {command: command, args: args, env: env, httpUrl: url, headers: headers, description: description, timeout: timeout, includeTools: allowTools, excludeTools: denyTools}
+  timeoutUnit: ms
+  timeoutMax: 600000
+valueSyntax:
+  - {expands: [$NAME, "${NAME}"], dollar: "${LOADOUT_SPAWN_DOLLAR}"}
+passes: {args: 1, env: 1, url: 1, headers: 1}
+spawn: claude-dollar
+tools: {in: config, names: {exact: true}}
+args:
+  - {flag: --allowed-mcp-server-names, value: servers, variadic: true, required: true}
+  - {flag: --approval-mode, value: pinned, pinned: default, required: true}
+env:
+  - {name: NEWCLI_HOME, value: "{{loadout.root.config}}", when: always}
+  - {name: LOADOUT_SPAWN_DOLLAR, value: $, when: always}
+skills: {dir: .newcli/skills}
+`
+
+var newManifest = abi.Manifest{Name: "render.newcli", Version: "1.0.0", ABIVersion: abi.Version, Harness: "newcli",
+	Transports: []string{abi.TransportStdio, abi.TransportHTTP}, NativeSkills: true, Roots: []string{abi.RootConfig}}
+
+const secret = "{{loadout.secret.1}}"
+
+func newRequest() abi.Request {
+	return abi.Request{ABIVersion: abi.Version, Harness: "newcli", Servers: []abi.Server{
+		{ID: "files", Transport: abi.TransportStdio, Command: "/usr/bin/files", Args: []string{"--root", "$HOME/x"},
+			Env:     []abi.Pair{{Name: "MODE", Value: "a$b ${c}"}},
+			HostEnv: []abi.Pair{{Name: "PATH", Value: "/usr/bin"}}, Cwd: "/w$d", Description: "costs $5",
+			ToolsRestricted: true, AllowedTools: []string{"read"}, DeniedTools: []string{"rm"}, Enabled: true, Timeout: 30},
+		{ID: "docs", Transport: abi.TransportHTTP, URL: "https://docs.example/mcp",
+			Headers: []abi.Pair{{Name: "Authorization", Value: secret, Secret: true}}, Enabled: true, Timeout: 1e6},
+		{ID: "off", Transport: abi.TransportStdio, Command: "/usr/bin/off"},
+	}, Skills: []abi.Skill{{Name: "notes", Description: "Take notes", Instructions: "Write them down."}}}
+}
+
+// TestRendersANewHarnessTheHostAccepts: a plugin that is its profile and nothing else renders a
+// plan the host's check accepts through the same profile, spelling every "$" as the profile's
+// syntax says.
+func TestRendersANewHarnessTheHostAccepts(t *testing.T) {
+	t.Parallel()
+	r, err := harness.New(harness.Renderer{Manifest: newManifest, Profile: profile.MustParse([]byte(newCLI)), Name: "Example CLI"})
+	require.NoError(t, err)
+	req := newRequest()
+	p, err := r.Render(req)
+	require.NoError(t, err)
+
+	assert.Equal(t, []string{"--allowed-mcp-server-names", "files", "docs", "--approval-mode", "default"}, p.Args)
+	assert.Equal(t, []abi.Pair{{Name: "NEWCLI_HOME", Value: "{{loadout.root.config}}"}, {Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"}}, p.Env)
+	require.NotEmpty(t, p.Files)
+	cfg := p.Files[0].Content
+	assert.True(t, strings.HasPrefix(cfg, "{\n  \"$version\": 4,\n  \"mcpServers\""), "the pinned key first: %s", cfg)
+	assert.Contains(t, cfg, `"description": "costs ${LOADOUT_SPAWN_DOLLAR}5"`, "a $ spelled with the profile's dollar reference")
+	assert.Contains(t, cfg, `"timeout": 600000`, "a timeout above timeoutMax is clamped")
+	assert.NotContains(t, cfg, `"off"`, "a disabled server is left out: the profile has no enabled key")
+	assert.True(t, p.Files[0].Secret, "the config holds a secret header")
+	assert.Contains(t, p.Prompt, "- files: only read")
+	var codes []string
+	for _, w := range p.Warnings {
+		codes = append(codes, w.Code)
+	}
+	assert.Equal(t, []string{abi.WarnTimeoutAdjusted}, codes)
+
+	prof, err := plan.ParseProfile([]byte(newCLI))
+	require.NoError(t, err)
+	_, err = plan.Check(&p, plan.Input{Manifest: newManifest, Profile: prof, Request: req,
+		Secrets: []plan.Secret{{Placeholder: secret, Value: "Bearer $tok", Server: "docs", Field: plan.FieldHeaders, Key: "Authorization"}}})
+	require.NoError(t, err, "the host's check of the plan the profile rendered")
+
+	// The check reads through the profile too: a plan spelling "$" another way is refused.
+	bad := p
+	bad.Files = append([]abi.File{}, p.Files...)
+	bad.Files[0].Content = strings.Replace(cfg, "costs ${LOADOUT_SPAWN_DOLLAR}5", "costs $5", 1)
+	_, err = plan.Check(&bad, plan.Input{Manifest: newManifest, Profile: prof, Request: req,
+		Secrets: []plan.Secret{{Placeholder: secret, Value: "Bearer $tok", Server: "docs", Field: plan.FieldHeaders, Key: "Authorization"}}})
+	require.Error(t, err, "a description the CLI would expand")
+}
+
+func TestNewRefuses(t *testing.T) {
+	t.Parallel()
+	p := profile.MustParse([]byte(newCLI))
+	for name, r := range map[string]harness.Renderer{
+		"no profile":      {Manifest: newManifest, Name: "x"},
+		"another harness": {Manifest: abi.Manifest{Harness: "other"}, Profile: p, Name: "x"},
+		"no name":         {Manifest: newManifest, Profile: p},
+	} {
+		_, err := harness.New(r)
+		assert.Error(t, err, name)
+	}
+	toml := strings.Replace(strings.Replace(newCLI, "format: json", "format: toml", 1), "  pinned:\n    $version: 4\n", "", 1)
+	_, err := harness.New(harness.Renderer{Manifest: newManifest, Profile: profile.MustParse([]byte(toml)), Name: "x"})
+	assert.ErrorContains(t, err, "only json configs")
+}
