@@ -27,6 +27,10 @@ build_plugins() {
 	local stage="$out/.staging"
 	rm -rf "$stage"
 	mkdir -p "$stage"
+	# A plugin on the profile-driven SDK carries its profile.yaml as a generated Go literal
+	# (profile_gen.go, sdk/cmd/profilegen): regenerate it, so the module renders through the
+	# profile that is pinned beside it.
+	go generate ./plugins/...
 	for dir in plugins/*/; do
 		local name
 		name=$(basename "$dir")

@@ -14,6 +14,7 @@ import (
 	"github.com/loadout-dev/loadout/internal/namepattern"
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/profile"
+	"github.com/loadout-dev/loadout/sdk/profile/profileyaml"
 	"github.com/loadout-dev/loadout/sdk/valuesyntax"
 )
 
@@ -91,7 +92,7 @@ var profileEnvSwitches = []string{"false", "true", "0", "1"}
 // closed list, a path outside the roots' rules or an env value that is not a root placeholder
 // is an error naming the field.
 func ParseProfile(data []byte) (*Profile, error) {
-	pp, err := profile.Parse(data)
+	pp, err := profileyaml.Parse(data)
 	if err != nil {
 		return nil, err
 	}
@@ -524,3 +525,7 @@ func LoadProfiles(fsys fs.FS) (Profiles, error) {
 	}
 	return out, nil
 }
+
+// Reserves reports whether the harness of p refuses to load a server named id; a nil p (no
+// plugin renders the harness) reserves nothing.
+func (p *Profile) Reserves(id string) bool { return p != nil && p.Profile.Reserves(id) }

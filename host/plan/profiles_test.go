@@ -90,7 +90,7 @@ func TestParseProfileRefuses(t *testing.T) {
 		{"tool rule with an unknown slot", "names: {exact: true}", "names: {exact: true}\n  rules: {server: \"x__{server}\", tool: \"{server}/{tool}/{x}\"}", "tools.rules.tool"},
 		{"server rule with a tool slot", "names: {exact: true}", "names: {exact: true}\n  rules: {server: \"{server}/{tool}\", tool: \"{server}/{tool}\"}", "tools.rules.server"},
 		{"server rule with a space", "names: {exact: true}", "names: {exact: true}\n  rules: {server: \"x {server}\", tool: \"{server}/{tool}\"}", "tools.rules.server"},
-		{"unknown key in a pass", "valueSyntax: literal", "valueSyntax:\n  - {expands: [$NAME], escape: x}", "unknown key \"escape\""},
+		{"unknown key in a pass", "valueSyntax: literal", "valueSyntax:\n  - {expands: [$NAME], escape: x}", "field escape not found"},
 		{"pass of an unknown form", "valueSyntax: literal", "valueSyntax:\n  - {expands: [\"%X%\"]}", "valueSyntax: pass 1"},
 		{"no passes", "valueSyntax: literal", "valueSyntax: []", "empty list"},
 		{"dollar reference without its env", "valueSyntax: literal", "valueSyntax:\n  - {expands: [$NAME, \"${NAME}\"], dollar: \"${LOADOUT_SPAWN_DOLLAR}\"}", "needs env LOADOUT_SPAWN_DOLLAR=$ set always"},

@@ -1,6 +1,6 @@
 // Command copilot is loadout's GitHub Copilot CLI renderer plugin (render.copilot), measured
 // against @github/copilot 1.0.102 (docs/FORMATS.md §5.2). It is its profile (profile.yaml,
-// embedded) rendered by the SDK's profile-driven renderer (sdk/harness), plus what the profile
+// as the Go literal profile_gen.go that go generate writes) rendered by the SDK's profile-driven renderer (sdk/harness), plus what the profile
 // cannot say:
 //
 //   - a tools (include list) entry is left out (with a warning) when it holds a character
@@ -19,17 +19,14 @@
 package main
 
 import (
-	_ "embed"
 	"strings"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
 	"github.com/loadout-dev/loadout/sdk/harness"
-	"github.com/loadout-dev/loadout/sdk/profile"
 )
 
-//go:embed profile.yaml
-var profileYAML []byte
+//go:generate go run github.com/loadout-dev/loadout/sdk/cmd/profilegen
 
 var manifest = abi.Manifest{
 	Name:         "render.copilot",
@@ -43,7 +40,7 @@ var manifest = abi.Manifest{
 
 var renderer = harness.MustNew(harness.Renderer{
 	Manifest: manifest,
-	Profile:  profile.MustParse(profileYAML),
+	Profile:  harnessProfile,
 	Name:     "GitHub Copilot CLI",
 	ToolName: func(t string) string {
 		if !isToolName(t) {

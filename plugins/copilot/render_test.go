@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"flag"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
 	"github.com/loadout-dev/loadout/sdk/format/formattest"
+	"github.com/loadout-dev/loadout/sdk/profile/profileyaml"
 	"github.com/loadout-dev/loadout/sdk/sdktest"
 )
 
@@ -258,4 +260,14 @@ func TestOAuth(t *testing.T) {
 	plan := mustRender(t, abi.Request{Servers: []abi.Server{{ID: "s", Transport: "stdio", Command: "x", Enabled: true, OAuth: &abi.OAuth{ClientID: "cid"}}}})
 	_, servers := decodeServers(t, plan)
 	assert.NotContains(t, servers["s"], "oauthClientId", "stdio: no OAuth key")
+}
+
+// TestProfileGenerated: profile_gen.go is profile.yaml as the host reads it (run go generate
+// after editing the profile).
+func TestProfileGenerated(t *testing.T) {
+	data, err := os.ReadFile("profile.yaml")
+	require.NoError(t, err)
+	want, err := profileyaml.Parse(data)
+	require.NoError(t, err)
+	assert.Equal(t, want, harnessProfile, "profile_gen.go is out of date: run go generate ./plugins/...")
 }

@@ -1,5 +1,5 @@
 // Command gemini is loadout's Gemini CLI renderer plugin (render.gemini), measured against
-// @google/gemini-cli 0.61.0 (docs/FORMATS.md §5.1). It is its profile (profile.yaml, embedded)
+// @google/gemini-cli 0.61.0 (docs/FORMATS.md §5.1). It is its profile (profile.yaml, as the Go literal profile_gen.go that go generate writes)
 // rendered by the SDK's profile-driven renderer (sdk/harness), plus what the profile cannot say:
 //
 //   - an includeTools entry is left out (with a warning) when it holds "$" or "(": Gemini
@@ -19,16 +19,13 @@
 package main
 
 import (
-	_ "embed"
 	"strings"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/harness"
-	"github.com/loadout-dev/loadout/sdk/profile"
 )
 
-//go:embed profile.yaml
-var profileYAML []byte
+//go:generate go run github.com/loadout-dev/loadout/sdk/cmd/profilegen
 
 var manifest = abi.Manifest{
 	Name:         "render.gemini",
@@ -42,7 +39,7 @@ var manifest = abi.Manifest{
 
 var renderer = harness.MustNew(harness.Renderer{
 	Manifest:       manifest,
-	Profile:        profile.MustParse(profileYAML),
+	Profile:        harnessProfile,
 	Name:           "Gemini CLI",
 	SpellToolLists: true,
 	ToolName: func(t string) string {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"flag"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
 	"github.com/loadout-dev/loadout/sdk/format/formattest"
+	"github.com/loadout-dev/loadout/sdk/profile/profileyaml"
 	"github.com/loadout-dev/loadout/sdk/sdktest"
 )
 
@@ -208,4 +210,14 @@ func validRunes(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// TestProfileGenerated: profile_gen.go is profile.yaml as the host reads it (run go generate
+// after editing the profile).
+func TestProfileGenerated(t *testing.T) {
+	data, err := os.ReadFile("profile.yaml")
+	require.NoError(t, err)
+	want, err := profileyaml.Parse(data)
+	require.NoError(t, err)
+	assert.Equal(t, want, harnessProfile, "profile_gen.go is out of date: run go generate ./plugins/...")
 }

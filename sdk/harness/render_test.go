@@ -11,6 +11,7 @@ import (
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/harness"
 	"github.com/loadout-dev/loadout/sdk/profile"
+	"github.com/loadout-dev/loadout/sdk/profile/profileyaml"
 )
 
 // newCLI is the profile of a CLI loadout has no code for: a settings file that must carry
@@ -68,7 +69,7 @@ func newRequest() abi.Request {
 // syntax says.
 func TestRendersANewHarnessTheHostAccepts(t *testing.T) {
 	t.Parallel()
-	r, err := harness.New(harness.Renderer{Manifest: newManifest, Profile: profile.MustParse([]byte(newCLI)), Name: "Example CLI"})
+	r, err := harness.New(harness.Renderer{Manifest: newManifest, Profile: mustParse(newCLI), Name: "Example CLI"})
 	require.NoError(t, err)
 	req := newRequest()
 	p, err := r.Render(req)
@@ -107,7 +108,7 @@ func TestRendersANewHarnessTheHostAccepts(t *testing.T) {
 
 func TestNewRefuses(t *testing.T) {
 	t.Parallel()
-	p := profile.MustParse([]byte(newCLI))
+	p := mustParse(newCLI)
 	for name, r := range map[string]harness.Renderer{
 		"no profile":      {Manifest: newManifest, Name: "x"},
 		"another harness": {Manifest: abi.Manifest{Harness: "other"}, Profile: p, Name: "x"},
@@ -117,6 +118,14 @@ func TestNewRefuses(t *testing.T) {
 		assert.Error(t, err, name)
 	}
 	toml := strings.Replace(strings.Replace(newCLI, "format: json", "format: toml", 1), "  pinned:\n    $version: 4\n", "", 1)
-	_, err := harness.New(harness.Renderer{Manifest: newManifest, Profile: profile.MustParse([]byte(toml)), Name: "x"})
+	_, err := harness.New(harness.Renderer{Manifest: newManifest, Profile: mustParse(toml), Name: "x"})
 	assert.ErrorContains(t, err, "only json configs")
+}
+
+func mustParse(src string) *profile.Profile {
+	p, err := profileyaml.Parse([]byte(src))
+	if err != nil {
+		panic(err)
+	}
+	return p
 }

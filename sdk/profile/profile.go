@@ -6,101 +6,84 @@
 //
 // It lives in the SDK because both sides read the same profile: a plugin renders through it,
 // and the host (host/plan) checks every plan through it, adding the rules only a checker needs.
-// Parse decodes strictly and checks what this package interprets (the value syntax and its
-// passes, tool names and rule templates); host/plan.ParseProfile checks the rest. A parsed
-// Profile is immutable and safe for concurrent use.
+// sdk/profile/profileyaml reads a profile.yaml strictly and Compile checks what this package
+// interprets (the value syntax and its passes, tool names and rule templates, config.pinned);
+// host/plan.ParseProfile checks the rest. A plugin embeds its profile as a generated Go literal
+// (profileyaml's generator), so no YAML reader runs in a plugin. A compiled Profile is
+// immutable and safe for concurrent use.
 package profile
 
 import (
-	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/loadout-dev/loadout/sdk/format"
 	"github.com/loadout-dev/loadout/sdk/valuesyntax"
 )
 
-// Parse decodes a profile strictly (an unknown key is an error naming it) and checks its value
-// syntax, passes, tool names and tool-rule templates. The errors name the field.
-func Parse(data []byte) (*Profile, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	var p Profile
-	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("profile: %w", err)
-	}
-	if err := p.compile(); err != nil {
-		return nil, fmt.Errorf("profile %s: %w", p.Harness, err)
-	}
-	var doc struct {
-		Config struct {
-			Pinned yaml.Node `yaml:"pinned"`
-		} `yaml:"config"`
-	}
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("profile: %w", err)
-	}
-	if n := doc.Config.Pinned; n.Kind == yaml.MappingNode {
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			v, err := ordered(n.Content[i+1])
-			if err != nil {
-				return nil, fmt.Errorf("profile %s: config.pinned.%s: %w", p.Harness, n.Content[i].Value, err)
-			}
-			p.pinned = append(p.pinned, Pin{Key: n.Content[i].Value, Value: v})
-		}
-	}
-	return &p, nil
-}
-
-// Pin is one top-level key of config.pinned with its value: a mapping as a *format.Object in
-// the profile's order, a sequence as []any, a scalar as bool, int64, float64 or string.
+// Pin is one top-level key of config.pinned with its value: a mapping as a *format.Object (its
+// keys sorted), a sequence as []any, a scalar as bool, int64, float64 or string.
 type Pin struct {
 	Key   string
 	Value any
 }
 
-// PinnedInOrder lists config.pinned in the order the profile writes it, for a renderer to write
-// the keys first, as the profile states them.
+// PinnedInOrder lists config.pinned in the order the profile writes it (Config.PinnedOrder),
+// for a renderer to write the keys first, as the profile states them.
 func (p *Profile) PinnedInOrder() []Pin { return slices.Clone(p.pinned) }
 
-// ordered converts a YAML value into what the SDK's encoders write, keeping mapping order.
-func ordered(n *yaml.Node) (any, error) {
-	switch n.Kind {
-	case yaml.MappingNode:
+// encodable converts a value of config.pinned into what the SDK's encoders write.
+func encodable(v any) (any, error) {
+	switch x := v.(type) {
+	case map[string]any:
 		o := format.NewObject()
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			v, err := ordered(n.Content[i+1])
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			e, err := encodable(x[k])
 			if err != nil {
 				return nil, err
 			}
-			o.Set(n.Content[i].Value, v)
+			o.Set(k, e)
 		}
 		return o, nil
-	case yaml.SequenceNode:
-		out := []any{}
-		for _, c := range n.Content {
-			v, err := ordered(c)
+	case []any:
+		out := make([]any, 0, len(x))
+		for _, e := range x {
+			c, err := encodable(e)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, v)
+			out = append(out, c)
 		}
 		return out, nil
-	case yaml.ScalarNode:
-		var v any
-		if err := n.Decode(&v); err != nil {
-			return nil, err
-		}
-		if i, ok := v.(int); ok {
-			return int64(i), nil
-		}
-		return v, nil
+	case int:
+		return int64(x), nil
+	case bool, int64, float64, string:
+		return x, nil
 	}
-	return nil, fmt.Errorf("a value of YAML kind %d", n.Kind)
+	return nil, fmt.Errorf("a value of type %T", v)
+}
+
+// Compile checks the parts of p this package interprets (the value syntax and its passes, tool
+// names and rule templates, config.pinned) and compiles them; a Profile is usable only once
+// compiled (sdk/profile/profileyaml.Parse compiles the profiles it reads). The error names the
+// field.
+func Compile(p *Profile) error {
+	if err := p.compile(); err != nil {
+		return fmt.Errorf("profile %s: %w", p.Harness, err)
+	}
+	return nil
+}
+
+// MustCompile is Compile for a plugin's own profile (its generated literal); it panics on an
+// error and returns p.
+func MustCompile(p *Profile) *Profile {
+	if err := Compile(p); err != nil {
+		panic(err)
+	}
+	return p
 }
 
 // compile checks and compiles the parts of p this package interprets.
@@ -153,6 +136,21 @@ func (p *Profile) compile() error {
 			return err
 		}
 		p.toolRules = r
+	}
+	if len(p.Config.PinnedOrder) != len(p.Config.Pinned) {
+		return fmt.Errorf("config.pinned: the order of its %d keys is not known", len(p.Config.Pinned))
+	}
+	p.pinned = nil
+	for _, k := range p.Config.PinnedOrder {
+		v, ok := p.Config.Pinned[k]
+		if !ok {
+			return fmt.Errorf("config.pinned: no key %q", k)
+		}
+		e, err := encodable(v)
+		if err != nil {
+			return fmt.Errorf("config.pinned.%s: %w", k, err)
+		}
+		p.pinned = append(p.pinned, Pin{Key: k, Value: e})
 	}
 	rulesFlag := slices.ContainsFunc(p.Args, func(a Arg) bool { return a.Value == "tools" || a.Value == "denyTools" })
 	switch {
@@ -270,6 +268,9 @@ type Config struct {
 	// only): settings that keep the harness from reading what the run did not vet, such as
 	// Gemini's security.auth.useExternal. A value is compared whole, objects member by member.
 	Pinned map[string]any `yaml:"pinned"`
+	// PinnedOrder is the order of Pinned's keys in the profile (set by the reader; YAML
+	// mappings have an order, Go maps do not).
+	PinnedOrder []string `yaml:"-"`
 	// ServerKeys maps each key a server entry may carry to its meaning (ServerKeyMeanings).
 	ServerKeys map[string]string `yaml:"serverKeys"`
 	// HTTPNeedsType: an http server must carry the type key (type: http).
@@ -405,33 +406,23 @@ func (v ValueSyntax) String() string {
 }
 
 // UnmarshalYAML takes a name or a list of passes, each with exactly the keys expands, dollar
-// and bang (an unknown key is an error, as everywhere in a profile).
-func (v *ValueSyntax) UnmarshalYAML(n *yaml.Node) error {
-	switch n.Kind {
-	case yaml.ScalarNode:
-		return n.Decode(&v.Name)
-	case yaml.SequenceNode:
-		for i, item := range n.Content {
-			if item.Kind != yaml.MappingNode {
-				return fmt.Errorf("valueSyntax[%d]: want a pass {expands, dollar, bang}", i)
-			}
-			for j := 0; j < len(item.Content); j += 2 {
-				if k := item.Content[j].Value; k != "expands" && k != "dollar" && k != "bang" {
-					return fmt.Errorf("valueSyntax[%d]: unknown key %q (a pass has expands, dollar, bang)", i, k)
-				}
-			}
-			var ps valuesyntax.Pass
-			if err := item.Decode(&ps); err != nil {
-				return fmt.Errorf("valueSyntax[%d]: %w", i, err)
-			}
-			v.Passes = append(v.Passes, ps)
-		}
-		if len(v.Passes) == 0 {
-			return fmt.Errorf("valueSyntax: an empty list (write literal for a CLI that expands nothing)")
-		}
+// and bang (decoded by the reader's own strict decoder: an unknown key is an error, as
+// everywhere in a profile).
+func (v *ValueSyntax) UnmarshalYAML(unmarshal func(any) error) error {
+	var name string
+	if err := unmarshal(&name); err == nil {
+		v.Name = name
 		return nil
 	}
-	return fmt.Errorf("valueSyntax: want a name or a list of passes")
+	var passes []valuesyntax.Pass
+	if err := unmarshal(&passes); err != nil {
+		return fmt.Errorf("valueSyntax: want a name or a list of passes {expands, dollar, bang}: %w", err)
+	}
+	if len(passes) == 0 {
+		return fmt.Errorf("valueSyntax: an empty list (write literal for a CLI that expands nothing)")
+	}
+	v.Passes = passes
+	return nil
 }
 
 // namedSyntax is a value syntax a profile may name: its passes and the count each position
@@ -704,11 +695,3 @@ func NamedSyntax(name string) (*valuesyntax.Syntax, bool) {
 	return sx, ok
 }
 
-// MustParse is Parse for a plugin's own embedded profile; it panics on an error.
-func MustParse(data []byte) *Profile {
-	p, err := Parse(data)
-	if err != nil {
-		panic(err)
-	}
-	return p
-}

@@ -1,4 +1,4 @@
-package profile_test
+package profileyaml_test
 
 import (
 	"io/fs"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/loadout-dev/loadout/plugins"
 	"github.com/loadout-dev/loadout/sdk/profile"
+	"github.com/loadout-dev/loadout/sdk/profile/profileyaml"
 )
 
 // TestParseBuiltinProfiles: every built-in profile parses, and what the package interprets reads
@@ -21,7 +22,7 @@ func TestParseBuiltinProfiles(t *testing.T) {
 	for _, f := range files {
 		data, err := plugins.Profiles.ReadFile(f)
 		require.NoError(t, err)
-		p, err := profile.Parse(data)
+		p, err := profileyaml.Parse(data)
 		require.NoError(t, err, "Parse(%s)", f)
 		for pos, n := range p.Passes {
 			assert.Equal(t, n, p.PassCount(pos), "%s: passes.%s", f, pos)
@@ -34,7 +35,7 @@ func TestProfileSpells(t *testing.T) {
 	t.Parallel()
 	data, err := plugins.Profiles.ReadFile("claude/profile.yaml")
 	require.NoError(t, err)
-	p, err := profile.Parse(data)
+	p, err := profileyaml.Parse(data)
 	require.NoError(t, err)
 	assert.Equal(t, "mcp__s__admin_delete", p.ToolRule("s", "admin.delete"), "tools.rules.tool with tools.names")
 	assert.Equal(t, "mcp__s", p.ServerRule("s"))
@@ -57,7 +58,7 @@ func TestParseRefuses(t *testing.T) {
 		"rules without flag": "harness: x\nvalueSyntax: literal\ntools: {in: config, names: {exact: true}, rules: {server: \"a{server}\", tool: \"a{server}b{tool}\"}}\n",
 		"flag without rules": "harness: x\nvalueSyntax: literal\ntools: {in: args, names: {exact: true}}\nargs:\n  - {flag: --allow, value: tools}\n",
 	} {
-		_, err := profile.Parse([]byte(src))
+		_, err := profileyaml.Parse([]byte(src))
 		assert.Error(t, err, name)
 	}
 }
