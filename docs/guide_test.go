@@ -12,6 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/loadout-dev/loadout/host/plan"
+	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/harness"
+	"github.com/loadout-dev/loadout/sdk/profile/profileyaml"
 )
 
 // fenced returns the bodies of the code blocks of lang in a Markdown document, in order.
@@ -46,4 +49,21 @@ func TestAddingAHarnessExamples(t *testing.T) {
 	require.Len(t, gos, 1, "one main.go example")
 	_, err = parser.ParseFile(token.NewFileSet(), "main.go", gos[0], parser.AllErrors)
 	assert.NoError(t, err, "the guide's main.go parses")
+
+	// The plugin the guide builds — its profile on sdk/harness and nothing else — renders a plan
+	// the host accepts.
+	prof, err := profileyaml.Parse([]byte(yamls[0]))
+	require.NoError(t, err)
+	m := abi.Manifest{Name: "render.qwen", Version: "1.0.0", ABIVersion: abi.Version, Harness: "qwen",
+		Transports: []string{abi.TransportStdio, abi.TransportHTTP}, NativeSkills: true, Roots: []string{abi.RootConfig}}
+	r, err := harness.New(harness.Renderer{Manifest: m, Profile: prof, Name: "Qwen Code"})
+	require.NoError(t, err, "the guide's profile on sdk/harness")
+	req := abi.Request{ABIVersion: abi.Version, Harness: "qwen", Servers: []abi.Server{
+		{ID: "files", Transport: abi.TransportStdio, Command: "/usr/bin/files", Args: []string{"$HOME"}, Enabled: true},
+		{ID: "docs", Transport: abi.TransportHTTP, URL: "https://docs.example/mcp", Enabled: true},
+	}}
+	pl, err := r.Render(req)
+	require.NoError(t, err)
+	_, err = plan.Check(&pl, plan.Input{Manifest: m, Profile: p, Request: req})
+	assert.NoError(t, err, "the host's check of the guide's plugin's plan")
 }
