@@ -694,4 +694,3 @@ func NamedSyntax(name string) (*valuesyntax.Syntax, bool) {
 	sx, ok := namedCompiled[name]
 	return sx, ok
 }
-
