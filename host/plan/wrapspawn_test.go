@@ -11,6 +11,7 @@ import (
 	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
+	"github.com/loadout-dev/loadout/sdk/valuesyntax"
 )
 
 // TestCheckAcceptsWrapSpawn cross-checks the checker against the renderers' shared wrapper
@@ -30,7 +31,11 @@ func TestCheckAcceptsWrapSpawn(t *testing.T) {
 		HostEnv: []abi.Pair{{Name: "HOME", Value: "/home/u"}, {Name: "PATH", Value: "/bin"}},
 		Env:     env, Cwd: "/srv/${DIR}", Enabled: true,
 	}
-	styles := map[string]format.SpawnStyle{"claude": format.SpawnClaude, "codex": format.SpawnVerbatim, "pi": format.SpawnPi, "copilot": format.SpawnCopilot}
+	styles := map[string]format.SpawnStyle{}
+	for _, h := range []string{"claude", "codex", "pi", "copilot"} {
+		styles[h] = profileOf(h).SpawnStyle()
+	}
+	styles["claude"] = func(st format.SpawnStyle) format.SpawnStyle { st.Split = true; return st }(styles["claude"]) // as its renderer writes
 	for _, harness := range []string{"claude", "codex", "pi", "copilot"} {
 		t.Run(harness, func(t *testing.T) {
 			t.Parallel()
@@ -107,9 +112,9 @@ func TestCheckCopilotLongSpec(t *testing.T) {
 	for i := range 50 {
 		server.Env = append(server.Env, abi.Pair{Name: fmt.Sprintf("WIDE_%02d", i), Value: "v$x"})
 	}
-	sp, err := format.WrapSpawn(format.SpawnCopilot, server, "")
+	sp, err := format.WrapSpawn(profileOf("copilot").SpawnStyle(), server, "")
 	require.NoError(t, err)
-	require.Greater(t, len(sp.Args[2]), format.CopilotExpandMax, "the SPEC of 50 variables is past Copilot's limit")
+	require.Greater(t, len(sp.Args[2]), profileOf("copilot").ExpandMax, "the SPEC of 50 variables is past Copilot's limit")
 	check := func(args []string) error {
 		aliases := format.NewObject()
 		for _, p := range sp.Env {
@@ -126,17 +131,17 @@ func TestCheckCopilotLongSpec(t *testing.T) {
 		return checkPlan(p, in)
 	}
 	require.NoError(t, check(sp.Args), "Check(the long SPEC WrapSpawn writes)")
-	escaped := strings.ReplaceAll(strings.TrimRight(sp.Args[2], " "), "${", format.ClaudeDollar+"{")
+	escaped := strings.ReplaceAll(strings.TrimRight(sp.Args[2], " "), "${", valuesyntax.DollarRefDefault+"{")
 	require.ErrorContains(t, check([]string{"-i", "-S", escaped, "/usr/bin/srv"}), "want one or more references ${LOADOUT_SPAWN_<n>}")
 	short := server
 	short.Env = short.Env[:2]
-	sp2, err := format.WrapSpawn(format.SpawnCopilot, short, "")
+	sp2, err := format.WrapSpawn(profileOf("copilot").SpawnStyle(), short, "")
 	require.NoError(t, err)
-	plain := strings.ReplaceAll(sp2.Args[2], format.ClaudeDollar+"{", "${")
+	plain := strings.ReplaceAll(sp2.Args[2], valuesyntax.DollarRefDefault+"{", "${")
 	server.Env = short.Env
 	sp = sp2
 	require.NoError(t, check(sp2.Args), "Check(the short SPEC WrapSpawn writes)")
-	require.ErrorContains(t, check([]string{"-i", "-S", plain, "/usr/bin/srv"}), "want one or more references "+format.ClaudeDollar+"{LOADOUT_SPAWN_<n>}")
+	require.ErrorContains(t, check([]string{"-i", "-S", plain, "/usr/bin/srv"}), "want one or more references "+valuesyntax.DollarRefDefault+"{LOADOUT_SPAWN_<n>}")
 }
 
 // TestCheckPiTildeOperands holds the checker to Pi's expandsTilde: WrapSpawn carries the
@@ -147,7 +152,7 @@ func TestCheckPiTildeOperands(t *testing.T) {
 	t.Parallel()
 	server := abi.Server{ID: "s", Transport: abi.TransportStdio, Command: "/usr/bin/srv",
 		Args: []string{"a b", "~", "$x", "~/x", "a~/x", "--opt=~/x"}, Env: []abi.Pair{{Name: "T", Value: "~/v"}}, Enabled: true}
-	sp, err := format.WrapSpawn(format.SpawnPi, server, "")
+	sp, err := format.WrapSpawn(profileOf("pi").SpawnStyle(), server, "")
 	require.NoError(t, err)
 	check := func(args []string, env []abi.Pair) error {
 		aliases := format.NewObject()

@@ -15,6 +15,7 @@ import (
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
 	"github.com/loadout-dev/loadout/sdk/format/formattest"
+	"github.com/loadout-dev/loadout/sdk/profile"
 	"github.com/loadout-dev/loadout/sdk/profile/profileyaml"
 	"github.com/loadout-dev/loadout/sdk/sdktest"
 )
@@ -22,7 +23,7 @@ import (
 var update = flag.Bool("update", false, "update golden files")
 
 // shape is how this harness's config spells a server, for formattest.CheckServers.
-var shape = formattest.ServerShape{Style: format.SpawnCopilot, HeadersKey: "headers", URLKey: "url", CwdByEnv: true}
+var shape = formattest.ServerShape{Style: harnessProfile.SpawnStyle(), HeadersKey: "headers", URLKey: "url", CwdByEnv: true}
 
 func loadRequest(t *testing.T, name string) abi.Request {
 	t.Helper()
@@ -187,7 +188,7 @@ func FuzzRender(f *testing.F) {
 		if got, ok := servers[strings.ToValidUTF8(id, "\uFFFD")]; ok && utf8Valid(id+arg) {
 			args, _ := got["args"].([]any)
 			require.GreaterOrEqual(t, len(args), 3, "wrapped args %v", got["args"])
-			assert.Equal(t, []any{"cmd", format.CopilotLiteral(arg)}, args[len(args)-2:], "command and args follow the wrapper")
+			assert.Equal(t, []any{"cmd", harnessProfile.Spell(profile.PosArgs, arg)}, args[len(args)-2:], "command and args follow the wrapper")
 			if restricted {
 				assert.Contains(t, got, "tools", "a restricted server carries tools")
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
 	"github.com/loadout-dev/loadout/sdk/format/formattest"
+	"github.com/loadout-dev/loadout/sdk/profile"
 	"github.com/loadout-dev/loadout/sdk/profile/profileyaml"
 	"github.com/loadout-dev/loadout/sdk/sdktest"
 )
@@ -21,7 +22,7 @@ import (
 var update = flag.Bool("update", false, "update golden files")
 
 // shape is how this harness's config spells a server, for formattest.CheckServers.
-var shape = formattest.ServerShape{Style: format.SpawnGemini, HeadersKey: "headers", URLKey: "httpUrl", CwdByEnv: true}
+var shape = formattest.ServerShape{Style: harnessProfile.SpawnStyle(), HeadersKey: "headers", URLKey: "httpUrl", CwdByEnv: true}
 
 func loadRequest(t *testing.T, name string) abi.Request {
 	t.Helper()
@@ -190,7 +191,7 @@ func FuzzRender(f *testing.F) {
 		if got, ok := servers[strings.ToValidUTF8(id, "\uFFFD")]; ok && utf8Valid(id+arg) {
 			args, _ := got["args"].([]any)
 			require.GreaterOrEqual(t, len(args), 3, "wrapped args %v", got["args"])
-			assert.Equal(t, []any{"cmd", format.GeminiLiteral(arg)}, args[len(args)-2:], "command and args follow the wrapper")
+			assert.Equal(t, []any{"cmd", harnessProfile.Spell(profile.PosArgs, arg)}, args[len(args)-2:], "command and args follow the wrapper")
 			if restricted {
 				assert.Contains(t, got, "includeTools", "a restricted server carries includeTools")
 			}

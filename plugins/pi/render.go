@@ -23,7 +23,7 @@
 // because Pi passes its whole environment to the servers it spawns: the server gets exactly its
 // spawn environment, whose values travel in alias variables of the entry's env map. Pi resolves
 // $NAME, ${NAME} and a leading "!" (a shell command) in env and header values, so literal values
-// are spelled with format.PiLiteral ("$" as "$$", a leading "!" as "$!"). A secret is a
+// are spelled with the profile's value syntax ("$" as "$$", a leading "!" as "$!"). A secret is a
 // placeholder the plugin cannot see into: the host must apply the same spelling when it
 // substitutes a secret into this file.
 //
@@ -40,7 +40,10 @@ import (
 
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
+	"github.com/loadout-dev/loadout/sdk/profile"
 )
+
+//go:generate go run github.com/loadout-dev/loadout/sdk/cmd/profilegen
 
 var manifest = abi.Manifest{
 	Name:         "render.pi",
@@ -141,7 +144,7 @@ func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning, bool) {
 	entry := format.NewObject()
 	secret := false
 	if s.Transport == abi.TransportStdio {
-		sp, spawnWarns, ok := format.SpawnServer(format.SpawnPi, s, "")
+		sp, spawnWarns, ok := format.SpawnServer(harnessProfile.SpawnStyle(), s, "")
 		if !ok {
 			return nil, false, spawnWarns, false
 		}
@@ -157,7 +160,7 @@ func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning, bool) {
 		}
 	} else {
 		entry.Set("type", "http").Set("url", s.URL)
-		headers, secretHeader := format.HeaderObject(s.Headers, format.PiLiteral)
+		headers, secretHeader := format.HeaderObject(s.Headers, func(v string) string { return harnessProfile.Spell(profile.PosHeaders, v) })
 		secret = secret || secretHeader
 		if headers.Len() > 0 {
 			entry.Set("headers", headers)

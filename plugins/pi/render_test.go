@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"flag"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,13 +14,14 @@ import (
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
 	"github.com/loadout-dev/loadout/sdk/format/formattest"
+	"github.com/loadout-dev/loadout/sdk/profile/profileyaml"
 	"github.com/loadout-dev/loadout/sdk/sdktest"
 )
 
 var update = flag.Bool("update", false, "update golden files")
 
 // shape is how this harness's config spells a server, for formattest.CheckServers.
-var shape = formattest.ServerShape{Style: format.SpawnPi, HeadersKey: "headers"}
+var shape = formattest.ServerShape{Style: harnessProfile.SpawnStyle(), HeadersKey: "headers"}
 
 func loadRequest(t *testing.T, name string) abi.Request {
 	t.Helper()
@@ -242,4 +244,14 @@ func validRunes(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// TestProfileGenerated: profile_gen.go is profile.yaml as the host reads it (run go generate after
+// editing the profile).
+func TestProfileGenerated(t *testing.T) {
+	data, err := os.ReadFile("profile.yaml")
+	require.NoError(t, err)
+	want, err := profileyaml.Parse(data)
+	require.NoError(t, err)
+	assert.Equal(t, want, harnessProfile, "profile_gen.go is out of date: run go generate ./plugins/...")
 }

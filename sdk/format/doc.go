@@ -6,9 +6,10 @@
 // Nothing here is built by string interpolation of untrusted values: every string goes through
 // an escaper. The skill helpers (PrepareSkills, SkillFiles, FoldSkills, PlaceSkills) place skills the same way
 // for every renderer, and WrapSpawn builds the env -i launch that pins a stdio server to its
-// spawn environment (docs/SPAWN-ENV.md), with ClaudeLiteral and PiLiteral spelling literal values
-// so that a harness's own expansion gives them back unchanged (HeaderObject spells header values so). The package uses the standard library and sdk/abi only (no third-party
-// module), so it builds small for GOOS=wasip1, and it holds no mutable package state: every
+// spawn environment (docs/SPAWN-ENV.md), its SpawnStyle (the harness's value syntax and passes,
+// from its profile) spelling literal values so that the harness's own expansion gives them back
+// unchanged (HeaderObject spells header values so). The package uses the standard library,
+// sdk/abi and sdk/valuesyntax only (no third-party module), so it builds small for GOOS=wasip1, and it holds no mutable package state: every
 // function is safe for concurrent use. An *Object or a TOMLDocument is an ordinary value owned by
 // whoever built it; it is not safe for concurrent mutation.
 package format

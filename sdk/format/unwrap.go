@@ -145,19 +145,3 @@ func UnwrapSpawn(style SpawnStyle, command string, args []string, env []abi.Pair
 	}
 	return out, nil
 }
-
-// CopilotUnliteral inverts CopilotLiteral; it reports false when Copilot would expand v.
-func CopilotUnliteral(v string) (string, bool) { return SpawnCopilot.Unliteral(v) }
-
-// GeminiUnliteral inverts GeminiLiteral; it reports false when Gemini would expand v.
-func GeminiUnliteral(v string) (string, bool) { return SpawnGemini.Unliteral(v) }
-
-// GeminiValueUnliteral inverts GeminiValueLiteral; it reports false when Gemini would expand v.
-func GeminiValueUnliteral(v string) (string, bool) { return SpawnGemini.ValueUnliteral(v) }
-
-// ClaudeUnliteral inverts ClaudeLiteral; it reports false when v holds a "${" Claude would
-// expand.
-func ClaudeUnliteral(v string) (string, bool) { return SpawnClaude.Unliteral(v) }
-
-// PiUnliteral inverts PiLiteral; it reports false when Pi would read v as anything but itself.
-func PiUnliteral(v string) (string, bool) { return SpawnPi.ValueUnliteral(v) }

@@ -178,7 +178,7 @@ func (r *Renderer) server(s abi.Server) (*format.Object, bool, []string, []abi.W
 	p := r.Profile
 	var warns []abi.Warning
 	warn := func(code, msg string) { warns = append(warns, abi.Warning{Code: code, Server: s.ID, Message: msg}) }
-	spell := func(pos, v string) string { return p.Syntax().Spell(v, p.PassCount(pos)) }
+	spell := p.Spell
 	entry := format.NewObject()
 	secret := false
 	if s.Transport == abi.TransportStdio {

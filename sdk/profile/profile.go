@@ -169,6 +169,10 @@ func (p *Profile) Syntax() *valuesyntax.Syntax { return p.syntax }
 // (PassPositions): the profile's passes, or its value syntax's count.
 func (p *Profile) PassCount(pos string) int { return p.counts[pos] }
 
+// Spell writes s for value position pos (PassPositions) so that the harness, expanding it there
+// as many times as the profile counts, gives s back.
+func (p *Profile) Spell(pos, s string) string { return p.syntax.Spell(s, p.counts[pos]) }
+
 // SecretSpell spells a secret value at value position pos (PosEnv, PosHeaders) of the config
 // so that the harness reads it back unchanged; nil when the position is not expanded.
 func (p *Profile) SecretSpell(pos string) func(string) string {

@@ -31,7 +31,7 @@
 //
 // Claude Code expands ${VAR} (and ${VAR:-default}) from its own environment in command, args,
 // env, url and headers, and header values twice. Literal values are therefore spelled with
-// format.ClaudeLiteral (env values split at "${", header values spelled twice), which Claude turns back into the literal text; the plan sets
+// the profile's value syntax (env values split at "${", header values spelled for both passes), which Claude turns back into the literal text; the plan sets
 // LOADOUT_SPAWN_DOLLAR=$ in the harness's env so that the rewrite cannot be redirected. A secret
 // is a placeholder the plugin cannot see into: the host must refuse or encode a secret value
 // holding "${".
@@ -48,7 +48,19 @@ import (
 
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
+	"github.com/loadout-dev/loadout/sdk/profile"
+	"github.com/loadout-dev/loadout/sdk/valuesyntax"
 )
+
+//go:generate go run github.com/loadout-dev/loadout/sdk/cmd/profilegen -in ../profile.yaml
+
+// spawnStyle launches a stdio server as the profile says, its values split at "${" into several
+// aliases rather than spelled.
+var spawnStyle = func() format.SpawnStyle {
+	st := harnessProfile.SpawnStyle()
+	st.Split = true
+	return st
+}()
 
 // Manifest is the plugin's manifest.
 var Manifest = abi.Manifest{
@@ -106,8 +118,8 @@ func Render(req abi.Request) (abi.Plan, error) {
 	}
 	plan.Files = append(plan.Files, format.ConfigFile(abi.RootRun, mcpConfigPath, abi.FormatJSON, content, secret))
 
-	if strings.Contains(string(content), format.ClaudeDollar) {
-		// Claude rewrites ClaudeDollar to "$" only while this variable is unset or "$".
+	if strings.Contains(string(content), valuesyntax.DollarRefDefault) {
+		// Claude rewrites the dollar reference to "$" only while this variable is unset or "$".
 		plan.Env = append(plan.Env, abi.Pair{Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"})
 	}
 	plan.Args = append(plan.Args, "--mcp-config", "{{loadout.root.run}}/"+mcpConfigPath)
@@ -165,7 +177,7 @@ func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning, bool) {
 	entry := format.NewObject()
 	secret := false
 	if s.Transport == abi.TransportStdio {
-		sp, spawnWarns, ok := format.SpawnServer(format.SpawnClaude, s, s.Cwd)
+		sp, spawnWarns, ok := format.SpawnServer(spawnStyle, s, s.Cwd)
 		if !ok {
 			return nil, false, spawnWarns, false
 		}
@@ -177,8 +189,8 @@ func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning, bool) {
 			entry.Set("env", env)
 		}
 	} else {
-		entry.Set("type", "http").Set("url", format.ClaudeLiteral(s.URL))
-		headers, secretHeader := format.HeaderObject(s.Headers, claudeHeaderLiteral)
+		entry.Set("type", "http").Set("url", harnessProfile.Spell(profile.PosURL, s.URL))
+		headers, secretHeader := format.HeaderObject(s.Headers, func(v string) string { return harnessProfile.Spell(profile.PosHeaders, v) })
 		secret = secret || secretHeader
 		if headers.Len() > 0 {
 			entry.Set("headers", headers)
@@ -309,8 +321,3 @@ func toolName(server, tool string) string {
 func writeServerPrompt(b *strings.Builder, servers []abi.Server) {
 	b.WriteString(format.ServersPrompt(servers, func(id, t string) string { return t + " (" + toolName(id, t) + ")" }))
 }
-
-// claudeHeaderLiteral spells a header value for Claude Code, which expands header values twice
-// (the profile's passes): ClaudeLiteral over ClaudeLiteral, so that the first pass leaves the
-// once-spelled value and the second the value itself.
-func claudeHeaderLiteral(v string) string { return format.ClaudeLiteral(format.ClaudeLiteral(v)) }

@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/json"
 	"flag"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,13 +15,15 @@ import (
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
 	"github.com/loadout-dev/loadout/sdk/format/formattest"
+	"github.com/loadout-dev/loadout/sdk/profile"
+	"github.com/loadout-dev/loadout/sdk/profile/profileyaml"
 	"github.com/loadout-dev/loadout/sdk/sdktest"
 )
 
 var update = flag.Bool("update", false, "update golden files")
 
 // shape is how this harness's config spells a server, for formattest.CheckServers.
-var shape = formattest.ServerShape{Style: format.SpawnClaude, HeadersKey: "headers", CwdByEnv: true, HeaderPasses: 2}
+var shape = formattest.ServerShape{Style: spawnStyle, HeadersKey: "headers", CwdByEnv: true, HeaderPasses: 2}
 
 func loadRequest(t *testing.T, name string) abi.Request {
 	t.Helper()
@@ -262,7 +265,7 @@ func FuzzRender(f *testing.F) {
 			args, _ := got["args"].([]any)
 			require.GreaterOrEqual(t, len(args), 2, "wrapped args %v", got["args"])
 			assert.Equal(t, "/usr/bin/env", got["command"], "wrapper command")
-			assert.Equal(t, []any{"cmd", format.ClaudeLiteral(strings.ToValidUTF8(arg, "\uFFFD"))}, args[len(args)-2:], "command and args follow the wrapper")
+			assert.Equal(t, []any{"cmd", harnessProfile.Spell(profile.PosArgs, strings.ToValidUTF8(arg, "\uFFFD"))}, args[len(args)-2:], "command and args follow the wrapper")
 		} else {
 			assert.NotEmpty(t, plan.Warnings, "a server that is not rendered must be reported")
 		}
@@ -289,4 +292,14 @@ func TestToolRulesSpellClaudesNames(t *testing.T) {
 	i := slices.Index(plan.Args, "--disallowedTools")
 	require.GreaterOrEqual(t, i, 0, "args %q carry --disallowedTools", plan.Args)
 	assert.Equal(t, []string{"mcp__a__admin_delete", "--strict-mcp-config"}, plan.Args[i+1:], "--disallowedTools")
+}
+
+// TestProfileGenerated: profile_gen.go is ../profile.yaml as the host reads it (run go generate after
+// editing the profile).
+func TestProfileGenerated(t *testing.T) {
+	data, err := os.ReadFile("../profile.yaml")
+	require.NoError(t, err)
+	want, err := profileyaml.Parse(data)
+	require.NoError(t, err)
+	assert.Equal(t, want, harnessProfile, "profile_gen.go is out of date: run go generate ./plugins/...")
 }

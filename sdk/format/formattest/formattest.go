@@ -255,17 +255,8 @@ func CheckServers(tb testing.TB, shape ServerShape, req abi.Request, servers map
 			urlKey = "url"
 		}
 		url, _ := entry[urlKey].(string)
-		switch shape.Style { // Claude, Gemini and Copilot expand the url; Pi and Codex do not
-		case format.SpawnClaude:
-			url, ok = format.ClaudeUnliteral(url)
-			assert.True(tb, ok, "server %s: the url must be a literal", id)
-		case format.SpawnGemini:
-			url, ok = format.GeminiUnliteral(url)
-			assert.True(tb, ok, "server %s: the url must be a literal", id)
-		case format.SpawnCopilot:
-			url, ok = format.CopilotUnliteral(url)
-			assert.True(tb, ok, "server %s: the url must be a literal", id)
-		}
+		url, ok = shape.Style.Unliteral(url) // the url is read as an arg is (the profile's passes)
+		assert.True(tb, ok, "server %s: the url must be a literal", id)
 		assert.Equal(tb, v.URL, url, "server %s: url", id)
 		got := map[string]string{}
 		m, _ := entry[shape.HeadersKey].(map[string]any)
