@@ -17,7 +17,6 @@ const SpawnCommand = "/usr/bin/env"
 // SpawnAliasPrefix starts the name of every alias variable that carries a spawn-env value.
 const SpawnAliasPrefix = "LOADOUT_SPAWN_"
 
-
 // SpawnStyle is how a harness treats the strings of a stdio server's launch, and so how the
 // wrapper references and spells them (docs/SPAWN-ENV.md): what the harness expands (Syntax,
 // passed over the command, args and cwd ArgPasses times and over env values EnvPasses times),
@@ -39,7 +38,6 @@ type SpawnStyle struct {
 	// a longer SPEC is written in its long form (LongSpec). 0: no limit.
 	ExpandMax int
 }
-
 
 // SpawnVerbatim is the style of a harness that expands nothing: values and args go in as they
 // are.
@@ -236,4 +234,3 @@ func HeaderObject(headers []abi.Pair, lit func(string) string) (obj *Object, sec
 	}
 	return obj, secret
 }
-
