@@ -42,6 +42,8 @@ import (
 	"github.com/loadout-dev/loadout/sdk/format"
 )
 
+//go:generate go run github.com/loadout-dev/loadout/sdk/cmd/profilegen
+
 var manifest = abi.Manifest{
 	Name:         "render.codex",
 	Version:      "1.0.0",
@@ -120,7 +122,7 @@ func renderServer(t *format.Object, s abi.Server) (bool, []abi.Warning, bool) {
 	if s.Transport == abi.TransportStdio {
 		// Codex adds its own default variables and prefixes PATH: only the wrapper pins the
 		// server's environment to its spawn environment.
-		sp, spawnWarns, ok := format.SpawnServer(format.SpawnVerbatim, s, "")
+		sp, spawnWarns, ok := format.SpawnServer(harnessProfile.SpawnStyle(), s, "")
 		if !ok {
 			return false, spawnWarns, false
 		}

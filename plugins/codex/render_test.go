@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,13 +14,11 @@ import (
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
 	"github.com/loadout-dev/loadout/sdk/format/formattest"
+	"github.com/loadout-dev/loadout/sdk/profile/profileyaml"
 	"github.com/loadout-dev/loadout/sdk/sdktest"
 )
 
 var update = flag.Bool("update", false, "update golden files")
-
-// shape is how this harness's config spells a server, for formattest.CheckServers.
-var shape = formattest.ServerShape{Style: format.SpawnVerbatim, HeadersKey: "http_headers"}
 
 func loadRequest(t *testing.T, name string) abi.Request {
 	t.Helper()
@@ -81,7 +80,7 @@ func TestGolden(t *testing.T) {
 			formattest.CheckPlan(t, manifest, plan)
 			{
 				_, _, servers := decodeConfig(t, plan)
-				formattest.CheckServers(t, shape, req, servers)
+				formattest.CheckServers(t, harnessProfile, req, servers)
 			}
 			decodeConfig(t, plan)
 			got := formattest.Archive(plan)
@@ -226,7 +225,7 @@ func FuzzRender(f *testing.F) {
 		formattest.CheckPlan(t, manifest, plan)
 		assert.Equal(t, string(formattest.Archive(plan)), string(formattest.Archive(mustRender(t, req))), "render must be deterministic")
 		_, _, servers := decodeConfig(t, plan)
-		formattest.CheckServers(t, shape, req, servers)
+		formattest.CheckServers(t, harnessProfile, req, servers)
 		got := servers[validRunes(id)]
 		if strings.Contains(arg, "=") {
 			assert.Nil(t, got, "a command holding = cannot be wrapped")
@@ -249,4 +248,14 @@ func validRunes(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// TestProfileGenerated: profile_gen.go is profile.yaml as the host reads it (run go generate
+// after editing the profile).
+func TestProfileGenerated(t *testing.T) {
+	data, err := os.ReadFile("profile.yaml")
+	require.NoError(t, err)
+	want, err := profileyaml.Parse(data)
+	require.NoError(t, err)
+	assert.Equal(t, want, harnessProfile, "profile_gen.go is out of date: run go generate ./plugins/...")
 }

@@ -22,9 +22,6 @@ import (
 
 var update = flag.Bool("update", false, "update golden files")
 
-// shape is how this harness's config spells a server, for formattest.CheckServers.
-var shape = formattest.ServerShape{Style: harnessProfile.SpawnStyle(), HeadersKey: "headers", URLKey: "url", CwdByEnv: true}
-
 func loadRequest(t *testing.T, name string) abi.Request {
 	t.Helper()
 	return sdktest.LoadRequest(t, filepath.Join("testdata", "requests", name+".json"))
@@ -65,7 +62,7 @@ func TestGolden(t *testing.T) {
 			formattest.CheckPlan(t, manifest, plan)
 			{
 				_, servers := decodeServers(t, plan)
-				formattest.CheckServers(t, shape, req, servers)
+				formattest.CheckServers(t, harnessProfile, req, servers)
 			}
 			got := formattest.Archive(plan)
 			assert.Equal(t, string(got), string(formattest.Archive(mustRender(t, req))), "render(%s) twice must give identical bytes", name)
@@ -184,7 +181,7 @@ func FuzzRender(f *testing.F) {
 		formattest.CheckPlan(t, manifest, plan)
 		assert.Equal(t, string(formattest.Archive(plan)), string(formattest.Archive(mustRender(t, req))), "render must be deterministic")
 		file, servers := decodeServers(t, plan)
-		formattest.CheckServers(t, shape, req, servers)
+		formattest.CheckServers(t, harnessProfile, req, servers)
 		if got, ok := servers[strings.ToValidUTF8(id, "\uFFFD")]; ok && utf8Valid(id+arg) {
 			args, _ := got["args"].([]any)
 			require.GreaterOrEqual(t, len(args), 3, "wrapped args %v", got["args"])

@@ -22,9 +22,6 @@ import (
 
 var update = flag.Bool("update", false, "update golden files")
 
-// shape is how this harness's config spells a server, for formattest.CheckServers.
-var shape = formattest.ServerShape{Style: spawnStyle, HeadersKey: "headers", CwdByEnv: true, HeaderPasses: 2}
-
 func loadRequest(t *testing.T, name string) abi.Request {
 	t.Helper()
 	return sdktest.LoadRequest(t, filepath.Join("..", "testdata", "requests", name+".json"))
@@ -43,7 +40,7 @@ func TestGolden(t *testing.T) {
 			formattest.CheckPlan(t, Manifest, plan)
 			{
 				_, servers := decodeServers(t, plan)
-				formattest.CheckServers(t, shape, req, servers)
+				formattest.CheckServers(t, harnessProfile, req, servers)
 			}
 			got := formattest.Archive(plan)
 			again := formattest.Archive(mustRender(t, req))
@@ -260,7 +257,7 @@ func FuzzRender(f *testing.F) {
 		formattest.CheckPlan(t, Manifest, plan)
 		assert.Equal(t, string(formattest.Archive(plan)), string(formattest.Archive(mustRender(t, req))), "render must be deterministic")
 		_, servers := decodeServers(t, plan)
-		formattest.CheckServers(t, shape, req, servers)
+		formattest.CheckServers(t, harnessProfile, req, servers)
 		if got, ok := servers[id]; ok {
 			args, _ := got["args"].([]any)
 			require.GreaterOrEqual(t, len(args), 2, "wrapped args %v", got["args"])

@@ -24,6 +24,7 @@ import (
 
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
+	"github.com/loadout-dev/loadout/sdk/profile"
 )
 
 // SecretPrefix starts every secret placeholder.
@@ -183,29 +184,29 @@ func isCleanLocal(p string) bool {
 	return filepath.IsLocal(filepath.FromSlash(p))
 }
 
-// ServerShape says how a harness config spells a server, for CheckServers.
-type ServerShape struct {
-	Style      format.SpawnStyle // how the stdio launch is wrapped and literals are spelled
-	HeadersKey string            // "headers" or "http_headers"
-	CwdByEnv   bool              // the cwd travels as env -C (the harness has no cwd key)
-	URLKey     string            // the key of an http server's url; "" is "url"
-	// HeaderPasses is how many times the harness expands a header value (its profile's
-	// passes); 0 is 1.
-	HeaderPasses int
-}
-
 // CheckServers parses every rendered server back and compares it with the vetted server of the
 // same id in req: a stdio server must be the spawn wrapper (format.UnwrapSpawn) giving exactly
 // the vetted command, args, cwd and spawn environment (HostEnv, then Env; names env -S cannot
 // carry are left out); an http server must carry the vetted url and headers, literals decoded
-// as the harness reads them. servers maps an id to its decoded config entry.
-func CheckServers(tb testing.TB, shape ServerShape, req abi.Request, servers map[string]map[string]any) {
+// as the harness reads them. Every key and reading comes from the harness's profile (the same
+// model the host checks the plan through): the keys meaning cwd, url and headers, its spawn
+// style, and its passes over urls and header values. servers maps an id to its decoded config
+// entry.
+func CheckServers(tb testing.TB, prof *profile.Profile, req abi.Request, servers map[string]map[string]any) {
 	tb.Helper()
 	vetted := map[string]abi.Server{}
 	for _, s := range req.Servers {
 		vetted[s.ID] = s
 	}
-	lit := shape.Style.ValueUnliteral
+	keyOf := func(meaning string) string {
+		for k, m := range prof.Config.ServerKeys {
+			if m == meaning {
+				return k
+			}
+		}
+		return ""
+	}
+	style := prof.SpawnStyle()
 	for id, entry := range servers {
 		v, ok := vetted[id]
 		if !assert.True(tb, ok, "rendered server %q is not in the request", id) {
@@ -225,7 +226,7 @@ func CheckServers(tb testing.TB, shape ServerShape, req abi.Request, servers map
 				s, _ := val.(string)
 				env = append(env, abi.Pair{Name: k, Value: s, Secret: strings.Contains(s, SecretPrefix)})
 			}
-			got, err := format.UnwrapSpawn(shape.Style, command, args, env)
+			got, err := format.UnwrapSpawn(style, command, args, env)
 			if !assert.NoError(tb, err, "server %s: the launch must be the spawn wrapper", id) {
 				continue
 			}
@@ -244,30 +245,24 @@ func CheckServers(tb testing.TB, shape ServerShape, req abi.Request, servers map
 			assert.Equal(tb, v.Command, got.Command, "server %s: command", id)
 			assert.Equal(tb, append([]string{}, v.Args...), got.Args, "server %s: args", id)
 			cwd := got.Cwd
-			if !shape.CwdByEnv {
-				cwd, _ = entry["cwd"].(string)
+			if k := keyOf("cwd"); k != "" {
+				cwd, _ = entry[k].(string)
 			}
 			assert.Equal(tb, v.Cwd, cwd, "server %s: cwd", id)
 			continue
 		}
-		urlKey := shape.URLKey
-		if urlKey == "" {
-			urlKey = "url"
-		}
-		url, _ := entry[urlKey].(string)
-		url, ok = shape.Style.Unliteral(url) // the url is read as an arg is (the profile's passes)
+		url, _ := entry[keyOf("url")].(string)
+		url, ok = prof.ReadURL(url)
 		assert.True(tb, ok, "server %s: the url must be a literal", id)
 		assert.Equal(tb, v.URL, url, "server %s: url", id)
 		got := map[string]string{}
-		m, _ := entry[shape.HeadersKey].(map[string]any)
+		m, _ := entry[keyOf("headers")].(map[string]any)
 		for k, val := range m {
 			s, _ := val.(string)
 			if !strings.Contains(s, SecretPrefix) {
-				for range max(shape.HeaderPasses, 1) {
-					var ok bool
-					s, ok = lit(s)
-					assert.True(tb, ok, "server %s: header %s must be a literal", id, k)
-				}
+				var ok bool
+				s, ok = prof.ReadHeader(s)
+				assert.True(tb, ok, "server %s: header %s must be a literal", id, k)
 			}
 			got[k] = s
 		}
