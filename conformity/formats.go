@@ -102,7 +102,6 @@ type entry struct {
 	denyTools             []string
 	env, headers, toolExp []abi.Pair
 	enabled               *bool
-	unknown               []string // keys the profile does not list
 	// oauth: what the keys meaning oauth, oauthScopes and oauthClientId hold, by OAuth meaning
 	// (clientId, callbackPort, scopes, authServerMetadataUrl) as text; scopes a list.
 	oauth      map[string]string
@@ -124,12 +123,7 @@ func (r *runner) checkFormat(o *output, hf harnessFormat) {
 	}
 	if f, ok := o.file(hf.root, hf.path); ok {
 		var err error
-		if hf.toml {
-			entries, err = readTOMLEntries(string(f.content), hf)
-		} else {
-			entries, err = readJSONEntries(string(f.content), hf)
-		}
-		if err != nil {
+		if entries, err = readEntries(string(f.content), hf); err != nil {
 			r.fail("format: %s:%s: %v", hf.root, hf.path, err)
 			return
 		}
@@ -157,9 +151,6 @@ func (r *runner) checkFormat(o *output, hf harnessFormat) {
 		}
 		last = i
 		present[e.id] = true
-		for _, k := range e.unknown {
-			r.fail("format: server %q: key %q is not one the profile lists", e.id, k)
-		}
 		r.compareEntry(o, hf, e, req.Servers[i], fill)
 	}
 	for _, s := range req.Servers {
@@ -502,98 +493,38 @@ func (r *runner) checkSkills(o *output, hf harnessFormat, req abi.Request, fill 
 	}
 }
 
-func readJSONEntries(content string, hf harnessFormat) ([]entry, error) {
-	key := hf.serversKey
-	v, err := plan.ParseJSON([]byte(content))
+// readEntries reads the harness's config back with the plan check's own reader, through the
+// profile (plan.Profile.ReadConfig): a key the profile does not list, or a value of the wrong
+// type, is an error.
+func readEntries(content string, hf harnessFormat) ([]entry, error) {
+	servers, err := hf.prof.ReadConfig(content)
 	if err != nil {
 		return nil, err
 	}
-	servers, ok := v.Get(key)
-	if v.Kind != plan.Object || !ok || servers.Kind != plan.Object {
-		return nil, fmt.Errorf("no %s object", key)
-	}
-	var out []entry
-	for _, m := range servers.Members {
-		e := entry{id: m.Name}
-		if m.Value.Kind != plan.Object {
-			return nil, fmt.Errorf("server %q is a %s", m.Name, m.Value.Kind)
+	out := make([]entry, 0, len(servers))
+	for _, s := range servers {
+		e := entry{id: s.ID, typ: s.Type, command: s.Command, url: s.URL, cwd: s.Cwd, exposure: s.Exposure,
+			description: s.Description, timeouts: s.Timeouts, args: s.Args, env: s.Env, headers: s.Headers,
+			toolExp: s.ToolExposure, enabled: s.Enabled}
+		if s.HasAllowTools {
+			e.hasAllowTools, e.allowTools = true, orEmpty(s.AllowTools)
 		}
-		for _, f := range m.Value.Members {
-			x := f.Value
-			meaning, ok := hf.keys[f.Name]
-			if !ok {
-				e.unknown = append(e.unknown, f.Name)
-				continue
-			}
-			switch meaning {
-			case "type":
-				e.typ = &x.Str
-			case "command":
-				e.command = &x.Str
-			case "url":
-				e.url = &x.Str
-			case "cwd":
-				e.cwd = &x.Str
-			case "exposure":
-				e.exposure = &x.Str
-			case "description":
-				e.description = &x.Str
-			case "timeout":
-				n, err := strconv.ParseFloat(x.Number, 64)
-				if x.Kind != plan.Number || err != nil {
-					return nil, fmt.Errorf("server %q: %s is not a number", m.Name, f.Name)
-				}
-				e.timeouts = append(e.timeouts, n)
-			case "enabled":
-				e.enabled = &x.Bool
-			case "args":
-				for _, it := range x.Items {
-					e.args = append(e.args, it.Str)
-				}
-			case "env":
-				e.env = jsonPairs(x)
-			case "headers":
-				e.headers = jsonPairs(x)
-			case "toolExposure":
-				e.toolExp = jsonPairs(x)
-			case "allowTools":
-				e.hasAllowTools = true
-				e.allowTools = []string{}
-				for _, it := range x.Items {
-					e.allowTools = append(e.allowTools, it.Str)
-				}
-			case "denyTools":
-				for _, it := range x.Items {
-					e.denyTools = append(e.denyTools, hf.litBack(it.Str))
-				}
-			case "oauth":
-				e.oauthSeen = true
-				for _, om := range x.Members {
-					m := hf.prof.Config.OAuthKeys[om.Name]
-					switch {
-					case m == "":
-						e.unknown = append(e.unknown, f.Name+"."+om.Name)
-					case m == "scopes":
-						e.readScopes(om.Value.Kind == plan.String, om.Value.Str, om.Value.Items)
-					case m == "callbackPort" && om.Value.Kind == plan.Number:
-						e.setOAuth(m, om.Value.Number)
-					case m != "callbackPort" && om.Value.Kind == plan.String:
-						e.setOAuth(m, om.Value.Str)
-					default:
-						e.setOAuth(m, "<a "+om.Value.Kind.String()+">")
-					}
-				}
-			case "oauthScopes":
-				e.oauthSeen = true
-				e.readScopes(x.Kind == plan.String, x.Str, x.Items)
-			case "oauthClientId":
-				e.oauthSeen = true
-				if x.Kind == plan.String {
-					e.setOAuth("clientId", x.Str)
-				} else {
-					e.setOAuth("clientId", "<a "+x.Kind.String()+">")
-				}
-			}
+		for _, t := range s.DenyTools {
+			e.denyTools = append(e.denyTools, hf.litBack(t))
+		}
+		o := s.OAuth
+		e.oauthSeen = o.Present || o.ClientID != nil || o.HasScopes
+		if o.ClientID != nil {
+			e.setOAuth("clientId", *o.ClientID)
+		}
+		if o.CallbackPort != nil {
+			e.setOAuth("callbackPort", strconv.FormatInt(*o.CallbackPort, 10))
+		}
+		if o.MetadataURL != nil {
+			e.setOAuth("authServerMetadataUrl", *o.MetadataURL)
+		}
+		if o.HasScopes {
+			e.scopesSeen, e.scopes = true, orEmpty(o.Scopes)
 		}
 		out = append(out, e)
 	}
@@ -606,147 +537,6 @@ func (e *entry) setOAuth(meaning, text string) {
 		e.oauth = map[string]string{}
 	}
 	e.oauth[meaning] = text
-}
-
-// readScopes records scopes written as one space-separated string or as a list.
-func (e *entry) readScopes(isString bool, s string, items []*plan.Value) {
-	e.scopesSeen = true
-	e.scopes = []string{}
-	if isString {
-		if s != "" {
-			e.scopes = strings.Split(s, " ")
-		}
-		return
-	}
-	for _, it := range items {
-		e.scopes = append(e.scopes, it.Str)
-	}
-}
-
-func jsonPairs(v *plan.Value) []abi.Pair {
-	var out []abi.Pair
-	for _, m := range v.Members {
-		out = append(out, abi.Pair{Name: m.Name, Value: m.Value.Str})
-	}
-	return out
-}
-
-func readTOMLEntries(content string, hf harnessFormat) ([]entry, error) {
-	key := hf.serversKey
-	keyOf := map[string]string{} // meaning -> key
-	for k, m := range hf.keys {
-		keyOf[m] = k
-	}
-	doc, err := plan.ParseTOML(content)
-	if err != nil {
-		return nil, err
-	}
-	table, _ := doc.Map[key].(map[string]any)
-	var out []entry
-	for _, id := range tomlTables(doc, key) {
-		m, ok := table[id].(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("server %q is not a table", id)
-		}
-		e := entry{id: id}
-		str := func(k string) *string {
-			if s, ok := m[k].(string); ok {
-				return &s
-			}
-			return nil
-		}
-		list := func(k string) []string {
-			var out []string
-			items, _ := m[k].([]any)
-			for _, it := range items {
-				s, _ := it.(string)
-				out = append(out, s)
-			}
-			return out
-		}
-		pairs := func(k string) []abi.Pair {
-			t, _ := m[k].(map[string]any)
-			var out []abi.Pair
-			for _, name := range slices.Sorted(maps.Keys(t)) {
-				s, _ := t[name].(string)
-				out = append(out, abi.Pair{Name: name, Value: s})
-			}
-			return out
-		}
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			meaning, ok := hf.keys[k]
-			if !ok {
-				e.unknown = append(e.unknown, k)
-			}
-			if meaning == "timeout" {
-				switch n := m[k].(type) {
-				case int64:
-					e.timeouts = append(e.timeouts, float64(n))
-				case float64:
-					e.timeouts = append(e.timeouts, n)
-				default:
-					return nil, fmt.Errorf("server %q: %s is not a number", id, k)
-				}
-			}
-		}
-		e.typ, e.command, e.url, e.cwd = str(keyOf["type"]), str(keyOf["command"]), str(keyOf["url"]), str(keyOf["cwd"])
-		e.exposure, e.description = str(keyOf["exposure"]), str(keyOf["description"])
-		e.args, e.env, e.headers = list(keyOf["args"]), pairs(keyOf["env"]), pairs(keyOf["headers"])
-		e.toolExp = pairs(keyOf["toolExposure"])
-		if b, ok := m[keyOf["enabled"]].(bool); ok {
-			e.enabled = &b
-		}
-		if k := keyOf["allowTools"]; k != "" {
-			if _, ok := m[k]; ok {
-				e.hasAllowTools, e.allowTools = true, orEmpty(list(k))
-			}
-		}
-		for _, t := range list(keyOf["denyTools"]) {
-			e.denyTools = append(e.denyTools, hf.litBack(t))
-		}
-		if t, ok := m[keyOf["oauth"]].(map[string]any); ok {
-			e.oauthSeen = true
-			for _, k := range slices.Sorted(maps.Keys(t)) {
-				meaning := hf.prof.Config.OAuthKeys[k]
-				x := t[k]
-				n, isInt := x.(int64)
-				str, isString := x.(string)
-				list, isList := x.([]any)
-				switch {
-				case meaning == "scopes" && isString:
-					e.readScopes(true, str, nil)
-				case meaning == "scopes" && isList:
-					e.scopesSeen, e.scopes = true, orEmpty(tomlStringList(list))
-				case meaning == "callbackPort" && isInt:
-					e.setOAuth(meaning, strconv.FormatInt(n, 10))
-				case meaning != "callbackPort" && isString:
-					e.setOAuth(meaning, str)
-				default:
-					e.setOAuth(meaning, fmt.Sprintf("<a %T>", x))
-				}
-				if meaning == "" {
-					e.unknown = append(e.unknown, keyOf["oauth"]+"."+k)
-				}
-			}
-		}
-		if k := keyOf["oauthScopes"]; k != "" {
-			if _, ok := m[k]; ok {
-				e.oauthSeen, e.scopesSeen, e.scopes = true, true, orEmpty(list(k))
-			}
-		}
-		if k := keyOf["oauthClientId"]; k != "" {
-			if x, ok := m[k]; ok {
-				e.oauthSeen = true
-				if str, isString := x.(string); isString {
-					e.setOAuth("clientId", str)
-				} else {
-					e.setOAuth("clientId", fmt.Sprintf("<a %T>", x))
-				}
-			}
-		}
-		out = append(out, e)
-	}
-	return out, nil
 }
 
 // spawnName reports whether env -S can carry the name (format.WrapSpawn skips the others).
@@ -792,16 +582,6 @@ func pairsString(ps []abi.Pair, v interface{ Redactor() *redact.Redactor }) stri
 	}
 	b.WriteByte(']')
 	return b.String()
-}
-
-// tomlStringList is the strings of a TOML array.
-func tomlStringList(items []any) []string {
-	var out []string
-	for _, it := range items {
-		s, _ := it.(string)
-		out = append(out, s)
-	}
-	return out
 }
 
 // compareOAuth checks the OAuth setting read back against the vetted one: each member rendered
