@@ -113,7 +113,7 @@ func TestServerTables(t *testing.T) {
 		{"stdio secret env", abi.Server{ID: "s", Transport: "stdio", Command: "x", Enabled: true, Env: []abi.Pair{{Name: "MCP_ACCESS_TOKEN", Value: "{{loadout.secret.1}}", Secret: true}}},
 			map[string]any{"command": "/usr/bin/env", "args": []any{"-i", "-S", "MCP_ACCESS_TOKEN=${LOADOUT_SPAWN_1}", "x"},
 				"env": map[string]any{"LOADOUT_SPAWN_1": "{{loadout.secret.1}}"}}, true, "", "- s: all tools"},
-		{"command with =", abi.Server{ID: "s", Transport: "stdio", Command: "a=b", Enabled: true}, nil, false, warnUnwrappable, ""},
+		{"command with =", abi.Server{ID: "s", Transport: "stdio", Command: "a=b", Enabled: true}, nil, false, format.WarnCommandUnwrappable, ""},
 		{"http bearer in headers", abi.Server{ID: "h", Transport: "http", URL: "https://h.example/mcp", Enabled: true,
 			Headers: []abi.Pair{{Name: "Authorization", Value: "Bearer {{loadout.secret.1}}", Secret: true}, {Name: "X-A", Value: "b"}}},
 			map[string]any{"url": "https://h.example/mcp", "http_headers": map[string]any{"Authorization": "Bearer {{loadout.secret.1}}", "X-A": "b"}}, true, "", "- h: all tools"},
@@ -128,7 +128,7 @@ func TestServerTables(t *testing.T) {
 		{"timeout float", abi.Server{ID: "t", Transport: "http", URL: "https://x", Enabled: true, Timeout: 2.5},
 			map[string]any{"url": "https://x", "tool_timeout_sec": 2.5}, false, "", "- t: all tools"},
 		{"timeout huge", abi.Server{ID: "t", Transport: "http", URL: "https://x", Enabled: true, Timeout: 1e300},
-			map[string]any{"url": "https://x", "tool_timeout_sec": int64(1e9)}, false, warnTimeout, "- t: all tools"},
+			map[string]any{"url": "https://x", "tool_timeout_sec": int64(1e9)}, false, abi.WarnTimeoutAdjusted, "- t: all tools"},
 		{"sse", abi.Server{ID: "x", Transport: "sse", URL: "https://x", Enabled: true}, nil, false, abi.WarnTransportUnsupported, ""},
 		{"oauth", abi.Server{ID: "o", Transport: "http", URL: "https://x", Enabled: true, OAuth: &abi.OAuth{ClientID: "loadout", CallbackPort: 8765, Scopes: []string{"read", "write"}}},
 			map[string]any{"url": "https://x", "scopes": []any{"read", "write"}, "oauth": map[string]any{"client_id": "loadout", "callback_port": int64(8765)}}, false, "", "- o: all tools"},
@@ -230,7 +230,7 @@ func FuzzRender(f *testing.F) {
 		if strings.Contains(arg, "=") {
 			assert.Nil(t, got, "a command holding = cannot be wrapped")
 			require.NotEmpty(t, plan.Warnings, "an unwrappable server is reported")
-			assert.Equal(t, warnUnwrappable, plan.Warnings[0].Code, "an unwrappable server is reported")
+			assert.Equal(t, format.WarnCommandUnwrappable, plan.Warnings[0].Code, "an unwrappable server is reported")
 			return
 		}
 		require.NotNil(t, got, "server %q must be rendered:\n%s", id, plan.Files[0].Content)

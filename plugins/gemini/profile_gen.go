@@ -59,6 +59,18 @@ var harnessProfile = profile.MustCompile(&profile.Profile{
 			"oauth":        "oauth",
 			"timeout":      "timeout",
 		},
+		ServerKeysOrder: []string{
+			"command",
+			"args",
+			"env",
+			"httpUrl",
+			"headers",
+			"description",
+			"timeout",
+			"includeTools",
+			"excludeTools",
+			"oauth",
+		},
 		OAuthKeys: map[string]string{
 			"clientId": "clientId",
 			"scopes":   "scopes",

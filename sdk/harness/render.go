@@ -23,9 +23,11 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
@@ -60,10 +62,10 @@ func New(r Renderer) (*Renderer, error) {
 		return nil, errors.New("render: no profile")
 	case p.Harness != r.Manifest.Harness:
 		return nil, fmt.Errorf("render: profile of %q for a plugin of %q", p.Harness, r.Manifest.Harness)
-	case p.Config.Format != abi.FormatJSON:
-		return nil, fmt.Errorf("render: config format %q: only json configs are rendered from a profile", p.Config.Format)
-	case p.Skills != nil && p.Skills.Folds:
-		return nil, errors.New("render: folded skills are not rendered from a profile")
+	case p.Config.Format != abi.FormatJSON && p.Config.Format != abi.FormatTOML:
+		return nil, fmt.Errorf("render: config format %q: only json and toml configs are rendered from a profile", p.Config.Format)
+	case p.Config.Format == abi.FormatTOML && len(p.Config.Pinned) > 0:
+		return nil, errors.New("render: pinned keys in a toml config")
 	case r.Name == "":
 		return nil, errors.New("render: no CLI name for warnings")
 	}
@@ -84,10 +86,15 @@ func MustNew(r Renderer) *Renderer {
 	return out
 }
 
-// keyOf is the server key that means m, or "".
+// keyOf is the server key that means m (the first in the profile's order when several do), or
+// "".
 func (r *Renderer) keyOf(m string) string {
-	for key, meaning := range r.Profile.Config.ServerKeys {
-		if meaning == m {
+	order := r.Profile.Config.ServerKeysOrder
+	if len(order) == 0 {
+		order = slices.Sorted(maps.Keys(r.Profile.Config.ServerKeys))
+	}
+	for _, key := range order {
+		if r.Profile.Config.ServerKeys[key] == m {
 			return key
 		}
 	}
@@ -103,6 +110,8 @@ func (r *Renderer) Render(req abi.Request) (abi.Plan, error) {
 	}
 	plan := abi.Plan{Files: []abi.File{}, Args: []string{}, Env: []abi.Pair{}, GitExclude: []string{}, Warnings: []abi.Warning{}}
 	servers := format.NewObject()
+	var doc format.TOMLDocument
+	toml := p.Config.Format == abi.FormatTOML
 	secret := false
 	var offered []abi.Server
 	var ids []string
@@ -112,7 +121,7 @@ func (r *Renderer) Render(req abi.Request) (abi.Plan, error) {
 				Message: fmt.Sprintf("transport %q is not supported by %s; the server is not rendered", s.Transport, r.Name)})
 			continue
 		}
-		if format.IsJSPrototypeName(s.ID) {
+		if !toml && format.IsJSPrototypeName(s.ID) {
 			plan.Warnings = append(plan.Warnings, abi.Warning{Code: abi.WarnServerNameReserved, Server: s.ID,
 				Message: fmt.Sprintf("server name %q is a JavaScript built-in name; the server is not rendered", s.ID)})
 			continue
@@ -125,7 +134,11 @@ func (r *Renderer) Render(req abi.Request) (abi.Plan, error) {
 		if !ok {
 			continue
 		}
-		servers.Set(s.ID, entry)
+		if toml {
+			doc.AppendTable(entry, p.Config.Servers, s.ID)
+		} else {
+			servers.Set(s.ID, entry)
+		}
 		ids = append(ids, s.ID)
 		secret = secret || isSecret
 		if s.Enabled {
@@ -133,15 +146,20 @@ func (r *Renderer) Render(req abi.Request) (abi.Plan, error) {
 			offered = append(offered, s)
 		}
 	}
-	doc := format.NewObject()
-	for _, pin := range p.PinnedInOrder() {
-		doc.Set(pin.Key, pin.Value)
+	var content []byte
+	if toml {
+		content, err = doc.Marshal()
+	} else {
+		top := format.NewObject()
+		for _, pin := range p.PinnedInOrder() {
+			top.Set(pin.Key, pin.Value)
+		}
+		content, err = format.MarshalJSON(top.Set(p.Config.Servers, servers))
 	}
-	content, err := format.MarshalJSON(doc.Set(p.Config.Servers, servers))
 	if err != nil {
 		return abi.Plan{}, fmt.Errorf("encode %s: %w", p.Config.Path, err)
 	}
-	plan.Files = append(plan.Files, format.ConfigFile(p.Config.Root, p.Config.Path, abi.FormatJSON, content, secret))
+	plan.Files = append(plan.Files, format.ConfigFile(p.Config.Root, p.Config.Path, p.Config.Format, content, secret))
 	for _, a := range p.Args {
 		if !a.Required && a.Value != "servers" {
 			continue
@@ -160,15 +178,17 @@ func (r *Renderer) Render(req abi.Request) (abi.Plan, error) {
 		}
 		plan.Env = append(plan.Env, abi.Pair{Name: e.Name, Value: e.Value})
 	}
-	plan.Prompt = format.ServersPrompt(offered, nil)
+	var prompt strings.Builder
+	prompt.WriteString(format.ServersPrompt(offered, nil))
 	plan.Warnings = append(plan.Warnings, skillWarns...)
 	if p.Skills != nil {
-		files, err := format.SkillFiles(abi.RootConfig, p.Skills.Dir, skills)
-		if err != nil {
+		// A profile that folds skills folds them into the prompt and the checkout's context
+		// directory in an ambient-auth run (the user's own config home is not written).
+		if err := format.PlaceSkills(&plan, &prompt, skills, p.Skills.Folds && req.Run.AmbientAuth, p.Skills.Dir); err != nil {
 			return abi.Plan{}, err
 		}
-		plan.Files = append(plan.Files, files...)
 	}
+	plan.Prompt = prompt.String()
 	return plan, nil
 }
 
@@ -255,7 +275,22 @@ func (r *Renderer) server(s abi.Server) (*format.Object, bool, []string, []abi.W
 	if w := format.LifecycleWarning(s, r.Name); w != nil {
 		warns = append(warns, *w)
 	}
-	return entry, secret, tools, warns, true
+	return r.inProfileOrder(entry), secret, tools, warns, true
+}
+
+// inProfileOrder is entry with its keys in the order the profile lists them (serverKeys).
+func (r *Renderer) inProfileOrder(entry *format.Object) *format.Object {
+	order := r.Profile.Config.ServerKeysOrder
+	if len(order) == 0 {
+		order = slices.Sorted(maps.Keys(r.Profile.Config.ServerKeys))
+	}
+	out := format.NewObject()
+	for _, k := range order {
+		if v, ok := entry.Get(k); ok {
+			out.Set(k, v)
+		}
+	}
+	return out
 }
 
 // timeout writes s's timeout under key in the profile's unit, at the nearest bound of its
@@ -312,20 +347,22 @@ func (r *Renderer) oauth(entry *format.Object, s abi.Server) *abi.Warning {
 	}
 	obj := format.NewObject()
 	var left []string
-	put := func(m string, set bool, v any) {
-		if !set {
-			return
-		}
-		if k := keyOf(m); key != "" && k != "" {
+	// flat is the server key of its own a member may have instead (oauthClientId, oauthScopes).
+	put := func(m, flat string, set bool, v any) {
+		switch k := keyOf(m); {
+		case !set:
+		case key != "" && k != "":
 			obj.Set(k, v)
-		} else {
+		case flat != "" && r.keyOf(flat) != "":
+			entry.Set(r.keyOf(flat), v)
+		default:
 			left = append(left, m)
 		}
 	}
-	put("clientId", o.ClientID != "", o.ClientID)
-	put("callbackPort", o.CallbackPort != 0, int64(o.CallbackPort))
-	put("scopes", len(o.Scopes) > 0, append([]string{}, o.Scopes...))
-	put("authServerMetadataUrl", o.AuthServerMetadataURL != "", o.AuthServerMetadataURL)
+	put("clientId", "oauthClientId", o.ClientID != "", o.ClientID)
+	put("callbackPort", "", o.CallbackPort != 0, int64(o.CallbackPort))
+	put("scopes", "oauthScopes", len(o.Scopes) > 0, append([]string{}, o.Scopes...))
+	put("authServerMetadataUrl", "", o.AuthServerMetadataURL != "", o.AuthServerMetadataURL)
 	if obj.Len() > 0 {
 		entry.Set(key, obj)
 	}

@@ -117,9 +117,8 @@ func TestNewRefuses(t *testing.T) {
 		_, err := harness.New(r)
 		assert.Error(t, err, name)
 	}
-	toml := strings.Replace(strings.Replace(newCLI, "format: json", "format: toml", 1), "  pinned:\n    $version: 4\n", "", 1)
-	_, err := harness.New(harness.Renderer{Manifest: newManifest, Profile: mustParse(toml), Name: "x"})
-	assert.ErrorContains(t, err, "only json configs")
+	_, err := harness.New(harness.Renderer{Manifest: newManifest, Profile: mustParse(strings.Replace(newCLI, "format: json", "format: toml", 1)), Name: "x"})
+	assert.ErrorContains(t, err, "pinned keys in a toml config")
 }
 
 func mustParse(src string) *profile.Profile {

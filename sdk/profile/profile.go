@@ -137,6 +137,16 @@ func (p *Profile) compile() error {
 		}
 		p.toolRules = r
 	}
+	if len(p.Config.ServerKeysOrder) > 0 {
+		if len(p.Config.ServerKeysOrder) != len(p.Config.ServerKeys) {
+			return fmt.Errorf("config.serverKeys: the order of its %d keys is not known", len(p.Config.ServerKeys))
+		}
+		for _, k := range p.Config.ServerKeysOrder {
+			if _, ok := p.Config.ServerKeys[k]; !ok {
+				return fmt.Errorf("config.serverKeys: no key %q", k)
+			}
+		}
+	}
 	if len(p.Config.PinnedOrder) != len(p.Config.Pinned) {
 		return fmt.Errorf("config.pinned: the order of its %d keys is not known", len(p.Config.Pinned))
 	}
@@ -277,6 +287,9 @@ type Config struct {
 	PinnedOrder []string `yaml:"-"`
 	// ServerKeys maps each key a server entry may carry to its meaning (ServerKeyMeanings).
 	ServerKeys map[string]string `yaml:"serverKeys"`
+	// ServerKeysOrder is the order of ServerKeys in the profile (set by the reader): the order a
+	// renderer on sdk/harness writes a server's keys in.
+	ServerKeysOrder []string `yaml:"-"`
 	// HTTPNeedsType: an http server must carry the type key (type: http).
 	HTTPNeedsType bool `yaml:"httpNeedsType"`
 	// OAuthKeys maps each key the object of the server key meaning oauth may carry to its

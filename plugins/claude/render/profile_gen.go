@@ -40,6 +40,16 @@ var harnessProfile = profile.MustCompile(&profile.Profile{
 			"type":    "type",
 			"url":     "url",
 		},
+		ServerKeysOrder: []string{
+			"type",
+			"command",
+			"args",
+			"env",
+			"url",
+			"headers",
+			"timeout",
+			"oauth",
+		},
 		HTTPNeedsType: true,
 		OAuthKeys: map[string]string{
 			"authServerMetadataUrl": "authServerMetadataUrl",

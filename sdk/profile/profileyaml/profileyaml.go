@@ -21,10 +21,12 @@ func Parse(data []byte) (*profile.Profile, error) {
 	if err := dec.Decode(&p); err != nil {
 		return nil, fmt.Errorf("profile: %w", err)
 	}
-	// The order of config.pinned: the keys are written first, in the profile's order.
+	// The order of config.pinned (the keys are written first, in the profile's order) and of
+	// config.serverKeys (the order of a server's keys).
 	var doc struct {
 		Config struct {
-			Pinned yaml.Node `yaml:"pinned"`
+			Pinned     yaml.Node `yaml:"pinned"`
+			ServerKeys yaml.Node `yaml:"serverKeys"`
 		} `yaml:"config"`
 	}
 	if err := yaml.Unmarshal(data, &doc); err != nil {
@@ -33,6 +35,11 @@ func Parse(data []byte) (*profile.Profile, error) {
 	if n := doc.Config.Pinned; n.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			p.Config.PinnedOrder = append(p.Config.PinnedOrder, n.Content[i].Value)
+		}
+	}
+	if n := doc.Config.ServerKeys; n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			p.Config.ServerKeysOrder = append(p.Config.ServerKeysOrder, n.Content[i].Value)
 		}
 	}
 	if err := profile.Compile(&p); err != nil {
