@@ -1,20 +1,24 @@
-// Package harness is the SDK's profile-driven renderer: it renders a vetted request for the harness
-// a profile describes (sdk/profile), so that a plugin for a CLI with a JSON MCP config is its
-// profile.yaml plus the few functions for what the profile cannot state. It writes what the host
-// then checks through the same profile:
+// Package harness is the SDK's profile-driven renderer: it renders a vetted request for the
+// harness a profile describes (sdk/profile), so that a plugin for a CLI with a JSON or TOML MCP
+// config is its profile.yaml plus the few functions for what the profile cannot state. It
+// writes what the host then checks through the same profile:
 //
-//   - the config file (config.root, config.path): config.pinned first, in the profile's order,
-//     then the servers object under config.servers, in request order. A stdio server is
-//     launched through the env -i wrapper (format.SpawnServer, with the profile's spawn style)
-//     with its cwd as env -C unless a key means cwd; an http server gets the key meaning url and
-//     the headers, each string spelled for the passes the profile counts at its position; then
-//     description, timeout (in timeoutUnit, clamped to timeoutMin..timeoutMax with a
-//     timeout_adjusted warning), the allow list of a restricted server, the deny list, and
-//     OAuth through oauthKeys. A disabled server is written with the key meaning enabled, or
-//     left out when there is none.
+//   - the config file (config.root, config.path): in JSON, config.pinned first, in the
+//     profile's order, then the servers object under config.servers; in TOML one table per
+//     server; servers in request order, each server's keys in the order serverKeys lists them.
+//     A stdio server is launched through the env -i wrapper (format.SpawnServer, with the
+//     profile's spawn style) with its cwd as env -C unless a key means cwd; an http server gets
+//     the key meaning url and the headers, each string spelled for the passes the profile
+//     counts at its position; then description, timeout (in timeoutUnit, clamped to
+//     timeoutMin..timeoutMax with a timeout_adjusted warning), the allow list of a restricted
+//     server, the deny list, and OAuth through oauthKeys or the flat keys meaning oauthClientId
+//     and oauthScopes. A disabled server is written with the key meaning enabled, or left out
+//     when there is none.
 //   - the args and env the profile requires, in its order, with the values it pins (a servers
 //     arg is followed by the ids the config holds);
-//   - the skills under skills.dir, and the prompt naming each server the config holds.
+//   - the skills under skills.dir, or, for a profile that folds them, in an ambient-auth run
+//     into the prompt and the checkout's context directory; and the prompt naming each enabled
+//     server the config holds.
 //
 // A Renderer is immutable once made and safe for concurrent use; Render is pure and
 // deterministic.
@@ -53,8 +57,8 @@ type Renderer struct {
 	OAuth func(entry *format.Object, s abi.Server) *abi.Warning
 }
 
-// New checks that r can render for its profile: a JSON config, the manifest's harness, no args
-// of a kind the renderer does not write (tool rules), no folded skills.
+// New checks that r can render for its profile: a JSON or TOML config (no pinned keys in TOML),
+// the manifest's harness, and no args of a kind the renderer does not write (tool rules).
 func New(r Renderer) (*Renderer, error) {
 	p := r.Profile
 	switch {
