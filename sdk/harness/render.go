@@ -78,6 +78,15 @@ func New(r Renderer) (*Renderer, error) {
 			return nil, fmt.Errorf("render: args %s of value %s are not rendered from a profile", a.Flag, a.Value)
 		}
 	}
+	// Every part of a server the renderer may write needs its key: none is ever written under "".
+	need := map[string][]string{abi.TransportStdio: {"command", "args", "env"}, abi.TransportHTTP: {"url", "headers"}}
+	for _, tr := range r.Manifest.Transports {
+		for _, m := range need[tr] {
+			if r.keyOf(m) == "" {
+				return nil, fmt.Errorf("render: a %s server needs a key meaning %s in config.serverKeys", tr, m)
+			}
+		}
+	}
 	return &r, nil
 }
 

@@ -117,7 +117,9 @@ func TestNewRefuses(t *testing.T) {
 		_, err := harness.New(r)
 		assert.Error(t, err, name)
 	}
-	_, err := harness.New(harness.Renderer{Manifest: newManifest, Profile: mustParse(strings.Replace(newCLI, "format: json", "format: toml", 1)), Name: "x"})
+	_, err := harness.New(harness.Renderer{Manifest: newManifest, Profile: mustParse(strings.Replace(newCLI, " headers: headers,", "", 1)), Name: "x"})
+	assert.ErrorContains(t, err, "needs a key meaning headers", "an http server's headers would have no key")
+	_, err = harness.New(harness.Renderer{Manifest: newManifest, Profile: mustParse(strings.Replace(newCLI, "format: json", "format: toml", 1)), Name: "x"})
 	assert.ErrorContains(t, err, "pinned keys in a toml config")
 }
 
