@@ -14,7 +14,9 @@
 //     left out when there is none.
 //   - the args and env the profile requires, in its order, with the values it pins (a servers
 //     arg is followed by the ids the config holds);
-//   - the skills under skills.dir, and the prompt naming each server the config holds.
+//   - the skills under skills.dir (with skills.foldsAlways: their resources under the checkout's
+//     context directory and their instructions in the prompt), and the prompt naming each server
+//     the config holds.
 //
 // A Renderer is immutable once made and safe for concurrent use; Render is pure and
 // deterministic.
@@ -26,6 +28,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
@@ -52,7 +55,7 @@ type Renderer struct {
 }
 
 // New checks that r can render for its profile: a JSON config, the manifest's harness, no args
-// of a kind the renderer does not write (tool rules), no folded skills.
+// of a kind the renderer does not write (tool rules), no skills folded in ambient-auth runs only.
 func New(r Renderer) (*Renderer, error) {
 	p := r.Profile
 	switch {
@@ -63,7 +66,7 @@ func New(r Renderer) (*Renderer, error) {
 	case p.Config.Format != abi.FormatJSON:
 		return nil, fmt.Errorf("render: config format %q: only json configs are rendered from a profile", p.Config.Format)
 	case p.Skills != nil && p.Skills.Folds:
-		return nil, errors.New("render: folded skills are not rendered from a profile")
+		return nil, errors.New("render: skills folded in ambient-auth runs only are not rendered from a profile")
 	case r.Name == "":
 		return nil, errors.New("render: no CLI name for warnings")
 	}
@@ -160,15 +163,15 @@ func (r *Renderer) Render(req abi.Request) (abi.Plan, error) {
 		}
 		plan.Env = append(plan.Env, abi.Pair{Name: e.Name, Value: e.Value})
 	}
-	plan.Prompt = format.ServersPrompt(offered, nil)
+	var prompt strings.Builder
+	prompt.WriteString(format.ServersPrompt(offered, nil))
 	plan.Warnings = append(plan.Warnings, skillWarns...)
 	if p.Skills != nil {
-		files, err := format.SkillFiles(abi.RootConfig, p.Skills.Dir, skills)
-		if err != nil {
+		if err := format.PlaceSkills(&plan, &prompt, skills, p.Skills.FoldsAlways, p.Skills.Dir); err != nil {
 			return abi.Plan{}, err
 		}
-		plan.Files = append(plan.Files, files...)
 	}
+	plan.Prompt = prompt.String()
 	return plan, nil
 }
 
