@@ -477,14 +477,14 @@ func qwenEnv(c clis, home string, plan []envVar, baseURL string, extra ...string
 }
 
 // qwenSession runs `qwen <args> --auth-type openai --output-format stream-json -p <prompt>` in
-// dir until its result line (its first model call fails: the endpoint is loopback) and returns
-// the init message.
+// dir until its result line and returns the init message. The model endpoint must answer (a
+// modelRecorder refuses every request): on a closed port Qwen Code retries for minutes.
 func qwenSession(t *testing.T, c clis, dir string, env, args []string, prompt string) qwenInit {
 	t.Helper()
 	argv := append([]string{c.Qwen}, args...)
 	argv = append(argv, "--auth-type", "openai", "--output-format", "stream-json", "-p", prompt)
 	var in qwenInit
-	_, err := firstLine(context.Background(), qwenTimeout, dir, env, func(b []byte) bool {
+	last, err := firstLine(context.Background(), qwenTimeout, dir, env, func(b []byte) bool {
 		var ev qwenInit
 		if json.Unmarshal(b, &ev) != nil {
 			return false
@@ -495,7 +495,7 @@ func qwenSession(t *testing.T, c clis, dir string, env, args []string, prompt st
 		return ev.Type == "result"
 	}, argv...)
 	require.NoError(t, err, "qwen %v: want the stream-json init and result lines", args)
-	require.Equal(t, "init", in.Subtype, "qwen: the stream-json init line")
+	require.Equal(t, "init", in.Subtype, "qwen: the stream-json init line before the result %s", last)
 	return in
 }
 
