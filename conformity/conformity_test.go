@@ -22,7 +22,7 @@ var casesDir = flag.String("cases", "testdata/cases", "directory of conformity c
 const exceptionsFile = "testdata/exceptions.txt"
 
 // builtins are the project's plugins every engine runs.
-var builtins = []string{"claude", "codex", "copilot", "gemini", "mcpjson-c", "pi"}
+var builtins = []string{"claude", "codex", "copilot", "gemini", "mcpjson-c", "pi", "qwen"}
 
 // engines are the engines this test binary runs on (wasmtime joins with -tags wasmtime).
 var engines = []func(ctx context.Context) (engine.Engine, error){

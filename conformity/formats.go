@@ -28,10 +28,11 @@ type harnessFormat struct {
 	keys       map[string]string // server key -> meaning
 	style      format.SpawnStyle
 	wrapped    bool // stdio servers are launched through env -i (the profile's spawn)
-	// foldsAmbient: an ambient-auth run gets its skills folded into the prompt and the checkout.
-	foldsAmbient bool
-	skillsDir    string // "" when the profile installs no skills
-	tools        string // the profile's tools.in
+	// skills is the profile's skills layout (nil: none); a run whose skills it folds gets
+	// them in the prompt and the checkout.
+	skills    *plan.ProfileSkills
+	skillsDir string // "" when the profile installs no skills under the config root
+	tools     string // the profile's tools.in
 }
 
 // formatOf builds the reader of p's output.
@@ -41,7 +42,7 @@ func formatOf(p *plan.Profile) (harnessFormat, error) {
 		serversKey: p.Config.Servers, keys: p.Config.ServerKeys, wrapped: p.Spawn != "", tools: p.Tools.In,
 	}
 	if p.Skills != nil {
-		hf.skillsDir, hf.foldsAmbient = p.Skills.Dir, p.Skills.Folds
+		hf.skillsDir, hf.skills = p.Skills.Dir, p.Skills
 	}
 	if hf.wrapped {
 		hf.style = p.SpawnStyle()
@@ -436,7 +437,7 @@ func (r *runner) checkArgRules(o *output, hf harnessFormat, req abi.Request, ren
 }
 
 // checkSkills reads every skill back: a SKILL.md whose front matter names its directory with
-// the description, and every resource with its exact content; or, for a folded (ambient) run,
+// the description, and every resource with its exact content; or, for a run the profile folds,
 // the instructions in the prompt and the resources under the checkout's context directory.
 func (r *runner) checkSkills(o *output, hf harnessFormat, req abi.Request, fill func(string) string) {
 	names := make([]string, len(req.Skills))
@@ -444,8 +445,8 @@ func (r *runner) checkSkills(o *output, hf harnessFormat, req abi.Request, fill 
 		names[i] = sk.Name
 	}
 	dirs := format.SkillNames(names)
-	folded := hf.foldsAmbient && req.Run.AmbientAuth
-	if hf.skillsDir == "" { // the profile installs no skills: nothing to read back
+	folded := hf.skills.Folded(req.Run.AmbientAuth)
+	if hf.skills == nil { // the profile installs no skills: nothing to read back
 		return
 	}
 	for i, sk := range req.Skills {

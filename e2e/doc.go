@@ -1,6 +1,6 @@
 // Package e2e holds loadout's end-to-end tests: they render realistic requests with the loadout
 // binary for each harness and load the result with the real agent CLIs (Claude Code, Codex, Pi,
-// Gemini CLI, Copilot CLI), offline, the way docs/FORMATS.md describes, then check that every
+// Gemini CLI, Copilot CLI, Qwen Code), offline, the way docs/FORMATS.md describes, then check that every
 // server and skill arrived and that a stdio server's environment is exactly the spawn
 // environment the policy allowed (docs/SPAWN-ENV.md).
 //

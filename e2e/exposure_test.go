@@ -90,6 +90,7 @@ func TestExposureHidesTools(t *testing.T) {
 		{"claude", claudeOffered},
 		{"codex", codexOffered},
 		{"gemini", geminiOffered},
+		{"qwen", qwenOffered},
 	}
 	for _, tc := range cases {
 		t.Run(tc.harness, func(t *testing.T) {
@@ -161,6 +162,7 @@ func TestExposureHidesDottedTool(t *testing.T) {
 		{"gemini", geminiOffered},
 		{"copilot", copilotOffered},
 		{"pi", piOffered},
+		{"qwen", qwenOffered},
 	}
 	for _, tc := range cases {
 		t.Run(tc.harness, func(t *testing.T) {
@@ -188,6 +190,29 @@ func TestExposureHidesDottedTool(t *testing.T) {
 			assert.Contains(t, shown, "canary_ping", "%s offers shown's canary_ping", tc.harness)
 		})
 	}
+}
+
+// qwenOffered runs qwen -p against a loopback model endpoint that refuses every request (on a
+// closed port Qwen Code retries for minutes) and reads the tools of its
+// stream-json init message, printed before the model call: MCP tools as mcp__<server>__<tool>
+// (a tool name with a character outside [A-Za-z0-9_-] gets "_" for it and a hash suffix).
+func qwenOffered(t *testing.T, dir string, r rendered) []string {
+	c := findCLIs(t)
+	home := filepath.Join(dir, "home")
+	require.NoError(t, os.MkdirAll(home, 0o755), "mkdir the home (Qwen Code resolves it)")
+	env := qwenEnv(c, home, r.Env, newModelRecorder(t).URL+"/v1")
+	in := qwenSession(t, c, filepath.Join(dir, "checkout"), env, r.Args, "Reply with OK.")
+	status := qwenStatus(in)
+	for _, id := range r.Servers {
+		assert.Equal(t, "connected", status[id], "qwen: server %q connects", id)
+	}
+	var out []string
+	for _, tool := range in.Tools {
+		if rest, ok := strings.CutPrefix(tool, "mcp__"); ok {
+			out = append(out, strings.Replace(rest, "__", "/", 1))
+		}
+	}
+	return out
 }
 
 // copilotOffered runs copilot -p against a closed loopback model endpoint and reads, from its

@@ -89,7 +89,7 @@ func TestValuesArriveVerbatim(t *testing.T) {
 	t.Parallel()
 	c := findCLIs(t)
 	canary, loadout := canaryBinary(t), loadoutBinary(t)
-	for _, h := range []string{"claude", "codex", "pi", "gemini", "copilot"} {
+	for _, h := range []string{"claude", "codex", "pi", "gemini", "copilot", "qwen"} {
 		t.Run(h, func(t *testing.T) {
 			t.Parallel()
 			rec := newRecorder(t)
@@ -209,6 +209,9 @@ func loadServers(t *testing.T, h string, c clis, dir, home string, rr renderResu
 			return json.Unmarshal(b, &ev) == nil && ev.Type == "session.mcp_servers_loaded"
 		}, argv...)
 		require.NoError(t, err, "copilot -p: want session.mcp_servers_loaded")
+	case "qwen":
+		env := qwenEnv(c, home, rr.Env, newModelRecorder(t).URL+"/v1", extra...)
+		qwenSession(t, c, checkout, env, rr.Args, "Reply with OK.")
 	default:
 		t.Fatalf("unknown harness %q", h)
 	}
@@ -228,7 +231,7 @@ func TestHeaderValueRepertoire(t *testing.T) {
 	t.Parallel()
 	c := findCLIs(t)
 	loadout := loadoutBinary(t)
-	for _, h := range []string{"claude", "codex", "pi", "gemini", "copilot"} {
+	for _, h := range []string{"claude", "codex", "pi", "gemini", "copilot", "qwen"} {
 		t.Run(h, func(t *testing.T) {
 			t.Parallel()
 			rec := newRecorder(t)

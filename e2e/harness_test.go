@@ -3,10 +3,14 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +29,8 @@ const (
 	// copilotTimeout bounds `copilot -p` up to its first (failing) model call, after its
 	// servers connected.
 	copilotTimeout = 120 * time.Second
+	// qwenTimeout bounds `qwen -p` up to its result line, after its first (failing) model call.
+	qwenTimeout = 90 * time.Second
 )
 
 // checkHarness loads a rendered run with the harness's real CLI and checks it.
@@ -48,6 +54,8 @@ func checkHarness(t *testing.T, sc *scenario, r rendered, c clis) {
 		checkGemini(t, sc, r, c)
 	case "copilot":
 		checkCopilot(t, sc, r, c)
+	case "qwen":
+		checkQwen(t, sc, r, c)
 	default:
 		t.Fatalf("unknown harness %q", sc.Harness)
 	}
@@ -447,6 +455,152 @@ func checkCopilot(t *testing.T, sc *scenario, r rendered, c clis) {
 		checkSkillDir(t, "copilot", dir, s)
 	}
 	assert.NotContains(t, string(res.Stderr), "failed to load", "copilot skill list: every skill loads")
+}
+
+// qwenInit is the part of Qwen Code's stream-json init message the checks read: it is printed
+// once every configured server has connected or failed, before the first model call.
+type qwenInit struct {
+	Type       string `json:"type"`
+	Subtype    string `json:"subtype"`
+	MCPServers []struct {
+		Name   string `json:"name"`
+		Status string `json:"status"`
+	} `json:"mcp_servers"`
+	Tools   []string `json:"tools"`
+	Version string   `json:"qwen_code_version"`
+}
+
+// qwenEnv is the environment of a Qwen Code run: harnessEnv with an OpenAI-compatible model
+// endpoint at baseURL (a loopback one), then the plan's env.
+func qwenEnv(c clis, home string, plan []envVar, baseURL string, extra ...string) []string {
+	return harnessEnv(c, home, plan, append([]string{"OPENAI_API_KEY=dummy", "OPENAI_BASE_URL=" + baseURL, "OPENAI_MODEL=gpt-4o"}, extra...)...)
+}
+
+// qwenSession runs `qwen <args> --auth-type openai --output-format stream-json -p <prompt>` in
+// dir until its result line and returns the init message. The model endpoint must answer (a
+// modelRecorder refuses every request): on a closed port Qwen Code retries for minutes.
+func qwenSession(t *testing.T, c clis, dir string, env, args []string, prompt string) qwenInit {
+	t.Helper()
+	argv := append([]string{c.Qwen}, args...)
+	argv = append(argv, "--auth-type", "openai", "--output-format", "stream-json", "-p", prompt)
+	var in qwenInit
+	last, err := firstLine(context.Background(), qwenTimeout, dir, env, func(b []byte) bool {
+		var ev qwenInit
+		if json.Unmarshal(b, &ev) != nil {
+			return false
+		}
+		if ev.Type == "system" && ev.Subtype == "init" {
+			in = ev
+		}
+		return ev.Type == "result"
+	}, argv...)
+	require.NoError(t, err, "qwen %v: want the stream-json init and result lines", args)
+	require.Equal(t, "init", in.Subtype, "qwen: the stream-json init line before the result %s", last)
+	return in
+}
+
+// qwenStatus maps each server of an init message to its status.
+func qwenStatus(in qwenInit) map[string]string {
+	m := map[string]string{}
+	for _, s := range in.MCPServers {
+		m[s.Name] = s.Status
+	}
+	return m
+}
+
+// modelRecorder is a loopback OpenAI-compatible endpoint that records the body of every request
+// and refuses it (400): a CLI pointed at it sends no byte past this machine, and the first
+// request shows what the model would have been given.
+type modelRecorder struct {
+	*httptest.Server
+	mu     sync.Mutex
+	bodies [][]byte
+}
+
+func newModelRecorder(t *testing.T) *modelRecorder {
+	m := &modelRecorder{}
+	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		m.mu.Lock()
+		m.bodies = append(m.bodies, body)
+		m.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"error":{"message":"loadout e2e: no model here","type":"invalid_request_error"}}`)
+	}))
+	t.Cleanup(m.Close)
+	return m
+}
+
+// texts returns every string of every recorded request body, decoded from its JSON.
+func (m *modelRecorder) texts() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			out = append(out, v)
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	for _, b := range m.bodies {
+		var v any
+		if json.Unmarshal(b, &v) == nil {
+			walk(v)
+		}
+	}
+	return out
+}
+
+// checkQwen loads the run with the real Qwen Code (docs/FORMATS.md §5.3): `qwen -p` with the
+// plan's args (--bare, the --mcp-config file, exactly the rendered servers allowed) and the
+// host's prompt, against a loopback model endpoint. Its stream-json init message lists the
+// servers it loaded and the tools it offers; Qwen Code has no offline list command for an
+// --mcp-config file. Under --bare it reads no skills: the host folds them into the prompt, which
+// must reach the model, with their files under the checkout's context directory.
+func checkQwen(t *testing.T, sc *scenario, r rendered, c clis) {
+	want := append(append([]string{"--allowed-mcp-server-names"}, r.Servers...), "--mcp-config", filepath.Join(sc.Run, "mcp-servers.json"), "--bare")
+	assert.Equal(t, want, r.Args, "qwen args")
+	model := newModelRecorder(t)
+	env := qwenEnv(c, sc.Home, r.Env, model.URL+"/v1")
+	home, _ := lookupEnv(env, "QWEN_HOME")
+	assert.Equal(t, sc.Config, home, "qwen: QWEN_HOME is the config root")
+	in := qwenSession(t, c, sc.Checkout, env, r.Args, r.Prompt)
+	assert.Equal(t, "0.24.4", in.Version, "qwen version in the init line")
+	status := qwenStatus(in)
+	var names []string
+	for _, s := range in.MCPServers {
+		names = append(names, s.Name)
+	}
+	assert.ElementsMatch(t, r.Servers, names, "qwen init mcp_servers: want exactly the rendered servers")
+	for _, id := range stdioIDs {
+		assert.Equal(t, "connected", status[id], "qwen: stdio server %q status", id)
+	}
+	assert.Contains(t, in.Tools, "mcp__canary__canary_ping", "qwen tools: the canary's allowed tool")
+	assert.Contains(t, in.Tools, "mcp__everything__echo", "qwen tools: mcp-server-everything's echo")
+
+	texts := strings.Join(model.texts(), "\n")
+	require.NotEmpty(t, texts, "qwen sent no model request")
+	for _, s := range scenarioSkills {
+		assert.Contains(t, r.Prompt, "### Skill: "+s.Name+"\n", "qwen: the prompt folds skill %q", s.Name)
+		assert.Contains(t, texts, s.Instructions, "qwen: the model is given the instructions of skill %q", s.Name)
+		dir := filepath.Join(sc.Checkout, ".cat-context", "skill", s.Name)
+		for _, res := range s.Resources {
+			got, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(res.RelPath)))
+			if assert.NoError(t, err, "qwen: resource %s of skill %q", res.RelPath, s.Name) {
+				assert.Equal(t, res.Content, string(got), "qwen: content of resource %s of skill %q", res.RelPath, s.Name)
+			}
+		}
+	}
 }
 
 // checkSkillDir checks that a skill the harness found has its SKILL.md, with front matter that

@@ -20,6 +20,7 @@ type renderResult struct {
 	Skills   []string `json:"skills"`
 	Args     []string `json:"args"`
 	Env      []envVar `json:"env"`
+	Prompt   string   `json:"prompt"`
 	Warnings []struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
@@ -85,7 +86,7 @@ func renderWithLoadout(t *testing.T, sc *scenario, loadout, canary string, c cli
 			configured = append(configured, id)
 		}
 	}
-	return rendered{Args: rr.Args, Env: rr.Env, Servers: configured}
+	return rendered{Args: rr.Args, Env: rr.Env, Servers: configured, Prompt: rr.Prompt}
 }
 
 // TestRender renders the scenario with the loadout binary for each harness and loads the result
@@ -95,7 +96,7 @@ func TestRender(t *testing.T) {
 	t.Parallel()
 	c := findCLIs(t)
 	canary, loadout := canaryBinary(t), loadoutBinary(t)
-	for _, h := range []string{"claude", "codex", "pi", "gemini", "copilot"} {
+	for _, h := range []string{"claude", "codex", "pi", "gemini", "copilot", "qwen"} {
 		t.Run(h, func(t *testing.T) {
 			t.Parallel()
 			sc := newScenario(t, h, c)

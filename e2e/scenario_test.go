@@ -34,7 +34,8 @@ const (
 	canaryTokenValue = "!e2e-canary-$ecret-${HOME}-7f3a9c"
 	// geminiTokenSuffix adds a backslash, both quotes and a backslash before "$" for Gemini
 	// CLI, whose second expansion pass (dotenv-expand) reads a backslash before "$" as an escape,
-	// and for Copilot CLI, which would expand the "$x" after the backslash.
+	// for Copilot CLI, which would expand the "$x" after the backslash, and for Qwen Code, whose
+	// settings files (which a run does not use) would.
 	geminiTokenSuffix = `-\"'\$x`
 	runTokenValue     = "e2e-run-token-51be02"
 	docsAuthValue     = "Bearer e2e-docs-secret-c41d"
@@ -113,7 +114,7 @@ func newScenario(t *testing.T, harness string, c clis) *scenario {
 		Secrets:  []string{canaryTokenValue, runTokenValue, docsAuthValue, strings.TrimPrefix(docsAuthValue, "Bearer ")},
 	}
 	sc.CanaryToken = canaryTokenValue
-	if harness == "gemini" || harness == "copilot" {
+	if harness == "gemini" || harness == "copilot" || harness == "qwen" {
 		sc.CanaryToken += geminiTokenSuffix
 		sc.Secrets[0] = sc.CanaryToken
 	}
@@ -219,10 +220,11 @@ func (sc *scenario) request(t *testing.T, canary string, c clis) []byte {
 	return b
 }
 
-// rendered is what the checks need from a render: the harness's args and env, and the server
-// ids the harness's config must hold.
+// rendered is what the checks need from a render: the harness's args and env, the server ids
+// the harness's config must hold, and the prompt the host wrote.
 type rendered struct {
 	Args    []string
 	Env     []envVar
 	Servers []string
+	Prompt  string
 }

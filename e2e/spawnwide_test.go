@@ -21,7 +21,7 @@ func TestManySpawnVariables(t *testing.T) {
 	t.Parallel()
 	c := findCLIs(t)
 	canary, loadout := canaryBinary(t), loadoutBinary(t)
-	for _, h := range []string{"claude", "codex", "pi", "gemini", "copilot"} {
+	for _, h := range []string{"claude", "codex", "pi", "gemini", "copilot", "qwen"} {
 		t.Run(h, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
@@ -72,7 +72,7 @@ func TestTildeArgsArriveVerbatim(t *testing.T) {
 	t.Parallel()
 	c := findCLIs(t)
 	canary, loadout := canaryBinary(t), loadoutBinary(t)
-	for _, h := range []string{"claude", "codex", "pi", "gemini", "copilot"} {
+	for _, h := range []string{"claude", "codex", "pi", "gemini", "copilot", "qwen"} {
 		t.Run(h, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()

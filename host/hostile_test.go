@@ -69,7 +69,7 @@ func hostileProfiles(t *testing.T) plan.Profiles {
 func TestHostilePlans(t *testing.T) {
 	profiles := hostileProfiles(t)
 	harnesses := slices.Sorted(maps.Keys(profiles))
-	require.Subset(t, harnesses, []string{"acme", "claude", "codex", "copilot", "gemini", "mcpjson", "pi"}, "profiles under test")
+	require.Subset(t, harnesses, []string{"acme", "claude", "codex", "copilot", "gemini", "mcpjson", "pi", "qwen"}, "profiles under test")
 	wasm := map[string][]byte{}
 	for _, h := range harnesses {
 		b, err := os.ReadFile(testplugins.RendererPath(t, h))

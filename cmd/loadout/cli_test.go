@@ -37,7 +37,7 @@ func pluginArgs(t *testing.T) []string {
 			return
 		}
 		pins := map[string]string{}
-		for _, name := range []string{"claude", "codex", "copilot", "pi"} {
+		for _, name := range []string{"claude", "codex", "copilot", "pi", "qwen"} {
 			wasm := testplugins.Read(t, name)
 			path := filepath.Join(dir, name+".wasm")
 			if err := os.WriteFile(path, wasm, 0o644); err != nil {

@@ -20,10 +20,10 @@ import (
 var exampleSecrets = []string{"docs-example-token-5f2c", "fs-example-secret-91ab"}
 
 // serversTable is the servers table each built-in harness's config file holds.
-var serversTable = map[string]string{"claude": "mcpServers", "codex": "mcp_servers", "pi": "mcpServers", "gemini": "mcpServers", "copilot": "mcpServers"}
+var serversTable = map[string]string{"claude": "mcpServers", "codex": "mcp_servers", "pi": "mcpServers", "gemini": "mcpServers", "copilot": "mcpServers", "qwen": "mcpServers"}
 
 func TestRenderTextListsWhatWasWritten(t *testing.T) {
-	for _, h := range []string{"claude", "codex", "pi", "gemini", "copilot"} {
+	for _, h := range []string{"claude", "codex", "pi", "gemini", "copilot", "qwen"} {
 		t.Run(h, func(t *testing.T) {
 			out := t.TempDir()
 			args := append([]string{"render", "--harness", h, "--out", out, examplePath(t)}, pluginArgs(t)...)
@@ -34,7 +34,12 @@ func TestRenderTextListsWhatWasWritten(t *testing.T) {
 			if skillsDir == "" {
 				skillsDir = "skills/"
 			}
-			assert.Contains(t, stdout, "\nskills in config:"+skillsDir+": repo-review, release-notes\n", "the skills directory, read back: %s", stdout)
+			if h == "qwen" { // Qwen Code reads no skills under --bare: every run folds them
+				assert.Contains(t, stdout, "\n  | ### Skill: repo-review\n", "the prompt folds the skills: %s", stdout)
+				assert.Contains(t, stdout, "\n  checkout:.cat-context/skill/repo-review/templates/report.md ", "a folded skill's files are in the checkout: %s", stdout)
+			} else {
+				assert.Contains(t, stdout, "\nskills in config:"+skillsDir+": repo-review, release-notes\n", "the skills directory, read back: %s", stdout)
+			}
 			assert.Contains(t, stdout, "    at "+out+string(filepath.Separator), "each file says where it was written")
 			assert.Contains(t, stdout, "\nprompt:\n  | ", "the prompt is printed")
 			assert.Contains(t, stdout, "docs", "the prompt names the servers")

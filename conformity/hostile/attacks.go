@@ -112,7 +112,7 @@ func hasSkills(t Target) bool { return t.Profile.Skills != nil }
 func expands(t Target) bool   { return t.Profile.Expands() }
 
 // skillMD: the run installs SKILL.md files (it does not fold the skills into the prompt).
-func skillMD(t Target) bool { return hasSkills(t) && !(t.Profile.Skills.Folds && t.Ambient) }
+func skillMD(t Target) bool { return hasSkills(t) && !t.Profile.Skills.Folded(t.Ambient) }
 
 func hasKey(meaning string) func(t Target) bool {
 	return func(t Target) bool {
@@ -489,8 +489,8 @@ var attacks = map[string]Attack{
 		}
 		return fmt.Errorf("%w: no skill resource %s in the plan", errNoTarget, resource)
 	}},
-	// Every skill dropped: its directory, or, where an ambient-auth run folds skills, its
-	// resources under the checkout and its instructions in the prompt.
+	// Every skill dropped: its directory, or, where the run folds skills, its resources under
+	// the checkout and its instructions in the prompt.
 	"skill-dropped": {rule: when(hasSkills, plan.RuleSkill), plan: func(_ *layout, p *abi.Plan, req abi.Request) error {
 		dirs := []string{abi.RootCheckout + ":" + plan.CheckoutContextDir + "/skill/"}
 		for _, f := range p.Files {

@@ -361,7 +361,19 @@ func (p *Profile) compile() (*harness, error) {
 			return nil, fmt.Errorf("reservedNames[%d] %q is not a server name", i, n)
 		}
 	}
-	if s := p.Skills; s != nil {
+	if s := p.Skills; s != nil && s.FoldsAlways {
+		// Every run folds: the resources go under the checkout's context directory, so the
+		// profile must allow it there, and names no directory of its own.
+		if s.Dir != "" || s.Folds {
+			return nil, fmt.Errorf("skills.foldsAlways: skills.dir and skills.folds must be left out (no run installs skills)")
+		}
+		if !slices.ContainsFunc(h.paths, func(r pathRule) bool {
+			return r.match(abi.RootCheckout, CheckoutContextDir+"/skill/x/SKILL.md")
+		}) {
+			return nil, fmt.Errorf("skills.foldsAlways: no path of the checkout root allows %s/skill/", CheckoutContextDir)
+		}
+		h.skills = &skillsLayout{always: true}
+	} else if s != nil {
 		if !validPath(abi.RootConfig, s.Dir) {
 			return nil, fmt.Errorf("skills.dir %q is not a relative path", s.Dir)
 		}

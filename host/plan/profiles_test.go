@@ -34,7 +34,7 @@ var profiles = func() plan.Profiles {
 func profileOf(harness string) *plan.Profile { return profiles[harness] }
 
 func TestBuiltinProfilesLoad(t *testing.T) {
-	for _, h := range []string{"claude", "codex", "copilot", "gemini", "pi"} {
+	for _, h := range []string{"claude", "codex", "copilot", "gemini", "pi", "qwen"} {
 		assert.NotNil(t, profiles[h], "profile of %s", h)
 	}
 }
@@ -93,6 +93,8 @@ func TestParseProfileRefuses(t *testing.T) {
 		{"pass of an unknown form", "valueSyntax: literal", "valueSyntax:\n  - {expands: [\"%X%\"]}", "valueSyntax: pass 1"},
 		{"no passes", "valueSyntax: literal", "valueSyntax: []", "empty list"},
 		{"dollar reference without its env", "valueSyntax: literal", "valueSyntax:\n  - {expands: [$NAME, \"${NAME}\"], dollar: \"${LOADOUT_SPAWN_DOLLAR}\"}", "needs env LOADOUT_SPAWN_DOLLAR=$ set always"},
+		{"folded always with a dir", "skills: {dir: skills}", "skills: {dir: skills, foldsAlways: true}", "skills.foldsAlways"},
+		{"folded always and in ambient runs", "skills: {dir: skills}", "skills: {folds: true, foldsAlways: true}", "skills.foldsAlways"},
 		{"timeout bounds crossed", "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    timeout: timeout\n  timeoutUnit: s\n  timeoutMin: 10\n  timeoutMax: 5", "above timeoutMax"},
 	}
 	for _, tc := range tests {

@@ -9,10 +9,11 @@ import (
 
 // wantPrompt is the prompt a plan must carry for its vetted request: the section naming each
 // enabled server the harness config holds and the tools it may use (format.ServersPrompt, each
-// tool spelled as the profile's prompt says), then, in an ambient-auth run whose profile folds
-// skills, the folded skills (format.FoldSkills), after a line break. The host defines it and
-// writes it: a plugin may carry it or leave the prompt empty (the host then fills it in), and
-// adds nothing, so no instruction or URL of its own reaches the agent.
+// tool spelled as the profile's prompt says), then, in a run whose profile folds its skills
+// (always, or in an ambient-auth run), the folded skills (format.FoldSkills), after a line
+// break. The host defines it and writes it: a plugin may carry it or leave the prompt empty
+// (the host then fills it in), and adds nothing, so no instruction or URL of its own reaches
+// the agent.
 func (c *checker) wantPrompt() string {
 	var offered = c.in.Request.Servers[:0:0]
 	for _, s := range c.in.Request.Servers {
@@ -33,7 +34,7 @@ func (c *checker) wantPrompt() string {
 		}
 	}
 	prompt := format.ServersPrompt(offered, name)
-	if l := c.h.skills; l != nil && l.folds && c.in.Request.Run.AmbientAuth {
+	if c.h.skills.folded(c.in.Request.Run.AmbientAuth) {
 		skills, _, err := format.PrepareSkills(c.in.Request.Skills)
 		if err != nil { // a vetted skill holds no secret placeholder
 			return "\x00"

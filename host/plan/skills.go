@@ -9,11 +9,18 @@ import (
 
 // skillsLayout is where a harness installs skills: natively under the config root at
 // dir/<name>/ (a SKILL.md and the resources), or, when folds is set and the run uses ambient
-// auth (loadout must not write the user's own config home), with the resources under the
-// checkout's context directory and the instructions in the prompt.
+// auth (loadout must not write the user's own config home), or always is set (the CLI reads no
+// skills in the mode it is run in), with the resources under the checkout's context directory
+// and the instructions in the prompt.
 type skillsLayout struct {
-	dir   string
-	folds bool
+	dir    string
+	folds  bool
+	always bool
+}
+
+// folded reports whether a run's skills are folded; l may be nil (no skills).
+func (l *skillsLayout) folded(ambient bool) bool {
+	return l != nil && (l.always || l.folds && ambient)
 }
 
 // skillArea is one directory a skill's files live in, as the plan must render it.
@@ -32,7 +39,7 @@ type skillArea struct {
 // defines for every renderer (format.SkillNames, format.SkillDescription).
 func (c *checker) checkSkills(p *abi.Plan) {
 	l := c.h.skills
-	folded := l != nil && l.folds && c.in.Request.Run.AmbientAuth
+	folded := l.folded(c.in.Request.Run.AmbientAuth)
 	c.checkContextDir(p, folded)
 	if l == nil {
 		return
@@ -57,7 +64,7 @@ func (c *checker) checkSkills(p *abi.Plan) {
 	seen := map[string]bool{}
 	for _, f := range p.Files {
 		name := f.Root + ":" + f.Path
-		inSkills := (f.Root == abi.RootConfig && strings.HasPrefix(f.Path, l.dir+"/")) ||
+		inSkills := (f.Root == abi.RootConfig && l.dir != "" && strings.HasPrefix(f.Path, l.dir+"/")) ||
 			(f.Root == abi.RootCheckout && strings.HasPrefix(f.Path, CheckoutContextDir+"/skill/"))
 		if !inSkills {
 			continue

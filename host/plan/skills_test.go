@@ -1,6 +1,8 @@
 package plan_test
 
 import (
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,6 +11,7 @@ import (
 	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
+	"github.com/loadout-dev/loadout/sdk/harness"
 )
 
 // TestSkillMarkdownIsCanonical: a SKILL.md must be, byte for byte, the canonical rendering of
@@ -98,5 +101,68 @@ func TestContextDirHoldsOnlyFoldedSkills(t *testing.T) {
 			}
 			assert.Contains(t, got, tc.want, "violations")
 		})
+	}
+}
+
+// TestSkillsFoldedAlways: a profile with skills.foldsAlways (Qwen Code's, which reads no skills
+// under --bare) folds every run's skills, isolated or not: the faithful plan (the SDK's
+// profile-driven renderer on the qwen profile) passes with the resources under the context
+// directory and the instructions in the prompt; a SKILL.md anywhere, or a prompt without a
+// skill's instructions, is refused. Such a profile names no skills directory and must allow the
+// context directory.
+func TestSkillsFoldedAlways(t *testing.T) {
+	prof := profileOf("qwen")
+	require.NotNil(t, prof, "the qwen profile")
+	require.True(t, prof.Skills.FoldsAlways, "the qwen profile folds skills always")
+	m := abi.Manifest{Name: "render.qwen", ABIVersion: abi.Version, Harness: "qwen", Transports: []string{abi.TransportStdio, abi.TransportHTTP},
+		Roots: []string{abi.RootRun, abi.RootCheckout}}
+	r := harness.MustNew(harness.Renderer{Manifest: m, Profile: prof.Profile, Name: "Qwen Code"})
+	for _, ambient := range []bool{false, true} {
+		req := vetted("qwen")
+		req.Run.AmbientAuth = ambient
+		req.Skills[0].Resources = []abi.Resource{{Path: "checklist.md", Content: "- [ ] tests\n"}}
+		in := input("qwen")
+		in.Manifest, in.Request = m, req
+		render := func() *abi.Plan {
+			p, err := r.Render(req)
+			require.NoError(t, err, "render")
+			return &p
+		}
+		p := render()
+		require.NoError(t, checkPlan(p, in), "ambient=%t: the faithful plan", ambient)
+		assert.Contains(t, p.Prompt, "### Skill: demo", "ambient=%t: the prompt carries the skill", ambient)
+
+		tests := []struct {
+			name   string
+			mutate func(p *abi.Plan)
+			want   string
+		}{
+			{"a native SKILL.md too", func(p *abi.Plan) {
+				p.Files = append(p.Files, abi.File{Root: abi.RootCheckout, Path: ".cat-context/skill/demo/SKILL.md", Mode: "0644", Format: abi.FormatMarkdown, Content: skillMD})
+			}, "checkout:.cat-context/skill/demo/SKILL.md " + plan.RuleSkill},
+			{"the instructions left out", func(p *abi.Plan) {
+				p.Prompt = strings.Replace(p.Prompt, blobOne, "", 1)
+			}, " " + plan.RuleSkill},
+			{"a resource left out", func(p *abi.Plan) { p.Files = p.Files[:1] }, "checkout:.cat-context/skill/demo/checklist.md " + plan.RuleSkill},
+		}
+		for _, tc := range tests {
+			p := render()
+			tc.mutate(p)
+			var got []string
+			for _, v := range plan.Violations(checkPlan(p, in)) {
+				got = append(got, v.File+" "+v.Rule)
+			}
+			assert.Contains(t, got, tc.want, "ambient=%t, %s: violations", ambient, tc.name)
+		}
+	}
+
+	base, err := os.ReadFile("testdata/profiles/acme/profile.yaml")
+	require.NoError(t, err)
+	_, err = plan.ParseProfile([]byte(replaceOnce(string(base), "skills: {dir: skills}", "skills: {foldsAlways: true}")))
+	assert.NoError(t, err, "acme folding every run's skills")
+	noCheckout := replaceOnce(string(base), "  - {root: checkout, path: \".cat-context/**\"}\n", "")
+	_, err = plan.ParseProfile([]byte(replaceOnce(noCheckout, "skills: {dir: skills}", "skills: {foldsAlways: true}")))
+	if assert.Error(t, err, "folding always with no checkout path") {
+		assert.Contains(t, err.Error(), "no path of the checkout root")
 	}
 }

@@ -16,9 +16,10 @@
 //     when there is none.
 //   - the args and env the profile requires, in its order, with the values it pins (a servers
 //     arg is followed by the ids the config holds);
-//   - the skills under skills.dir, or, for a profile that folds them, in an ambient-auth run
-//     into the prompt and the checkout's context directory; and the prompt naming each enabled
-//     server the config holds.
+//   - the skills under skills.dir; with skills.folds in an ambient-auth run, and with
+//     skills.foldsAlways in every run, their resources under the checkout's context directory
+//     and their instructions in the prompt; and the prompt naming each enabled server the config
+//     holds.
 //
 // A Renderer is immutable once made and safe for concurrent use; Render is pure and
 // deterministic.
@@ -196,8 +197,10 @@ func (r *Renderer) Render(req abi.Request) (abi.Plan, error) {
 	plan.Warnings = append(plan.Warnings, skillWarns...)
 	if p.Skills != nil {
 		// A profile that folds skills folds them into the prompt and the checkout's context
-		// directory in an ambient-auth run (the user's own config home is not written).
-		if err := format.PlaceSkills(&plan, &prompt, skills, p.Skills.Folds && req.Run.AmbientAuth, p.Skills.Dir); err != nil {
+		// directory: in every run (foldsAlways), or in an ambient-auth run (folds), where the
+		// user's own config home is not written.
+		fold := p.Skills.FoldsAlways || p.Skills.Folds && req.Run.AmbientAuth
+		if err := format.PlaceSkills(&plan, &prompt, skills, fold, p.Skills.Dir); err != nil {
 			return abi.Plan{}, err
 		}
 	}

@@ -376,6 +376,17 @@ type Skills struct {
 	// Folds: in an ambient-auth run the resources go under the checkout's context directory
 	// and the instructions into the prompt.
 	Folds bool `yaml:"folds"`
+	// FoldsAlways: the CLI reads no skills in the mode a run starts it in (Qwen Code under
+	// --bare), so every run's skills are folded as Folds folds an ambient-auth run's; Dir and
+	// Folds are then left out.
+	FoldsAlways bool `yaml:"foldsAlways"`
+}
+
+// Folded reports whether a run's skills are folded into the prompt and the checkout's context
+// directory instead of installed under Dir: always with FoldsAlways, in an ambient-auth run
+// with Folds, never without skills.
+func (s *Skills) Folded(ambient bool) bool {
+	return s != nil && (s.FoldsAlways || s.Folds && ambient)
 }
 
 // ServerKeyMeanings are what a server key of a config may mean; the host reads and compares
