@@ -84,7 +84,8 @@ func (cfg opencodeConfig) servers() []string {
 // TestOpencodeExpandsRawText records with the real opencode why it has no built-in renderer
 // yet (docs/FORMATS.md §5.4): it replaces {env:NAME} and {file:PATH} in the text of its config
 // file before parsing it as JSON, so a value of the environment lands in the JSON text as
-// written (one holding `","` splits a string in two), while a string whose `{` is written as the
+// written (one holding `","` splits a string in two, one holding `"]}, "injected": {…` adds a
+// server; an unset one is empty), while a string whose `{` is written as the
 // JSON escape \u007b reaches opencode as written. $NAME, ${NAME}, a backslash, quotes and a
 // leading ~ are never expanded.
 func TestOpencodeExpandsRawText(t *testing.T) {
@@ -98,18 +99,22 @@ func TestOpencodeExpandsRawText(t *testing.T) {
 	// Written as text: the escapes are what the test is about.
 	text := `{"$schema": "https://opencode.ai/config.json", "mcp": {"s": {"type": "local", "command": [` +
 		`"/bin/true", "{env:E2E_HARNESS_ONLY}", "\u007benv:E2E_HARNESS_ONLY}", "{file:` + file + `}", ` +
-		`"\u007bfile:` + file + `}", "$E2E_HARNESS_ONLY", "${E2E_HARNESS_ONLY}", "~/x", "s3cr$t\\\"'", "{env:E2E_SPLIT}"], ` +
-		`"environment": {"A": "{env:E2E_HARNESS_ONLY}", "B": "\u007benv:E2E_HARNESS_ONLY}"}}}}`
+		`"\u007bfile:` + file + `}", "$E2E_HARNESS_ONLY", "${E2E_HARNESS_ONLY}", "~/x", "s3cr$t\\\"'", "{env:E2E_SPLIT}", "{env:E2E_UNSET}"], ` +
+		`"environment": {"A": "{env:E2E_HARNESS_ONLY}", "B": "\u007benv:E2E_HARNESS_ONLY}"}}, ` +
+		`"t": {"type": "local", "command": ["/bin/true", "{env:E2E_INJECT}"]}}}`
 	require.NoError(t, os.WriteFile(cfgPath, []byte(text), 0o600))
 
-	cfg := d.debugConfig(t, c, d.env(c, "OPENCODE_CONFIG="+cfgPath, "OPENCODE_DISABLE_PROJECT_CONFIG=1", `E2E_SPLIT=a", "b`))
+	cfg := d.debugConfig(t, c, d.env(c, "OPENCODE_CONFIG="+cfgPath, "OPENCODE_DISABLE_PROJECT_CONFIG=1", `E2E_SPLIT=a", "b`,
+		`E2E_INJECT=c"]}, "injected": {"type": "local", "command": ["/bin/false`))
 	require.Contains(t, cfg.MCP, "s", "opencode reads the OPENCODE_CONFIG file")
 	assert.Equal(t, []string{
 		"/bin/true", "harness-only-marker", "{env:E2E_HARNESS_ONLY}", "from-file", "{file:" + file + "}",
-		"$E2E_HARNESS_ONLY", "${E2E_HARNESS_ONLY}", "~/x", `s3cr$t\"'`, "a", "b",
+		"$E2E_HARNESS_ONLY", "${E2E_HARNESS_ONLY}", "~/x", `s3cr$t\"'`, "a", "b", "",
 	}, cfg.MCP["s"].Command, "opencode expands {env:…} and {file:…} in the raw text, not \\u007b-escaped ones")
 	assert.Equal(t, map[string]string{"A": "harness-only-marker", "B": "{env:E2E_HARNESS_ONLY}"}, cfg.MCP["s"].Environment,
 		"environment values are expanded the same way")
+	assert.Equal(t, []string{"injected", "s", "t"}, cfg.servers(), "a variable's value can add a server to the config's text")
+	assert.Equal(t, []string{"/bin/true", "c"}, cfg.MCP["t"].Command, "the injecting value ends its own string")
 }
 
 // TestOpencodeConfigSources records with the real opencode where it reads MCP servers from
