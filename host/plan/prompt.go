@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"strings"
-
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
 )
@@ -21,18 +19,7 @@ func (c *checker) wantPrompt() string {
 			offered = append(offered, s)
 		}
 	}
-	var name func(server, tool string) string
-	if pr := c.h.prompt; pr != nil {
-		name = func(server, tool string) string {
-			q := []byte(strings.ReplaceAll(strings.ReplaceAll(pr.Qualified, "{server}", server), "{tool}", tool))
-			for i, b := range q {
-				if !(b >= 'A' && b <= 'Z' || b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || strings.IndexByte(pr.QualifiedChars, b) >= 0) {
-					q[i] = '_'
-				}
-			}
-			return tool + " (" + string(q) + ")"
-		}
-	}
+	name := c.in.Profile.PromptName()
 	prompt := format.ServersPrompt(offered, name)
 	if c.h.skills.folded(c.in.Request.Run.AmbientAuth) {
 		skills, _, err := format.PrepareSkills(c.in.Request.Skills)

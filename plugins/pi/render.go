@@ -124,7 +124,7 @@ func render(req abi.Request) (abi.Plan, error) {
 	plan.Env = append(plan.Env, abi.Pair{Name: "PI_CODING_AGENT_DIR", Value: "{{loadout.root.config}}"})
 
 	var prompt strings.Builder
-	prompt.WriteString(format.ServersPrompt(offered, func(id, t string) string { return t + " (" + toolName(id, t) + ")" }))
+	prompt.WriteString(format.ServersPrompt(offered, harnessProfile.PromptName()))
 	plan.Prompt = prompt.String()
 
 	plan.Warnings = append(plan.Warnings, skillWarns...)
@@ -295,18 +295,6 @@ func resolveExposure(rules []abi.Pair, tool, def string) string {
 		}
 	}
 	return def
-}
-
-// toolName is the name Pi gives an MCP tool: mcp__<server>__<tool>, every character outside
-// [A-Za-z0-9_] replaced by "_".
-func toolName(server, tool string) string {
-	b := []byte("mcp__" + server + "__" + tool)
-	for i, c := range b {
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
-			b[i] = '_'
-		}
-	}
-	return string(b)
 }
 
 // seconds returns a whole number of seconds as an integer, anything else as a float.

@@ -193,7 +193,7 @@ func (r *Renderer) Render(req abi.Request) (abi.Plan, error) {
 		plan.Env = append(plan.Env, abi.Pair{Name: e.Name, Value: e.Value})
 	}
 	var prompt strings.Builder
-	prompt.WriteString(format.ServersPrompt(offered, nil))
+	prompt.WriteString(format.ServersPrompt(offered, p.PromptName()))
 	plan.Warnings = append(plan.Warnings, skillWarns...)
 	if p.Skills != nil {
 		// A profile that folds skills folds them into the prompt and the checkout's context

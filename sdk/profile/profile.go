@@ -722,3 +722,23 @@ func NamedSyntax(name string) (*valuesyntax.Syntax, bool) {
 	sx, ok := namedCompiled[name]
 	return sx, ok
 }
+
+// PromptName is how the prompt names tool of server (prompt.qualified): "<tool> (<qualified>)",
+// with every character of the qualified name outside ASCII letters, digits and
+// prompt.qualifiedChars as "_"; nil when the profile has no prompt template (a tool by its name).
+// The host writes the prompt with it, and a renderer on sdk/harness too.
+func (p *Profile) PromptName() func(server, tool string) string {
+	pr := p.Prompt
+	if pr == nil {
+		return nil
+	}
+	return func(server, tool string) string {
+		q := []byte(strings.ReplaceAll(strings.ReplaceAll(pr.Qualified, "{server}", server), "{tool}", tool))
+		for i, b := range q {
+			if !(b >= 'A' && b <= 'Z' || b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || strings.IndexByte(pr.QualifiedChars, b) >= 0) {
+				q[i] = '_'
+			}
+		}
+		return tool + " (" + string(q) + ")"
+	}
+}

@@ -260,7 +260,7 @@ func timeoutMS(seconds float64) (int64, string, bool) {
 	return int64(seconds*1000 + 0.5), "", true
 }
 
-// allowRules returns the mcp__ rules of --allowedTools for the rendered servers, in server
+// allowRules returns the rules of --allowedTools (the profile's tools.rules) for the rendered servers, in server
 // order, with a warning per rule Claude would drop, and whether any server is restricted (only
 // then is --allowedTools rendered at all).
 func allowRules(servers []abi.Server) ([]string, []abi.Warning, bool) {
@@ -269,12 +269,12 @@ func allowRules(servers []abi.Server) ([]string, []abi.Warning, bool) {
 	var warns []abi.Warning
 	for _, s := range servers {
 		if !s.ToolsRestricted {
-			rules = append(rules, "mcp__"+s.ID)
+			rules = append(rules, harnessProfile.ServerRule(s.ID))
 			continue
 		}
 		restricted = true
 		for _, tool := range s.AllowedTools {
-			rule := toolName(s.ID, tool)
+			rule := harnessProfile.ToolRule(s.ID, tool)
 			if slices.Contains(rules, rule) {
 				continue // another allowed tool Claude names the same
 			}
@@ -295,7 +295,7 @@ func denyRules(servers []abi.Server) []string {
 	var rules []string
 	for _, s := range servers {
 		for _, t := range s.DeniedTools {
-			if rule := toolName(s.ID, t); !slices.Contains(rules, rule) {
+			if rule := harnessProfile.ToolRule(s.ID, t); !slices.Contains(rules, rule) {
 				rules = append(rules, rule)
 			}
 		}
@@ -303,21 +303,7 @@ func denyRules(servers []abi.Server) []string {
 	return rules
 }
 
-// toolName is the name Claude Code gives an MCP tool, which its --allowedTools and
-// --disallowedTools rules match: mcp__<server>__<tool>, every character outside [A-Za-z0-9_-]
-// replaced by "_" (docs/FORMATS.md §1.1, §4.1; tools.names of the profile). A rule spelled
-// mcp__s__admin.delete would match nothing.
-func toolName(server, tool string) string {
-	b := []byte("mcp__" + server + "__" + tool)
-	for i, c := range b {
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			b[i] = '_'
-		}
-	}
-	return string(b)
-}
-
 // writeServerPrompt states each rendered server's permitted tools.
 func writeServerPrompt(b *strings.Builder, servers []abi.Server) {
-	b.WriteString(format.ServersPrompt(servers, func(id, t string) string { return t + " (" + toolName(id, t) + ")" }))
+	b.WriteString(format.ServersPrompt(servers, harnessProfile.PromptName()))
 }
