@@ -19,7 +19,7 @@ import (
 const clineTimeout = 90 * time.Second
 
 // TestClineRunsCheckoutCode records with the real Cline CLI why it has no built-in renderer
-// (docs/FORMATS.md §5.6). Cline is started in a subdirectory of a git checkout that holds a
+// (docs/FORMATS.md §5.x, Cline). Cline is started in a subdirectory of a git checkout that holds a
 // .cline/hooks/TaskStart hook, a .cline/plugins module and skills in .cline/skills and
 // .agents/skills, with its MCP settings file named by CLINE_MCP_SETTINGS_PATH, an empty
 // --hooks-dir, the session kept in process (CLINE_SESSION_BACKEND_MODE=local) and a loopback
