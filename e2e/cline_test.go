@@ -7,7 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -115,6 +117,82 @@ func TestClineRunsCheckoutCode(t *testing.T) {
 	assert.Equal(t, "harness-only-marker", got["E2E_HARNESS_ONLY"], "a stdio server inherits Cline's whole environment")
 	assert.Equal(t, "x$E2E_HARNESS_ONLY", got["E2E_ENTRY"], "env values are not expanded")
 	assert.Equal(t, secret, got["E2E_SECRET"], "a secret with $ \\ \" ' arrives byte-exact")
+}
+
+// TestClineHubDaemonOutlivesRun records with the real Cline CLI where a run's session lives by
+// default (docs/FORMATS.md §5.x, Cline): the first run starts a hub daemon that outlives it (the
+// run's own session stays in the run), and a later run hands its session to that daemon, whose MCP servers are those of the first run's
+// settings file, started with the daemon's environment. CLINE_HUB_PORT keeps the test's daemon
+// apart from any other; the test kills the daemon it started.
+func TestClineHubDaemonOutlivesRun(t *testing.T) {
+	t.Parallel()
+	c := findCLIs(t)
+	canary := canaryBinary(t)
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	checkout := filepath.Join(dir, "checkout")
+	for _, p := range []string{home, checkout} {
+		require.NoError(t, os.MkdirAll(p, 0o700), "mkdir %s", p)
+	}
+	settings := func(id string) (path, out string) {
+		path, out = filepath.Join(dir, id+"-mcp.json"), filepath.Join(dir, id+".json")
+		writeJSON(t, path, map[string]any{"mcpServers": map[string]any{id: map[string]any{"command": canary, "args": []string{out}}}})
+		return path, out
+	}
+	firstSettings, firstOut := settings("first")
+	secondSettings, secondOut := settings("second")
+	model := newModelRecorder(t)
+	env := func(settings string, extra ...string) []string {
+		return harnessEnv(c, home, nil, append([]string{"CLINE_DIR=" + filepath.Join(dir, "cline"),
+			"CLINE_HUB_PORT=" + closedPort(t), "CLINE_MCP_SETTINGS_PATH=" + settings}, extra...)...)
+	}
+	first := env(firstSettings, "E2E_FIRST_RUN=1")
+	port, _ := lookupEnv(first, "CLINE_HUB_PORT")
+	res, err := run(context.Background(), clineTimeout, checkout, first, nil, c.Cline,
+		"auth", "-p", "openai-compatible", "-k", "dummy", "-m", "gpt-4o", "-b", model.URL+"/v1")
+	require.NoError(t, err, "cline auth")
+	require.Equal(t, 0, res.Exit, "cline auth exit status (stderr: %s)", tail(res.Stderr))
+	t.Cleanup(func() { killClineDaemon(t, port) })
+	_, err = run(context.Background(), clineTimeout, checkout, first, nil, c.Cline, "--json", "--retries", "1", "-t", "60", "say hi")
+	require.NoError(t, err, "first cline run")
+	require.FileExists(t, firstOut, "the first run starts its server")
+	require.NoError(t, os.Remove(firstOut))
+
+	// The same port: the second run finds the daemon the first one started.
+	second := setEnv(env(secondSettings), "CLINE_HUB_PORT", port)
+	_, err = run(context.Background(), clineTimeout, checkout, second, nil, c.Cline, "--json", "--retries", "1", "-t", "60", "say hi")
+	require.NoError(t, err, "second cline run")
+	assert.NoFileExists(t, secondOut, "the second run's CLINE_MCP_SETTINGS_PATH does not reach the daemon")
+	raw, err := os.ReadFile(firstOut)
+	require.NoError(t, err, "the daemon starts the first run's servers for the second run")
+	var rep canaryReport
+	require.NoError(t, json.Unmarshal(raw, &rep), "decode canary report %s", raw)
+	require.GreaterOrEqual(t, len(rep.Cmdlines), 2, "the canary reports its parent")
+	assert.Contains(t, rep.Cmdlines[1].Argv, "--cline-hub-daemon", "the server's parent is the hub daemon, not the run")
+	assert.Contains(t, rep.Cmdlines[1].Argv, port, "the daemon listens on CLINE_HUB_PORT")
+	assert.Contains(t, rep.Env, "E2E_FIRST_RUN=1", "the daemon's servers get the first run's environment")
+}
+
+// killClineDaemon kills the Cline hub daemon listening on port: the process whose command line
+// holds --cline-hub-daemon and --port port (the test chose a port nothing else used).
+func killClineDaemon(t *testing.T, port string) {
+	t.Helper()
+	procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	require.NoError(t, err)
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		argv := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		i := slices.Index(argv, "--port")
+		if !slices.Contains(argv, "--cline-hub-daemon") || i < 0 || i+1 >= len(argv) || argv[i+1] != port {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
 
 // clineFile writes content to path with mode, creating its directory.
