@@ -103,8 +103,8 @@ func envMap(kvs []string) map[string]string {
 	return m
 }
 
-// TestContinueExpandsSecretsInText records with the real Continue CLI the first reason it has
-// no built-in renderer (docs/FORMATS.md, Continue CLI 1.5.47): it replaces every
+// TestContinueExpandsSecretsInText records with the real Continue CLI the reason it has no
+// built-in renderer (docs/FORMATS.md, Continue CLI 1.5.47): it replaces every
 // ${{ secrets.NAME }} of its config, in args and env alike, with the variable's value, and it
 // does so in the YAML text of the config before parsing it again, so a value holding a newline
 // adds an argument. There is no escape ($${{ and \${{ are expanded too), and an unset secret
@@ -148,8 +148,8 @@ func TestContinueExpandsSecretsInText(t *testing.T) {
 	assert.Contains(t, string(res2.Stdout)+string(res2.Stderr), "unresolved secrets: E2E_UNSET", "cn names the unset secret")
 }
 
-// TestContinueReadsCheckoutEnv records with the real Continue CLI the second reason it has no
-// built-in renderer (docs/FORMATS.md, Continue CLI 1.5.47): it loads the checkout's .env into its
+// TestContinueReadsCheckoutEnv records with the real Continue CLI what it reads besides the
+// --config file (docs/FORMATS.md, Continue CLI 1.5.47): it loads the checkout's .env into its
 // own environment (a variable the caller sets wins), so the file sets the CLI's variables, the
 // values of ${{ secrets.NAME }} and, through the environment every stdio server inherits, the
 // server's. With --config, the checkout's .continue/config.yaml and .continue/mcpServers are not

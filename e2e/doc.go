@@ -3,7 +3,7 @@
 // Gemini CLI, Copilot CLI, Qwen Code), offline, the way docs/FORMATS.md describes, then check that every
 // server and skill arrived and that a stdio server's environment is exactly the spawn
 // environment the policy allowed (docs/SPAWN-ENV.md). opencode and Continue CLI, which have no
-// renderer, are loaded only to record why (docs/FORMATS.md §5.4, and the Continue CLI section).
+// renderer, are loaded only to record why (docs/FORMATS.md §5.4, §5.x).
 //
 // The CLIs come from scripts/clis.sh (.cache/clis); without them the tests are skipped with that
 // command named, and under LOADOUT_REQUIRE_ALL=1 (test.sh) they fail. The package has
