@@ -56,11 +56,11 @@ var harnessProfile = profile.MustCompile(&profile.Profile{
 			"cwd",
 			"url",
 			"headers",
-			"enabled",
 			"description",
 			"timeout",
 			"exposure",
 			"toolExposure",
+			"enabled",
 			"oauth",
 		},
 		OAuthKeys: map[string]string{

@@ -1,6 +1,9 @@
 // Command pi is loadout's Pi renderer plugin (render.pi), measured against
 // @earendil-works/pi-coding-agent 1.6.0, whose native MCP support reads <agent-dir>/mcp.json
-// (docs/FORMATS.md §3.3).
+// (docs/FORMATS.md §3.3). It is its profile (profile.yaml, as the Go literal profile_gen.go that
+// go generate writes) rendered by the SDK's profile-driven renderer (sdk/harness), plus what the
+// profile cannot say: the exposure and tool exposure Pi renders itself, its OAuth object, and
+// its rule that two names differing only in "-" and "_" are one server.
 //
 // It renders:
 //   - {{loadout.root.config}}/mcp.json (mode 0600, Secret when a secret pair is in it):
@@ -40,7 +43,7 @@ import (
 
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
-	"github.com/loadout-dev/loadout/sdk/profile"
+	"github.com/loadout-dev/loadout/sdk/harness"
 )
 
 //go:generate go run github.com/loadout-dev/loadout/sdk/cmd/profilegen
@@ -55,20 +58,42 @@ var manifest = abi.Manifest{
 	Roots:        []string{abi.RootConfig},
 }
 
+// Warning codes this plugin emits besides the shared ones.
 const (
-	configPath = "mcp.json"
-	// maxTimeout is the largest timeout (seconds) a Node timer honours; a larger one fires at once.
-	maxTimeout = 2147483
+	warnConflict = "server_name_conflict"
+	warnExposure = "exposure_unsupported"
 )
 
-// Warning codes this plugin emits.
-const (
-	warnConflict    = "server_name_conflict"
-	warnUnwrappable = format.WarnCommandUnwrappable
-	warnEnvName     = format.WarnEnvNameUnsupported
-	warnExposure    = "exposure_unsupported"
-	warnTimeout     = abi.WarnTimeoutAdjusted
-)
+var renderer = harness.MustNew(harness.Renderer{
+	Manifest:  manifest,
+	Profile:   harnessProfile,
+	Name:      "Pi",
+	TypeStdio: true,
+	Admit:     admit,
+	Exposure:  renderExposure,
+	OAuth: func(entry *format.Object, s abi.Server) *abi.Warning {
+		oauth, left := renderOAuth(*s.OAuth)
+		if oauth.Len() > 0 {
+			entry.Set("oauth", oauth)
+		}
+		return format.OAuthWarning(s, "Pi", left)
+	},
+})
+
+func render(req abi.Request) (abi.Plan, error) { return renderer.Render(req) }
+
+// admit leaves s out when Pi would read its name as one rendered before: Pi treats names that
+// differ only in "-" and "_" as one server.
+func admit(s abi.Server, rendered []string) *abi.Warning {
+	folded := strings.ReplaceAll(s.ID, "-", "_")
+	for _, id := range rendered {
+		if strings.ReplaceAll(id, "-", "_") == folded {
+			return &abi.Warning{Code: warnConflict, Server: s.ID,
+				Message: fmt.Sprintf("Pi treats server names that differ only in \"-\" and \"_\" as one: %q conflicts with %q; the server is not rendered", s.ID, id)}
+		}
+	}
+	return nil
+}
 
 // exposures are the exposure values Pi 1.6.0 accepts; the alias codemode-deferred is rendered
 // as codemode.
@@ -76,116 +101,22 @@ var exposures = map[string]string{
 	"codemode": "codemode", "codemode-deferred": "codemode", "deferred": "deferred", "direct": "direct", "hidden": "hidden",
 }
 
-func render(req abi.Request) (abi.Plan, error) {
-	skills, skillWarns, err := format.PrepareSkills(req.Skills)
-	if err != nil {
-		return abi.Plan{}, err
-	}
-	plan := abi.Plan{Files: []abi.File{}, Args: []string{}, Env: []abi.Pair{}, GitExclude: []string{}, Warnings: []abi.Warning{}}
-
-	servers := format.NewObject()
-	secret := false
-	claimed := map[string]string{} // folded name → the id that claimed it
-	var offered []abi.Server
-	for _, s := range req.Servers {
-		warn := func(code, msg string) {
-			plan.Warnings = append(plan.Warnings, abi.Warning{Code: code, Server: s.ID, Message: msg})
-		}
-		if s.Transport != abi.TransportStdio && s.Transport != abi.TransportHTTP {
-			warn(abi.WarnTransportUnsupported, fmt.Sprintf("transport %q is not supported by Pi; the server is not rendered", s.Transport))
-			continue
-		}
-		if format.IsJSPrototypeName(s.ID) {
-			warn(abi.WarnServerNameReserved, fmt.Sprintf("server name %q is a JavaScript built-in name; the server is not rendered", s.ID))
-			continue
-		}
-		folded := strings.ReplaceAll(s.ID, "-", "_")
-		if first, ok := claimed[folded]; ok {
-			warn(warnConflict, fmt.Sprintf("Pi treats server names that differ only in \"-\" and \"_\" as one: %q conflicts with %q; the server is not rendered", s.ID, first))
-			continue
-		}
-		entry, isSecret, warns, ok := renderServer(s)
-		plan.Warnings = append(plan.Warnings, warns...)
-		if !ok {
-			continue
-		}
-		claimed[folded] = s.ID
-		servers.Set(s.ID, entry)
-		secret = secret || isSecret
-		if s.Enabled {
-			offered = append(offered, s)
-		}
-	}
-	content, err := format.MarshalJSON(format.NewObject().Set("mcpServers", servers))
-	if err != nil {
-		return abi.Plan{}, fmt.Errorf("encode %s: %w", configPath, err)
-	}
-	plan.Files = append(plan.Files, format.ConfigFile(abi.RootConfig, configPath, abi.FormatJSON, content, secret))
-	plan.Env = append(plan.Env, abi.Pair{Name: "PI_CODING_AGENT_DIR", Value: "{{loadout.root.config}}"})
-
-	var prompt strings.Builder
-	prompt.WriteString(format.ServersPrompt(offered, harnessProfile.PromptName()))
-	plan.Prompt = prompt.String()
-
-	plan.Warnings = append(plan.Warnings, skillWarns...)
-	files, err := format.SkillFiles(abi.RootConfig, "skills", skills)
-	if err != nil {
-		return abi.Plan{}, err
-	}
-	plan.Files = append(plan.Files, files...)
-	return plan, nil
-}
-
-// renderServer returns the mcpServers entry of s, whether it holds a secret, its warnings, and
-// false when the server cannot be rendered.
-func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning, bool) {
+// renderExposure writes the exposure and tool exposure of s. A server restricted to some tools
+// gets exposure "hidden" (every other tool is registered but unreachable) and one exact
+// toolExposure entry per allowed tool, with the exposure the request gives that tool (its exact
+// entry, else its first matching pattern, else the server's exposure) or "direct"; the request's
+// own patterns are not rendered for such a server, since a pattern such as "*" would expose the
+// tools the restriction removed.
+func renderExposure(entry *format.Object, s abi.Server) []abi.Warning {
 	var warns []abi.Warning
-	warn := func(code, msg string) { warns = append(warns, abi.Warning{Code: code, Server: s.ID, Message: msg}) }
-	entry := format.NewObject()
-	secret := false
-	if s.Transport == abi.TransportStdio {
-		sp, spawnWarns, ok := format.SpawnServer(harnessProfile.SpawnStyle(), s, "")
-		if !ok {
-			return nil, false, spawnWarns, false
-		}
-		warns = append(warns, spawnWarns...)
-		entry.Set("type", "stdio").Set("command", sp.Command).Set("args", sp.Args)
-		env, secretEnv := sp.EnvObject()
-		secret = secret || secretEnv
-		if env.Len() > 0 {
-			entry.Set("env", env)
-		}
-		if s.Cwd != "" {
-			entry.Set("cwd", s.Cwd)
-		}
-	} else {
-		entry.Set("type", "http").Set("url", s.URL)
-		headers, secretHeader := format.HeaderObject(s.Headers, func(v string) string { return harnessProfile.Spell(profile.PosHeaders, v) })
-		secret = secret || secretHeader
-		if headers.Len() > 0 {
-			entry.Set("headers", headers)
-		}
-	}
-	if s.Description != "" {
-		entry.Set("description", s.Description)
-	}
-	switch {
-	case s.Timeout < 0:
-		warn(warnTimeout, fmt.Sprintf("timeout %gs is negative; the harness default is used", s.Timeout))
-	case s.Timeout > maxTimeout:
-		entry.Set("timeout", int64(maxTimeout))
-		warn(warnTimeout, fmt.Sprintf("timeout %gs exceeds the largest timer Pi honours; rendered as %ds", s.Timeout, maxTimeout))
-	case s.Timeout > 0:
-		entry.Set("timeout", seconds(s.Timeout))
-	}
-
+	warn := func(msg string) { warns = append(warns, abi.Warning{Code: warnExposure, Server: s.ID, Message: msg}) }
 	exposure, ok := exposures[s.Exposure]
 	if s.Exposure != "" && !ok {
-		warn(warnExposure, fmt.Sprintf("exposure %q is not one Pi accepts; the default is used", s.Exposure))
+		warn(fmt.Sprintf("exposure %q is not one Pi accepts; the default is used", s.Exposure))
 	}
+	te := format.NewObject()
 	if s.ToolsRestricted {
 		entry.Set("exposure", "hidden")
-		te := format.NewObject()
 		for _, tool := range s.AllowedTools {
 			e := resolveExposure(s.ToolExposure, tool, exposure)
 			if e == "" {
@@ -193,44 +124,23 @@ func renderServer(s abi.Server) (*format.Object, bool, []abi.Warning, bool) {
 			}
 			te.Set(tool, e)
 		}
-		if te.Len() > 0 {
-			entry.Set("toolExposure", te)
-		}
 	} else {
 		if exposure != "" {
 			entry.Set("exposure", exposure)
 		}
-		te := format.NewObject()
 		for _, p := range s.ToolExposure {
 			e, ok := exposures[p.Value]
 			if !ok {
-				warn(warnExposure, fmt.Sprintf("tool exposure %q for %q is not one Pi accepts; the entry is not rendered", p.Value, p.Name))
+				warn(fmt.Sprintf("tool exposure %q for %q is not one Pi accepts; the entry is not rendered", p.Value, p.Name))
 				continue
 			}
 			te.Set(p.Name, e)
 		}
-		if te.Len() > 0 {
-			entry.Set("toolExposure", te)
-		}
 	}
-	if !s.Enabled {
-		entry.Set("enabled", false)
+	if te.Len() > 0 {
+		entry.Set("toolExposure", te)
 	}
-	if s.Transport == abi.TransportHTTP && s.OAuth != nil {
-		oauth, left := renderOAuth(*s.OAuth)
-		if oauth.Len() > 0 {
-			entry.Set("oauth", oauth)
-		}
-		if w := format.OAuthWarning(s, "Pi", left); w != nil {
-			warns = append(warns, *w)
-		}
-	}
-	// Pi 1.6.0 connects every enabled server when a session starts and has no per-server
-	// lifecycle or idle timeout (unknown keys are ignored).
-	if w := format.LifecycleWarning(s, "Pi"); w != nil {
-		warns = append(warns, *w)
-	}
-	return entry, secret, warns, true
+	return warns
 }
 
 // renderOAuth is Pi's oauth object for o (docs/FORMATS.md §3.3): the scopes as one
@@ -295,12 +205,4 @@ func resolveExposure(rules []abi.Pair, tool, def string) string {
 		}
 	}
 	return def
-}
-
-// seconds returns a whole number of seconds as an integer, anything else as a float.
-func seconds(f float64) any {
-	if f == float64(int64(f)) {
-		return int64(f)
-	}
-	return f
 }

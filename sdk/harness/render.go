@@ -56,6 +56,14 @@ type Renderer struct {
 	// OAuth writes an http server's OAuth settings into its entry and returns the warning for
 	// what it leaves out; nil: the object under the key meaning oauth, with oauthKeys.
 	OAuth func(entry *format.Object, s abi.Server) *abi.Warning
+	// Admit returns the warning that leaves s out, given the ids of the servers rendered before
+	// it (a CLI that reads two names as one), or nil to render it; nil: every server.
+	Admit func(s abi.Server, rendered []string) *abi.Warning
+	// TypeStdio: a stdio server carries the key meaning type too ("stdio"), not only an http one.
+	TypeStdio bool
+	// Exposure writes a server's exposure and tool exposure for a CLI that has its own
+	// (tools.in exposure) and returns its warnings; required with tools.in exposure.
+	Exposure func(entry *format.Object, s abi.Server) []abi.Warning
 }
 
 // New checks that r can render for its profile: a JSON or TOML config (no pinned keys in TOML),
@@ -78,6 +86,9 @@ func New(r Renderer) (*Renderer, error) {
 		if a.Value == "tools" || a.Value == "denyTools" {
 			return nil, fmt.Errorf("render: args %s of value %s are not rendered from a profile", a.Flag, a.Value)
 		}
+	}
+	if p.Tools.In == "exposure" && r.Exposure == nil {
+		return nil, errors.New("render: a profile with tools.in exposure needs an Exposure function")
 	}
 	// Every part of a server the renderer may write needs its key: none is ever written under "".
 	need := map[string][]string{abi.TransportStdio: {"command", "args", "env"}, abi.TransportHTTP: {"url", "headers"}}
@@ -142,6 +153,12 @@ func (r *Renderer) Render(req abi.Request) (abi.Plan, error) {
 		}
 		if !s.Enabled && r.keyOf("enabled") == "" {
 			continue // the CLI has no per-server switch: a disabled server is left out
+		}
+		if r.Admit != nil {
+			if w := r.Admit(s, ids); w != nil {
+				plan.Warnings = append(plan.Warnings, *w)
+				continue
+			}
 		}
 		entry, isSecret, tools, warns, ok := r.server(s)
 		plan.Warnings = append(plan.Warnings, warns...)
@@ -226,6 +243,9 @@ func (r *Renderer) server(s abi.Server) (*format.Object, bool, []string, []abi.W
 		if !ok {
 			return nil, false, nil, spawnWarns, false
 		}
+		if k := r.keyOf("type"); k != "" && r.TypeStdio {
+			entry.Set(k, "stdio")
+		}
 		warns = append(warns, spawnWarns...)
 		entry.Set(r.keyOf("command"), sp.Command).Set(r.keyOf("args"), sp.Args)
 		env, secretEnv := sp.EnvObject()
@@ -272,6 +292,9 @@ func (r *Renderer) server(s abi.Server) (*format.Object, bool, []string, []abi.W
 		tools = include
 	} else if s.ToolsRestricted {
 		tools = s.AllowedTools
+	}
+	if r.Exposure != nil {
+		warns = append(warns, r.Exposure(entry, s)...)
 	}
 	if k := r.keyOf("denyTools"); k != "" && len(s.DeniedTools) > 0 {
 		exclude := make([]string, len(s.DeniedTools))
