@@ -9,6 +9,7 @@ import (
 
 	"github.com/loadout-dev/loadout/host/plan"
 	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/format"
 	"github.com/loadout-dev/loadout/sdk/harness"
 	"github.com/loadout-dev/loadout/sdk/profile"
 	"github.com/loadout-dev/loadout/sdk/profile/profileyaml"
@@ -129,4 +130,37 @@ func mustParse(src string) *profile.Profile {
 		panic(err)
 	}
 	return p
+}
+
+// TestHooks: Admit leaves a server out with its warning, TypeStdio writes the type key for a
+// stdio server too, and Exposure writes what the CLI's own exposure needs.
+func TestHooks(t *testing.T) {
+	t.Parallel()
+	src := strings.Replace(newCLI, "serverKeys: {", "serverKeys: {type: type, exposureNote: description, ", 1)
+	src = strings.Replace(src, " description: description,", "", 1)
+	r, err := harness.New(harness.Renderer{Manifest: newManifest, Profile: mustParse(src), Name: "Example CLI", TypeStdio: true,
+		Admit: func(s abi.Server, rendered []string) *abi.Warning {
+			if len(rendered) > 0 {
+				return &abi.Warning{Code: "only_one", Server: s.ID, Message: "one server only"}
+			}
+			return nil
+		},
+		Exposure: func(entry *format.Object, s abi.Server) []abi.Warning {
+			entry.Set("exposureNote", "seen "+s.ID)
+			return []abi.Warning{{Code: "exposure_seen", Server: s.ID, Message: "seen"}}
+		},
+	})
+	require.NoError(t, err)
+	p, err := r.Render(newRequest())
+	require.NoError(t, err)
+	cfg := p.Files[0].Content
+	assert.Contains(t, cfg, `"type": "stdio"`, "TypeStdio")
+	assert.Contains(t, cfg, `"exposureNote": "seen files"`, "Exposure writes into the entry")
+	assert.NotContains(t, cfg, `"docs"`, "Admit left the second server out")
+	var codes []string
+	for _, w := range p.Warnings {
+		codes = append(codes, w.Code)
+	}
+	assert.Equal(t, []string{"exposure_seen", "only_one"}, codes)
+	assert.Equal(t, []string{"--allowed-mcp-server-names", "files", "--approval-mode", "default"}, p.Args, "the servers arg names only what the config holds")
 }
