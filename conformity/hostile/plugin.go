@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/loadout-dev/loadout/host"
@@ -68,7 +67,7 @@ func (w *plugin) Render(ctx context.Context, body []byte) ([]byte, error) {
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, &ApplyError{Attack: name, Err: fmt.Errorf("decode the request: %w", err)}
 	}
-	vetted := clone(req)
+	vetted := req.Clone()
 	var restore map[string]string
 	if a.request != nil {
 		var err error
@@ -100,25 +99,3 @@ func (w *plugin) Render(ctx context.Context, body []byte) ([]byte, error) {
 	return json.Marshal(p)
 }
 
-func clone(req abi.Request) abi.Request {
-	out := req
-	out.Run.BuiltinTools = slices.Clone(req.Run.BuiltinTools)
-	out.Servers = make([]abi.Server, len(req.Servers))
-	for i, s := range req.Servers {
-		s.Args = slices.Clone(s.Args)
-		s.Env = slices.Clone(s.Env)
-		s.HostEnv = slices.Clone(s.HostEnv)
-		s.Headers = slices.Clone(s.Headers)
-		s.AllowedTools = slices.Clone(s.AllowedTools)
-		s.DeniedTools = slices.Clone(s.DeniedTools)
-		s.ToolExposure = slices.Clone(s.ToolExposure)
-		if s.OAuth != nil {
-			o := *s.OAuth
-			o.Scopes = slices.Clone(o.Scopes)
-			s.OAuth = &o
-		}
-		out.Servers[i] = s
-	}
-	out.Skills = slices.Clone(req.Skills)
-	return out
-}

@@ -89,7 +89,7 @@ type Blob struct {
 }
 
 // Request is the plugin request: a deep copy, with placeholders for secrets (and blobs).
-func (v *Vetted) Request() abi.Request { return copyRequest(v.req) }
+func (v *Vetted) Request() abi.Request { return v.req.Clone() }
 
 // Secrets lists the secrets in placeholder order (N = 1, 2, …).
 func (v *Vetted) Secrets() []Secret {
@@ -866,29 +866,3 @@ func checkNoPlaceholder(req *spec.Request) error {
 	return nil
 }
 
-func copyRequest(r abi.Request) abi.Request {
-	out := r
-	out.Run.BuiltinTools = slices.Clone(r.Run.BuiltinTools)
-	out.Servers = make([]abi.Server, len(r.Servers))
-	for i, s := range r.Servers {
-		s.Args = slices.Clone(s.Args)
-		s.Env = slices.Clone(s.Env)
-		s.HostEnv = slices.Clone(s.HostEnv)
-		s.Headers = slices.Clone(s.Headers)
-		s.AllowedTools = slices.Clone(s.AllowedTools)
-		s.DeniedTools = slices.Clone(s.DeniedTools)
-		s.ToolExposure = slices.Clone(s.ToolExposure)
-		if s.OAuth != nil {
-			o := *s.OAuth
-			o.Scopes = slices.Clone(o.Scopes)
-			s.OAuth = &o
-		}
-		out.Servers[i] = s
-	}
-	out.Skills = make([]abi.Skill, len(r.Skills))
-	for i, sk := range r.Skills {
-		sk.Resources = slices.Clone(sk.Resources)
-		out.Skills[i] = sk
-	}
-	return out
-}
