@@ -64,6 +64,11 @@ type Renderer struct {
 	// Exposure writes a server's exposure and tool exposure for a CLI that has its own
 	// (tools.in exposure) and returns its warnings; required with tools.in exposure.
 	Exposure func(entry *format.Object, s abi.Server) []abi.Warning
+
+	// order is the profile's server keys in its order, and keys the first key of each meaning
+	// (set by New).
+	order []string
+	keys  map[string]string
 }
 
 // New checks that r can render for its profile: a JSON or TOML config (no pinned keys in TOML),
@@ -85,6 +90,16 @@ func New(r Renderer) (*Renderer, error) {
 	for _, a := range p.Args {
 		if a.Value == "tools" || a.Value == "denyTools" {
 			return nil, fmt.Errorf("render: args %s of value %s are not rendered from a profile", a.Flag, a.Value)
+		}
+	}
+	r.order = p.Config.ServerKeysOrder
+	if len(r.order) == 0 {
+		r.order = slices.Sorted(maps.Keys(p.Config.ServerKeys))
+	}
+	r.keys = map[string]string{}
+	for _, k := range r.order {
+		if m := p.Config.ServerKeys[k]; r.keys[m] == "" {
+			r.keys[m] = k
 		}
 	}
 	if p.Tools.In == "exposure" && r.Exposure == nil {
@@ -113,18 +128,7 @@ func MustNew(r Renderer) *Renderer {
 
 // keyOf is the server key that means m (the first in the profile's order when several do), or
 // "".
-func (r *Renderer) keyOf(m string) string {
-	order := r.Profile.Config.ServerKeysOrder
-	if len(order) == 0 {
-		order = slices.Sorted(maps.Keys(r.Profile.Config.ServerKeys))
-	}
-	for _, key := range order {
-		if r.Profile.Config.ServerKeys[key] == m {
-			return key
-		}
-	}
-	return ""
-}
+func (r *Renderer) keyOf(m string) string { return r.keys[m] }
 
 // Render renders req.
 func (r *Renderer) Render(req abi.Request) (abi.Plan, error) {
@@ -319,12 +323,8 @@ func (r *Renderer) server(s abi.Server) (*format.Object, bool, []string, []abi.W
 
 // inProfileOrder is entry with its keys in the order the profile lists them (serverKeys).
 func (r *Renderer) inProfileOrder(entry *format.Object) *format.Object {
-	order := r.Profile.Config.ServerKeysOrder
-	if len(order) == 0 {
-		order = slices.Sorted(maps.Keys(r.Profile.Config.ServerKeys))
-	}
 	out := format.NewObject()
-	for _, k := range order {
+	for _, k := range r.order {
 		if v, ok := entry.Get(k); ok {
 			out.Set(k, v)
 		}
