@@ -8,61 +8,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// kiloTimeout bounds one offline Kilo Code CLI command.
-const kiloTimeout = 90 * time.Second
-
-// kiloDir is a scratch layout for the Kilo Code CLI: a git checkout, a private HOME, and the XDG
-// directories it keeps its config, data, state and cache in.
-type kiloDir struct {
-	Dir, Checkout, Home, XDGConfig string
-}
-
-func newKiloDir(t *testing.T) kiloDir {
-	t.Helper()
-	dir := t.TempDir()
-	d := kiloDir{
-		Dir:       dir,
-		Checkout:  filepath.Join(dir, "checkout"),
-		Home:      filepath.Join(dir, "home"),
-		XDGConfig: filepath.Join(dir, "xdg-config"),
-	}
-	for _, p := range []string{filepath.Join(d.Checkout, ".git"), d.Home, d.XDGConfig} {
-		require.NoError(t, os.MkdirAll(p, 0o700), "mkdir %s", p)
-	}
-	return d
-}
-
-// env is the environment of a kilo command: harnessEnv with the XDG directories under the
-// scratch directory, then extra.
-func (d kiloDir) env(c clis, extra ...string) []string {
-	return harnessEnv(c, d.Home, nil, append([]string{
-		"XDG_CONFIG_HOME=" + d.XDGConfig,
-		"XDG_DATA_HOME=" + filepath.Join(d.Dir, "xdg-data"),
-		"XDG_STATE_HOME=" + filepath.Join(d.Dir, "xdg-state"),
-		"XDG_CACHE_HOME=" + filepath.Join(d.Dir, "xdg-cache"),
-		"KILO_DISABLE_AUTOUPDATE=1",
-		"KILO_DISABLE_MODELS_FETCH=1",
-	}, extra...)...)
-}
-
-// debugConfig runs `kilo debug config` in the checkout: the configuration Kilo resolved from
-// every source it reads, printed as JSON without starting a server. Its `mcp` map has
-// opencode's shape.
-func (d kiloDir) debugConfig(t *testing.T, c clis, env []string) opencodeConfig {
-	t.Helper()
-	res, err := run(context.Background(), kiloTimeout, d.Checkout, env, nil, c.Kilo, "debug", "config")
-	require.NoError(t, err, "kilo debug config")
-	require.Equal(t, 0, res.Exit, "kilo debug config exit status (stderr: %s)", tail(res.Stderr))
-	var cfg opencodeConfig
-	require.NoError(t, json.Unmarshal(res.Stdout, &cfg), "decode kilo debug config: %s", res.Stdout)
-	return cfg
-}
 
 // TestKilocodeExpandsRawText records with the real Kilo Code CLI the first reason it has no
 // built-in renderer (docs/FORMATS.md §5.6): like opencode it replaces {env:NAME} in the text of
@@ -72,7 +21,7 @@ func (d kiloDir) debugConfig(t *testing.T, c clis, env []string) opencodeConfig 
 func TestKilocodeExpandsRawText(t *testing.T) {
 	t.Parallel()
 	c := findCLIs(t)
-	d := newKiloDir(t)
+	d := newOpencodeDir(t, c.Kilo, "KILO") // a fork of opencode: the same layout
 	cfgPath := filepath.Join(d.Dir, "run", "kilo.json")
 	require.NoError(t, os.MkdirAll(filepath.Dir(cfgPath), 0o700))
 	// Written as text: the escapes are what the test is about.
@@ -106,7 +55,7 @@ func TestKilocodeConfigSources(t *testing.T) {
 	t.Parallel()
 	c := findCLIs(t)
 	canary := canaryBinary(t)
-	d := newKiloDir(t)
+	d := newOpencodeDir(t, c.Kilo, "KILO") // a fork of opencode: the same layout
 	server := func(id string) map[string]any {
 		return map[string]any{"mcp": map[string]any{id: map[string]any{"type": "local", "command": []string{canary, filepath.Join(d.Dir, id+".json")}}}}
 	}
@@ -133,7 +82,7 @@ func TestKilocodeConfigSources(t *testing.T) {
 		"KILO_DISABLE_PROJECT_CONFIG=1 keeps the checkout's kilo.json out, not its .kilocode/mcp.json nor ~/.kilo*")
 
 	// `kilo mcp list` starts every configured server: the canary reports its environment.
-	res, err := run(context.Background(), kiloTimeout, d.Checkout, off, nil, c.Kilo, "mcp", "list")
+	res, err := run(context.Background(), opencodeTimeout, d.Checkout, off, nil, c.Kilo, "mcp", "list")
 	require.NoError(t, err, "kilo mcp list")
 	raw, err := os.ReadFile(filepath.Join(d.Dir, "run.json"))
 	require.NoError(t, err, "kilo mcp list must start the canary (stdout: %s)", res.Stdout)

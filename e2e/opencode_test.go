@@ -14,19 +14,23 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// opencodeTimeout bounds one offline opencode command.
+// opencodeTimeout bounds one offline command of opencode or a fork of it.
 const opencodeTimeout = 90 * time.Second
 
-// opencodeDir is a scratch layout for opencode: a git checkout, a private HOME, and the XDG
-// directories opencode keeps its config, data, state and cache in.
+// opencodeDir is a scratch layout for opencode or a fork of it (the Kilo Code CLI): a git
+// checkout, a private HOME, and the XDG directories it keeps its config, data, state and cache
+// in. Bin is the CLI; Prefix is its variables' prefix (OPENCODE, KILO).
 type opencodeDir struct {
 	Dir, Checkout, Home, XDGConfig string
+	Bin, Prefix                    string
 }
 
-func newOpencodeDir(t *testing.T) opencodeDir {
+func newOpencodeDir(t *testing.T, bin, prefix string) opencodeDir {
 	t.Helper()
 	dir := t.TempDir()
 	d := opencodeDir{
+		Bin:       bin,
+		Prefix:    prefix,
 		Dir:       dir,
 		Checkout:  filepath.Join(dir, "checkout"),
 		Home:      filepath.Join(dir, "home"),
@@ -38,16 +42,16 @@ func newOpencodeDir(t *testing.T) opencodeDir {
 	return d
 }
 
-// env is the environment of an opencode command: harnessEnv with the XDG directories under the
-// scratch directory, then extra.
+// env is the environment of a command of the CLI: harnessEnv with the XDG directories under the
+// scratch directory and its auto-update and model fetch off, then extra.
 func (d opencodeDir) env(c clis, extra ...string) []string {
 	return harnessEnv(c, d.Home, nil, append([]string{
 		"XDG_CONFIG_HOME=" + d.XDGConfig,
 		"XDG_DATA_HOME=" + filepath.Join(d.Dir, "xdg-data"),
 		"XDG_STATE_HOME=" + filepath.Join(d.Dir, "xdg-state"),
 		"XDG_CACHE_HOME=" + filepath.Join(d.Dir, "xdg-cache"),
-		"OPENCODE_DISABLE_AUTOUPDATE=1",
-		"OPENCODE_DISABLE_MODELS_FETCH=1",
+		d.Prefix + "_DISABLE_AUTOUPDATE=1",
+		d.Prefix + "_DISABLE_MODELS_FETCH=1",
 	}, extra...)...)
 }
 
@@ -60,15 +64,15 @@ type opencodeConfig struct {
 	} `json:"mcp"`
 }
 
-// debugConfig runs `opencode debug config` in the checkout: the configuration opencode resolved
+// debugConfig runs `<cli> debug config` in the checkout: the configuration the CLI resolved
 // from every source it reads, printed as JSON without starting a server.
 func (d opencodeDir) debugConfig(t *testing.T, c clis, env []string) opencodeConfig {
 	t.Helper()
-	res, err := run(context.Background(), opencodeTimeout, d.Checkout, env, nil, c.Opencode, "debug", "config")
-	require.NoError(t, err, "opencode debug config")
-	require.Equal(t, 0, res.Exit, "opencode debug config exit status (stderr: %s)", tail(res.Stderr))
+	res, err := run(context.Background(), opencodeTimeout, d.Checkout, env, nil, d.Bin, "debug", "config")
+	require.NoError(t, err, "%s debug config", d.Bin)
+	require.Equal(t, 0, res.Exit, "%s debug config exit status (stderr: %s)", d.Bin, tail(res.Stderr))
 	var cfg opencodeConfig
-	require.NoError(t, json.Unmarshal(res.Stdout, &cfg), "decode opencode debug config: %s", res.Stdout)
+	require.NoError(t, json.Unmarshal(res.Stdout, &cfg), "decode %s debug config: %s", d.Bin, res.Stdout)
 	return cfg
 }
 
@@ -91,7 +95,7 @@ func (cfg opencodeConfig) servers() []string {
 func TestOpencodeExpandsRawText(t *testing.T) {
 	t.Parallel()
 	c := findCLIs(t)
-	d := newOpencodeDir(t)
+	d := newOpencodeDir(t, c.Opencode, "OPENCODE")
 	file := filepath.Join(d.Dir, "file.txt")
 	require.NoError(t, os.WriteFile(file, []byte("from-file"), 0o600))
 	cfgPath := filepath.Join(d.Dir, "run", "opencode.json")
@@ -127,7 +131,7 @@ func TestOpencodeConfigSources(t *testing.T) {
 	t.Parallel()
 	c := findCLIs(t)
 	canary := canaryBinary(t)
-	d := newOpencodeDir(t)
+	d := newOpencodeDir(t, c.Opencode, "OPENCODE")
 	server := func(id string) map[string]any {
 		return map[string]any{"mcp": map[string]any{id: map[string]any{"type": "local", "command": []string{canary, filepath.Join(d.Dir, id+".json")}}}}
 	}
