@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
 	"github.com/loadout-dev/loadout/sdk/format/formattest"
-	"github.com/loadout-dev/loadout/sdk/profile/profileyaml"
 	"github.com/loadout-dev/loadout/sdk/sdktest"
 )
 
@@ -206,7 +204,7 @@ func FuzzRender(f *testing.F) {
 	f.Add("a.b", "${HOME}", "bad key", "{{loadout.secret.1}}", "", "..", "", "http://127.0.0.1/", true, 0.0)
 	f.Fuzz(func(t *testing.T, id, arg, key, val, tool, skill, desc, url string, ambient bool, timeout float64) {
 		// The host sends valid UTF-8 only (JSON on the wire): normalize as its encoder would.
-		id, arg, key, val, tool, skill, desc, url = validRunes(id), validRunes(arg), validRunes(key), validRunes(val), validRunes(tool), validRunes(skill), validRunes(desc), validRunes(url)
+		id, arg, key, val, tool, skill, desc, url = formattest.ValidRunes(id), formattest.ValidRunes(arg), formattest.ValidRunes(key), formattest.ValidRunes(val), formattest.ValidRunes(tool), formattest.ValidRunes(skill), formattest.ValidRunes(desc), formattest.ValidRunes(url)
 		secret := strings.Contains(val, formattest.SecretPrefix)
 		req := abi.Request{ABIVersion: abi.Version, Run: abi.Run{AmbientAuth: ambient},
 			Servers: []abi.Server{
@@ -226,7 +224,7 @@ func FuzzRender(f *testing.F) {
 		assert.Equal(t, string(formattest.Archive(plan)), string(formattest.Archive(mustRender(t, req))), "render must be deterministic")
 		_, _, servers := decodeConfig(t, plan)
 		formattest.CheckServers(t, harnessProfile, req, servers)
-		got := servers[validRunes(id)]
+		got := servers[formattest.ValidRunes(id)]
 		if strings.Contains(arg, "=") {
 			assert.Nil(t, got, "a command holding = cannot be wrapped")
 			require.NotEmpty(t, plan.Warnings, "an unwrappable server is reported")
@@ -237,25 +235,11 @@ func FuzzRender(f *testing.F) {
 		assert.Equal(t, "/usr/bin/env", got["command"], "wrapper command")
 		args, _ := got["args"].([]any)
 		require.GreaterOrEqual(t, len(args), 4, "wrapped args %v", got["args"])
-		assert.Equal(t, []any{validRunes(arg), validRunes(arg), validRunes(val)}, args[len(args)-3:], "command and args follow the wrapper")
+		assert.Equal(t, []any{formattest.ValidRunes(arg), formattest.ValidRunes(arg), formattest.ValidRunes(val)}, args[len(args)-3:], "command and args follow the wrapper")
 	})
 }
 
-// validRunes replaces each invalid byte of s by U+FFFD, as encoding/json does.
-func validRunes(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// TestProfileGenerated: profile_gen.go is profile.yaml as the host reads it (run go generate
-// after editing the profile).
+// TestProfileGenerated: profile_gen.go is profile.yaml as the host reads it.
 func TestProfileGenerated(t *testing.T) {
-	data, err := os.ReadFile("profile.yaml")
-	require.NoError(t, err)
-	want, err := profileyaml.Parse(data)
-	require.NoError(t, err)
-	assert.Equal(t, want, harnessProfile, "profile_gen.go is out of date: run go generate ./plugins/...")
+	formattest.CheckProfileGenerated(t, "profile.yaml", harnessProfile)
 }

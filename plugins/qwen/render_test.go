@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
 	"github.com/loadout-dev/loadout/sdk/format/formattest"
-	"github.com/loadout-dev/loadout/sdk/profile/profileyaml"
 	"github.com/loadout-dev/loadout/sdk/sdktest"
 )
 
@@ -192,7 +190,7 @@ func FuzzRender(f *testing.F) {
 	f.Add("a_b", "${HOME}", "HOME", "!x", "", "..", "", true)
 	f.Fuzz(func(t *testing.T, id, arg, key, val, tool, skill, desc string, restricted bool) {
 		// The host sends valid UTF-8 only (JSON on the wire): normalize as its encoder would.
-		id, arg, key, val, tool, skill, desc = validRunes(id), validRunes(arg), validRunes(key), validRunes(val), validRunes(tool), validRunes(skill), validRunes(desc)
+		id, arg, key, val, tool, skill, desc = formattest.ValidRunes(id), formattest.ValidRunes(arg), formattest.ValidRunes(key), formattest.ValidRunes(val), formattest.ValidRunes(tool), formattest.ValidRunes(skill), formattest.ValidRunes(desc)
 		req := abi.Request{ABIVersion: abi.Version,
 			Servers: []abi.Server{
 				{ID: id, Transport: abi.TransportStdio, Command: "cmd", Args: []string{arg}, Env: []abi.Pair{{Name: key, Value: val}}, Enabled: true,
@@ -227,21 +225,7 @@ func FuzzRender(f *testing.F) {
 
 func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "") == s }
 
-// validRunes replaces each invalid byte of s by U+FFFD, as encoding/json does.
-func validRunes(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// TestProfileGenerated: profile_gen.go is profile.yaml as the host reads it (run go generate
-// after editing the profile).
+// TestProfileGenerated: profile_gen.go is profile.yaml as the host reads it.
 func TestProfileGenerated(t *testing.T) {
-	data, err := os.ReadFile("profile.yaml")
-	require.NoError(t, err)
-	want, err := profileyaml.Parse(data)
-	require.NoError(t, err)
-	assert.Equal(t, want, harnessProfile, "profile_gen.go is out of date: run go generate ./plugins/...")
+	formattest.CheckProfileGenerated(t, "profile.yaml", harnessProfile)
 }

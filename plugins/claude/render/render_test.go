@@ -3,7 +3,6 @@ package render
 import (
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"github.com/loadout-dev/loadout/sdk/format"
 	"github.com/loadout-dev/loadout/sdk/format/formattest"
 	"github.com/loadout-dev/loadout/sdk/profile"
-	"github.com/loadout-dev/loadout/sdk/profile/profileyaml"
 	"github.com/loadout-dev/loadout/sdk/sdktest"
 )
 
@@ -240,7 +238,7 @@ func FuzzRender(f *testing.F) {
 	f.Add("a_b", "${HOME}", "HOME", "{{loadout.secret.1}}", "", "..", "", "http://127.0.0.1/", true)
 	f.Fuzz(func(t *testing.T, id, arg, key, val, tool, skill, desc, url string, ambient bool) {
 		// The host sends valid UTF-8 only (JSON on the wire): normalize as its encoder would.
-		id, arg, key, val, tool, skill, desc, url = validRunes(id), validRunes(arg), validRunes(key), validRunes(val), validRunes(tool), validRunes(skill), validRunes(desc), validRunes(url)
+		id, arg, key, val, tool, skill, desc, url = formattest.ValidRunes(id), formattest.ValidRunes(arg), formattest.ValidRunes(key), formattest.ValidRunes(val), formattest.ValidRunes(tool), formattest.ValidRunes(skill), formattest.ValidRunes(desc), formattest.ValidRunes(url)
 		req := abi.Request{ABIVersion: abi.Version, Run: abi.Run{AmbientAuth: ambient},
 			Servers: []abi.Server{
 				{ID: id, Transport: abi.TransportStdio, Command: "cmd", Args: []string{arg}, Env: []abi.Pair{{Name: key, Value: val, Secret: strings.Contains(val, "{{loadout.secret.")}}, Enabled: true, ToolsRestricted: tool != "", AllowedTools: []string{tool}},
@@ -269,15 +267,6 @@ func FuzzRender(f *testing.F) {
 	})
 }
 
-// validRunes replaces each invalid byte of s by U+FFFD, as encoding/json does.
-func validRunes(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
 // TestToolRulesSpellClaudesNames: an allow or deny rule names a tool as Claude Code does, a "."
 // replaced by "_" (docs/FORMATS.md §4.1): mcp__a__admin.delete would match nothing, so the
 // hidden tool would stay callable. Two tools Claude names alike give one rule.
@@ -291,12 +280,7 @@ func TestToolRulesSpellClaudesNames(t *testing.T) {
 	assert.Equal(t, []string{"mcp__a__admin_delete", "--strict-mcp-config"}, plan.Args[i+1:], "--disallowedTools")
 }
 
-// TestProfileGenerated: profile_gen.go is ../profile.yaml as the host reads it (run go generate after
-// editing the profile).
+// TestProfileGenerated: profile_gen.go is ../profile.yaml as the host reads it.
 func TestProfileGenerated(t *testing.T) {
-	data, err := os.ReadFile("../profile.yaml")
-	require.NoError(t, err)
-	want, err := profileyaml.Parse(data)
-	require.NoError(t, err)
-	assert.Equal(t, want, harnessProfile, "profile_gen.go is out of date: run go generate ./plugins/...")
+	formattest.CheckProfileGenerated(t, "../profile.yaml", harnessProfile)
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
 	"github.com/loadout-dev/loadout/sdk/profile"
+	"github.com/loadout-dev/loadout/sdk/profile/profileyaml"
 )
 
 // SecretPrefix starts every secret placeholder.
@@ -272,4 +273,26 @@ func CheckServers(tb testing.TB, prof *profile.Profile, req abi.Request, servers
 		}
 		assert.Equal(tb, want, got, "server %s: headers", id)
 	}
+}
+
+// CheckProfileGenerated fails tb when got, a plugin's generated profile literal (profile_gen.go),
+// is not the profile at path as the host reads it: the profile.yaml was edited and go generate
+// not run.
+func CheckProfileGenerated(tb testing.TB, path string, got *profile.Profile) {
+	tb.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(tb, err)
+	want, err := profileyaml.Parse(data)
+	require.NoError(tb, err)
+	assert.Equal(tb, want, got, "profile_gen.go is out of date: run go generate ./plugins/...")
+}
+
+// ValidRunes replaces each invalid byte of s by U+FFFD, as encoding/json does: what the host
+// sends a plugin is valid UTF-8.
+func ValidRunes(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteRune(r)
+	}
+	return b.String()
 }
