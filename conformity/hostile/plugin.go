@@ -98,4 +98,3 @@ func (w *plugin) Render(ctx context.Context, body []byte) ([]byte, error) {
 	}
 	return json.Marshal(p)
 }
-

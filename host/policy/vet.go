@@ -865,4 +865,3 @@ func checkNoPlaceholder(req *spec.Request) error {
 	}
 	return nil
 }
-
