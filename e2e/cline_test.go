@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -157,6 +158,11 @@ func TestClineHubDaemonOutlivesRun(t *testing.T) {
 	require.NoError(t, err, "first cline run")
 	require.FileExists(t, firstOut, "the first run starts its server")
 	require.NoError(t, os.Remove(firstOut))
+	// The run starts the daemon detached and does not wait for it; on a busy machine it may
+	// listen only after the run has ended. Wait for it, as a later run of a launcher would
+	// find it once it listens.
+	require.Eventually(t, func() bool { return clineDaemonListening(port) }, clineTimeout, 250*time.Millisecond,
+		"the first run leaves a hub daemon listening on CLINE_HUB_PORT %s", port)
 
 	// The same port: the second run finds the daemon the first one started.
 	second := setEnv(env(secondSettings), "CLINE_HUB_PORT", port)
@@ -173,12 +179,19 @@ func TestClineHubDaemonOutlivesRun(t *testing.T) {
 	assert.Contains(t, rep.Env, "E2E_FIRST_RUN=1", "the daemon's servers get the first run's environment")
 }
 
-// killClineDaemon kills the Cline hub daemon listening on port: the process whose command line
-// holds --cline-hub-daemon and --port port (the test chose a port nothing else used).
+// killClineDaemon kills the Cline hub daemon listening on port.
 func killClineDaemon(t *testing.T, port string) {
 	t.Helper()
-	procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
-	require.NoError(t, err)
+	for _, pid := range clineDaemonPIDs(port) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// clineDaemonPIDs lists the processes whose command line holds --cline-hub-daemon and
+// --port port (the test chose a port nothing else used).
+func clineDaemonPIDs(port string) []int {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var pids []int
 	for _, p := range procs {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -190,9 +203,24 @@ func killClineDaemon(t *testing.T, port string) {
 			continue
 		}
 		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			pids = append(pids, pid)
 		}
 	}
+	return pids
+}
+
+// clineDaemonListening reports whether a Cline hub daemon for port is running and accepts
+// connections on 127.0.0.1:port.
+func clineDaemonListening(port string) bool {
+	if len(clineDaemonPIDs(port)) == 0 {
+		return false
+	}
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", port), time.Second)
+	if err != nil {
+		return false
+	}
+	_ = conn.Close()
+	return true
 }
 
 // clineFile writes content to path with mode, creating its directory.
