@@ -31,8 +31,8 @@ loads in the sandbox with a valid manifest naming the profile's harness, then wr
 sha256 digests of both into PINS.json (created if missing, other entries kept, written
 atomically): the module under its file name, the profile under "profile:<harness>", so that
 each harness has one reviewed profile whatever its file is called. A different profile for a
-harness the file already pins is refused, and nothing written, unless --replace says the new
-one was reviewed to replace it. Use the pins file with render, serve, plugins and conformity:
+harness the file already pins, or a different module under a file name it already pins, is
+refused, and nothing written, unless --replace says the new one was reviewed to replace it. Use the pins file with render, serve, plugins and conformity:
   --plugin FILE.wasm --profile P.yaml --pins PINS.json
 Pinning says the profile was reviewed: read it first. Certify the pair with
   loadout conformity --plugin FILE.wasm --profile P.yaml --pins PINS.json`,
@@ -77,6 +77,9 @@ Pinning says the profile was reviewed: read it first. Certify the pair with
 			if err != nil {
 				return err
 			}
+			if old, ok := entries[filepath.Base(wasmFile)]; ok && old != digest && !replace {
+				return usagef("%s already pins another module under %q (%s; this one is %s): nothing written; give --replace to pin %s instead, once it is reviewed (or rename it: modules are pinned by file name)", pins, filepath.Base(wasmFile), old, digest, wasmFile)
+			}
 			pkey, pdigest := profilePinKey(prof.Harness), registry.Digest(pdata)
 			if old, ok := entries[pkey]; ok && old != pdigest && !replace {
 				return usagef("%s already pins another profile of harness %s under %q (%s; this one is %s): nothing written; give --replace to pin %s instead, once it is reviewed", pins, prof.Harness, pkey, old, pdigest, profile)
@@ -116,7 +119,7 @@ Pinning says the profile was reviewed: read it first. Certify the pair with
 	cmd.Flags().StringVar(&pins, "pins", "", "the pins file to add both digests to (created if missing)")
 	cmd.Flags().StringVar(&engineName, "engine", defaultEngine(), "WebAssembly engine the plugin is loaded on to validate it")
 	cmd.Flags().BoolVar(&noCache, "no-compile-cache", false, "do not keep compiled plugin code in the user cache directory")
-	cmd.Flags().BoolVar(&replace, "replace", false, "replace the profile the pins file already pins for the harness (after reviewing the new one)")
+	cmd.Flags().BoolVar(&replace, "replace", false, "replace the module or profile the pins file already pins under the same key (after reviewing the new one)")
 	return cmd
 }
 

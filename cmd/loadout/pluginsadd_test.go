@@ -198,6 +198,37 @@ func TestPluginsAddKeysProfilesByHarness(t *testing.T) {
 	assert.Contains(t, stderr, `both describe harness "pi"`)
 }
 
+// TestPluginsAddRefusesAModuleOfTheSameName: modules are pinned by file name, so a second,
+// different module of the same name (another harness's render.wasm) is refused with nothing
+// written, unless --replace says it was reviewed to replace the first.
+func TestPluginsAddRefusesAModuleOfTheSameName(t *testing.T) {
+	pins := filepath.Join(t.TempDir(), "pins.json")
+	pair := func(harness string) (wasm, profile string) {
+		dir := t.TempDir()
+		wasm, profile = filepath.Join(dir, "render.wasm"), filepath.Join(dir, "profile.yaml")
+		require.NoError(t, os.WriteFile(wasm, testplugins.Read(t, harness), 0o644))
+		require.NoError(t, os.WriteFile(profile, readProfile(t, harness), 0o644))
+		return wasm, profile
+	}
+	piWasm, piProfile := pair("pi")
+	codexWasm, codexProfile := pair("codex")
+	code, _, stderr := runCLI(t, "", "plugins", "add", piWasm, "--profile", piProfile, "--pins", pins)
+	require.Equal(t, exitOK, code, "stderr: %s", stderr)
+	before, err := os.ReadFile(pins)
+	require.NoError(t, err)
+	code, stdout, stderr := runCLI(t, "", "plugins", "add", codexWasm, "--profile", codexProfile, "--pins", pins)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `already pins another module under "render.wasm"`)
+	assert.Empty(t, stdout)
+	after, err := os.ReadFile(pins)
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after), "a refused collision writes nothing")
+
+	code, stdout, stderr = runCLI(t, "", "plugins", "add", codexWasm, "--profile", codexProfile, "--pins", pins, "--replace")
+	require.Equal(t, exitOK, code, "stderr: %s", stderr)
+	assert.Contains(t, stdout, "re-pinned render.wasm "+registry.Digest(testplugins.Read(t, "codex")))
+}
+
 // TestPinsFileKeyedByFileName: a pins file written before profiles were keyed by harness (the
 // profile under its file name) still verifies, and plugins add moves the entry to its key.
 func TestPinsFileKeyedByFileName(t *testing.T) {
