@@ -627,8 +627,17 @@ func (c *checker) compareServers(name string, warnings []abi.Warning, rs []rende
 	present := map[string]bool{}
 	last := -1
 	c.renderedIDs = []string{}
+	folded := map[string]string{}
 	for _, r := range rs {
 		c.renderedIDs = append(c.renderedIDs, r.id)
+		if cf := &c.in.Profile.Config; cf.NamesFold != "" {
+			if other, dup := folded[cf.FoldName(r.id)]; dup {
+				c.add(name, r.loc, RuleServerSet, "harness %q reads server %q as %q, rendered before it (config.namesFold %q)",
+					c.in.Manifest.Harness, truncate(r.id, 64), truncate(other, 64), cf.NamesFold)
+			} else {
+				folded[cf.FoldName(r.id)] = r.id
+			}
+		}
 		i, ok := index[r.id]
 		if !ok {
 			c.add(name, r.loc, RuleServerSet, "server %q is not in the vetted request", truncate(r.id, 64))

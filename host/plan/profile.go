@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -58,17 +59,14 @@ var (
 	PassPositions = profile.PassPositions
 )
 
-// ValueSyntaxes lists the value syntax names a profile may use, sorted (sdk/profile).
-func ValueSyntaxes() []string { return profile.ValueSyntaxes() }
-
 // SecretSpellings returns every spelling of a secret value that a harness config file can
 // hold (sdk/profile.SecretSpellings): the redaction set of the conformity corpus.
 func SecretSpellings(v string) []string { return profile.SecretSpellings(v) }
 
 // spawnStyles is the closed list of env -i launch encodings (docs/SPAWN-ENV.md).
 var spawnStyles = map[string]spawnStyle{
-	"env-alias":     {ref: "${"},
-	"claude-dollar": {split: true, cwdFlag: true, dollarVar: dollarDefaultVar},
+	profile.SpawnEnvAlias:       {ref: "${"},
+	profile.SpawnEnvAliasDollar: {split: true, cwdFlag: true, dollarVar: dollarDefaultVar},
 }
 
 // SpawnStyles lists the spawn style names a profile may use, sorted.
@@ -216,6 +214,12 @@ func (p *Profile) compile() (*harness, error) {
 			return nil, fmt.Errorf("config: serverKeys.%s and oauthKeys.%s both mean the oauth client id", flat[0], seen["clientId"])
 		}
 		h.oauthKeys = cf.OAuthKeys
+		if err := checkOAuthForms(cf, hasOAuth || slices.Contains(mapValues(h.serverKeys), "oauthScopes")); err != nil {
+			return nil, err
+		}
+		if err := checkNamesFold(cf.NamesFold); err != nil {
+			return nil, err
+		}
 		for _, need := range []string{"command", "url"} {
 			if !slices.Contains(mapValues(h.serverKeys), need) {
 				return nil, fmt.Errorf("config.serverKeys: no key means %s", need)
@@ -541,3 +545,43 @@ func LoadProfiles(fsys fs.FS) (Profiles, error) {
 // Reserves reports whether the harness of p refuses to load a server named id; a nil p (no
 // plugin renders the harness) reserves nothing.
 func (p *Profile) Reserves(id string) bool { return p != nil && p.Profile.Reserves(id) }
+
+// checkOAuthForms checks config.oauthScopes and config.oauthMetadataUrls: each one of its
+// closed list, and only where a key holds OAuth settings.
+func checkOAuthForms(cf profile.Config, hasOAuth bool) error {
+	switch cf.OAuthScopes {
+	case "", profile.OAuthScopesList, profile.OAuthScopesString:
+	default:
+		return fmt.Errorf("config.oauthScopes %q is none of %s, %s", cf.OAuthScopes, profile.OAuthScopesList, profile.OAuthScopesString)
+	}
+	switch cf.OAuthMetadataURLs {
+	case "", profile.OAuthMetadataAny, profile.OAuthMetadataHTTPS, profile.OAuthMetadataHTTPSLoopback:
+	default:
+		return fmt.Errorf("config.oauthMetadataUrls %q is none of %s, %s, %s", cf.OAuthMetadataURLs,
+			profile.OAuthMetadataAny, profile.OAuthMetadataHTTPS, profile.OAuthMetadataHTTPSLoopback)
+	}
+	if !hasOAuth && (cf.OAuthScopes != "" || cf.OAuthMetadataURLs != "") {
+		return errors.New("config.oauthScopes, oauthMetadataUrls: no server key holds OAuth settings")
+	}
+	return nil
+}
+
+// checkNamesFold checks config.namesFold: at least two characters, each a character a server
+// name may hold, none twice.
+func checkNamesFold(fold string) error {
+	if fold == "" {
+		return nil
+	}
+	if len(fold) < 2 {
+		return fmt.Errorf("config.namesFold %q: name two or more characters the harness reads as one", fold)
+	}
+	for i, c := range fold {
+		if c != '-' && c != '_' && !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return fmt.Errorf("config.namesFold %q: %q is not a character of a server name", fold, c)
+		}
+		if strings.IndexRune(fold, c) != i {
+			return fmt.Errorf("config.namesFold %q: %q twice", fold, c)
+		}
+	}
+	return nil
+}

@@ -3,7 +3,6 @@ package plan_test
 import (
 	"encoding/json"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -75,8 +74,15 @@ func TestParseProfileRefuses(t *testing.T) {
 		{"pinned servers key", "  servers: servers\n", "  servers: servers\n  pinned: {servers: {}}\n", "not a key of its own"},
 		{"pinned in a toml config", "  format: json\n  servers: servers\n", "  format: toml\n  servers: servers\n  pinned: {safe: true}\n", "only a json config"},
 		{"timeout unit without a timeout key", "  format: json", "  format: json\n  timeoutUnit: s", "no server key means timeout"},
-		{"unknown pass position", "valueSyntax: literal", "valueSyntax: claude-dollar\npasses: {prompt: 1}", "passes: position \"prompt\""},
-		{"pass count out of range", "valueSyntax: literal", "valueSyntax: claude-dollar\npasses: {headers: 3}", "passes.headers: 3"},
+		{"unknown pass position", "valueSyntax: literal", "valueSyntax: [{expands: [\"${NAME}\", \"${NAME:-default}\"], dollar: \"${LOADOUT_SPAWN_DOLLAR:-$}\"}]\npasses: {prompt: 1}", "passes: position \"prompt\""},
+		{"pass count out of range", "valueSyntax: literal", "valueSyntax: [{expands: [\"${NAME}\", \"${NAME:-default}\"], dollar: \"${LOADOUT_SPAWN_DOLLAR:-$}\"}]\npasses: {headers: 3}", "passes.headers: 3"},
+		{"oauth scopes form without oauth", "  format: json", "  format: json\n  oauthScopes: string", "no server key holds OAuth settings"},
+		{"unknown oauth scopes form", "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    oauth: oauth\n  oauthKeys: {scopes: scopes}\n  oauthScopes: csv", "config.oauthScopes"},
+		{"unknown metadata URL kind", "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    oauth: oauth\n  oauthKeys: {scopes: scopes}\n  oauthMetadataUrls: http", "config.oauthMetadataUrls"},
+		{"names fold of one character", "  format: json", "  format: json\n  namesFold: \"-\"", "two or more characters"},
+		{"names fold of a character no name holds", "  format: json", "  format: json\n  namesFold: \"-/\"", "not a character of a server name"},
+		{"names fold twice the same", "  format: json", "  format: json\n  namesFold: \"-_-\"", "twice"},
+		{"value syntax by a name but literal", "valueSyntax: literal", "valueSyntax: dollar", "write the passes out"},
 		{"passes of a literal syntax", "valueSyntax: literal", "valueSyntax: literal\npasses: {env: 1}", "expands nothing"},
 		{"unknown header repertoire", "valueSyntax: literal", "valueSyntax: literal\nheaderValues: ascii", "headerValues"},
 		{"unknown timeout unit", "idleTimeout: idleTimeout", "idleTimeout: idleTimeout\n    timeout: timeout\n  timeoutUnit: minutes", "none of s, ms"},
@@ -247,7 +253,10 @@ func TestDescriptionReadBack(t *testing.T) {
 	base, err := os.ReadFile("testdata/profiles/acme/profile.yaml")
 	require.NoError(t, err)
 	src := replaceOnce(string(base), "allowedTools: allowTools", "allowedTools: allowTools\n    description: description")
-	src = replaceOnce(src, "valueSyntax: literal", "valueSyntax: gemini-dollar")
+	src = replaceOnce(src, "valueSyntax: literal", `valueSyntax:
+  - {expands: [$NAME, "${NAME}", "${NAME:-default}"], dollar: "${LOADOUT_SPAWN_DOLLAR:-$}"}
+  - {expands: [$NAME, "${NAME}"], dollar: \$}
+passes: {args: 1, env: 2, url: 1, headers: 2}`)
 	prof, err := plan.ParseProfile([]byte(src))
 	require.NoError(t, err, "acme with a description key and Gemini's value syntax")
 	const vettedDesc = `Costs $5, see ${HOME}`
@@ -406,40 +415,6 @@ func TestProfileDescribesANewValueSyntax(t *testing.T) {
 	assert.True(t, ok && got == "a$b", "ReadValue(spelled) = %q, %t", got, ok)
 	_, ok = ref.ReadHeader("Bearer ${TOKEN}")
 	assert.False(t, ok, "ReadHeader(Bearer ${TOKEN}): an expansion")
-}
-
-// TestNamedSyntaxesAsData: each built-in profile, which writes its value syntax as data, reads
-// and spells as it does with the named shorthand of that syntax in its place.
-func TestNamedSyntaxesAsData(t *testing.T) {
-	t.Parallel()
-	names := map[string]string{"claude": "claude-dollar", "pi": "pi-dollar-bang", "gemini": "gemini-dollar", "copilot": "copilot-dollar"}
-	samples := []string{"plain", "$", "a$b", "${X}", "!cmd", "$$!", `\$x`, "${LOADOUT_SPAWN_DOLLAR:-$}", "x${LOADOUT_SPAWN_DOLLAR:-$}{y}"}
-	for h, name := range names {
-		src, err := plugins.Profiles.ReadFile(h + "/profile.yaml")
-		require.NoError(t, err)
-		asData := profileOf(h)
-		require.NotEmpty(t, asData.ValueSyntax.Passes, "profile of %s writes its syntax as data", h)
-		block := regexp.MustCompile(`(?m)^valueSyntax:\n(  - .*\n)+`).FindString(string(src))
-		require.NotEmpty(t, block, "profile of %s: the valueSyntax block", h)
-		named, err := plan.ParseProfile([]byte(replaceOnce(string(src), block, "valueSyntax: "+name+"\n")))
-		require.NoError(t, err, "ParseProfile(%s with valueSyntax %s)", h, name)
-		for _, s := range samples {
-			assert.Equal(t, named.Literal(s), asData.Literal(s), "%s: Literal(%q)", h, s)
-			for _, read := range []struct {
-				pos        string
-				named, got func(string) (string, bool)
-			}{{"literal", named.ReadLiteral, asData.ReadLiteral}, {"value", named.ReadValue, asData.ReadValue}, {"header", named.ReadHeader, asData.ReadHeader}, {"url", named.ReadURL, asData.ReadURL}} {
-				w, wok := read.named(s)
-				g, gok := read.got(s)
-				assert.True(t, w == g && wok == gok, "%s: read %s %q: named %q %t, as data %q %t", h, read.pos, s, w, wok, g, gok)
-			}
-			for _, field := range []string{plan.FieldEnv, plan.FieldHeaders} {
-				cf := asData.Config
-				assert.Equal(t, named.SecretSpelling(cf.Root, cf.Path, field)(s), asData.SecretSpelling(cf.Root, cf.Path, field)(s), "%s: secret spelling of %q in %s", h, s, field)
-			}
-		}
-		assert.Equal(t, named.SpawnStyle(), asData.SpawnStyle(), "%s: SpawnStyle", h)
-	}
 }
 
 // TestCheckPinnedDollarKey: a profile pins a non-boolean top-level key whose name starts with

@@ -39,8 +39,8 @@ type spawnStyle struct {
 	// ref opens an alias reference in SPEC; the alias name and "}" follow. Empty in the
 	// spawnStyles list: "${" as the profile's value syntax spells it in args.
 	ref string
-	// split: a value may be carried by several aliases whose references are concatenated (Claude
-	// splits its values at every "${"); otherwise every name has exactly one alias.
+	// split: a value may be carried by several aliases whose references are concatenated
+	// (values holding "${" are cut there); otherwise every name has exactly one alias.
 	split bool
 	// cwdFlag: the server's cwd may travel as env's -C (the harness has no cwd key).
 	cwdFlag bool

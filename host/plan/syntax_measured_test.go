@@ -3,7 +3,7 @@ package plan
 import (
 	"strings"
 
-	"github.com/loadout-dev/loadout/sdk/profile"
+	"github.com/loadout-dev/loadout/sdk/valuesyntax"
 )
 
 // The value syntaxes as first measured, written as functions. The profiles now describe each
@@ -228,13 +228,14 @@ func everyDollarOnce(s string) (string, bool) {
 	return everyDollarUnspell(s, dollarDefaultRef, everyDollarLiteral)
 }
 
-// composeNamed is n passes of the named syntax the profiles interpret (sdk/profile), as
-// spelling, reading and secret spelling functions.
+// composeNamed is n passes of the measured syntax presetData names, as the profiles interpret
+// it (sdk/valuesyntax), as spelling, reading and secret spelling functions.
 func composeNamed(name string, n int) (spell func(string) string, read func(string) (string, bool), secret func(string) string) {
-	sx, ok := profile.NamedSyntax(name)
+	passes, ok := presetData[name]
 	if !ok {
 		panic("no value syntax " + name)
 	}
+	sx := valuesyntax.MustCompile(passes)
 	return func(s string) string { return sx.Spell(s, n) },
 		func(s string) (string, bool) { return sx.Read(s, n) },
 		func(s string) string { return sx.Secret(s, n) }

@@ -74,7 +74,7 @@ var harnessProfile = profile.MustCompile(&profile.Profile{
 		"url":     1,
 	},
 	HeaderValues: "utf8",
-	Spawn:        "claude-dollar",
+	Spawn:        "env-alias-dollar",
 	ExpandMax:    1000,
 	Tools: profile.Tools{
 		In:               "config",

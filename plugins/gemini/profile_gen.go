@@ -104,7 +104,7 @@ var harnessProfile = profile.MustCompile(&profile.Profile{
 		"url":     1,
 	},
 	HeaderValues: "latin1",
-	Spawn:        "claude-dollar",
+	Spawn:        "env-alias-dollar",
 	Tools: profile.Tools{
 		In:               "config",
 		RequireAllowList: true,

@@ -69,8 +69,11 @@ var harnessProfile = profile.MustCompile(&profile.Profile{
 			"clientId":              "clientId",
 			"scope":                 "scopes",
 		},
-		TimeoutUnit: "s",
-		TimeoutMax:  float64(2.147483e+06),
+		TimeoutUnit:       "s",
+		TimeoutMax:        float64(2.147483e+06),
+		OAuthScopes:       "string",
+		OAuthMetadataURLs: "https-or-loopback",
+		NamesFold:         "-_",
 	},
 	ValueSyntax: profile.ValueSyntax{
 		Passes: []valuesyntax.Pass{

@@ -2,8 +2,7 @@
 // @earendil-works/pi-coding-agent 1.6.0, whose native MCP support reads <agent-dir>/mcp.json
 // (docs/FORMATS.md §3.3). It is its profile (profile.yaml, as the Go literal profile_gen.go that
 // go generate writes) rendered by the SDK's profile-driven renderer (sdk/harness), plus what the
-// profile cannot say: the exposure and tool exposure Pi renders itself, its OAuth object, and
-// its rule that two names differing only in "-" and "_" are one server.
+// profile cannot say: the exposure and tool exposure Pi renders itself.
 //
 // It renders:
 //   - {{loadout.root.config}}/mcp.json (mode 0600, Secret when a secret pair is in it):
@@ -30,16 +29,15 @@
 // placeholder the plugin cannot see into: the host must apply the same spelling when it
 // substitutes a secret into this file.
 //
-// Pi's server names must be unique after folding "-" and "_" together: the second of two such
-// servers is not rendered and comes back as a warning, so the file stays valid.
+// Pi's server names must be unique after folding "-" and "_" together (config.namesFold): the
+// second of two such servers is not rendered and comes back as a warning, so the file stays
+// valid.
 //
 // render is pure and deterministic; main.go registers it with the sdk for the wasm build.
 package main
 
 import (
 	"fmt"
-	"net/url"
-	"strings"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
@@ -58,42 +56,18 @@ var manifest = abi.Manifest{
 	Roots:        []string{abi.RootConfig},
 }
 
-// Warning codes this plugin emits besides the shared ones.
-const (
-	warnConflict = "server_name_conflict"
-	warnExposure = "exposure_unsupported"
-)
+// warnExposure: an exposure value Pi does not accept is left out.
+const warnExposure = "exposure_unsupported"
 
 var renderer = harness.MustNew(harness.Renderer{
 	Manifest:  manifest,
 	Profile:   harnessProfile,
 	Name:      "Pi",
 	TypeStdio: true,
-	Admit:     admit,
 	Exposure:  renderExposure,
-	OAuth: func(entry *format.Object, s abi.Server) *abi.Warning {
-		oauth, left := renderOAuth(*s.OAuth)
-		if oauth.Len() > 0 {
-			entry.Set("oauth", oauth)
-		}
-		return format.OAuthWarning(s, "Pi", left)
-	},
 })
 
 func render(req abi.Request) (abi.Plan, error) { return renderer.Render(req) }
-
-// admit leaves s out when Pi would read its name as one rendered before: Pi treats names that
-// differ only in "-" and "_" as one server.
-func admit(s abi.Server, rendered []string) *abi.Warning {
-	folded := strings.ReplaceAll(s.ID, "-", "_")
-	for _, id := range rendered {
-		if strings.ReplaceAll(id, "-", "_") == folded {
-			return &abi.Warning{Code: warnConflict, Server: s.ID,
-				Message: fmt.Sprintf("Pi treats server names that differ only in \"-\" and \"_\" as one: %q conflicts with %q; the server is not rendered", s.ID, id)}
-		}
-	}
-	return nil
-}
 
 // exposures are the exposure values Pi 1.6.0 accepts; the alias codemode-deferred is rendered
 // as codemode.
@@ -141,50 +115,6 @@ func renderExposure(entry *format.Object, s abi.Server) []abi.Warning {
 		entry.Set("toolExposure", te)
 	}
 	return warns
-}
-
-// renderOAuth is Pi's oauth object for o (docs/FORMATS.md §3.3): the scopes as one
-// space-separated string named scope, and the metadata URL only where Pi takes it (https, or
-// plain http to localhost, 127.0.0.1 or [::1]: Pi refuses the whole entry otherwise). It also
-// returns what it left out.
-func renderOAuth(o abi.OAuth) (*format.Object, []string) {
-	obj := format.NewObject()
-	var left []string
-	if o.ClientID != "" {
-		obj.Set("clientId", o.ClientID)
-	}
-	if o.CallbackPort != 0 {
-		obj.Set("callbackPort", int64(o.CallbackPort))
-	}
-	if len(o.Scopes) > 0 {
-		obj.Set("scope", strings.Join(o.Scopes, " "))
-	}
-	if o.AuthServerMetadataURL != "" {
-		if piMetadataURL(o.AuthServerMetadataURL) {
-			obj.Set("authServerMetadataUrl", o.AuthServerMetadataURL)
-		} else {
-			left = append(left, "authServerMetadataUrl (Pi reads https, or http on localhost, 127.0.0.1 or [::1])")
-		}
-	}
-	return obj, left
-}
-
-// piMetadataURL reports whether Pi 1.6.0 accepts raw as an authorization-server metadata URL.
-func piMetadataURL(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return false
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "https":
-		return true
-	case "http":
-		switch strings.ToLower(u.Hostname()) {
-		case "localhost", "127.0.0.1", "::1":
-			return true
-		}
-	}
-	return false
 }
 
 // resolveExposure returns the exposure rules give tool, Pi's way: an exact entry wins, else

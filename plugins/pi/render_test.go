@@ -171,7 +171,7 @@ func TestNameConflicts(t *testing.T) {
 	assert.ElementsMatch(t, []string{"a-b", "c", "a-b_", "x_y"}, ids, "rendered servers")
 	var conflicts []string
 	for _, w := range plan.Warnings {
-		if w.Code == warnConflict {
+		if w.Code == abi.WarnServerNameConflict {
 			conflicts = append(conflicts, w.Server)
 		}
 	}

@@ -253,4 +253,13 @@ const (
 	// WarnToolNameUnsupported: a tool name cannot be written into the harness's allow list; the
 	// tool is not offered.
 	WarnToolNameUnsupported = "tool_name_unsupported"
+	// WarnServerDisabled: the harness has no per-server switch, so a disabled server is left
+	// out.
+	WarnServerDisabled = "server_disabled"
+	// WarnServerNameConflict: the harness reads the server's name as the name of a server
+	// rendered before it (profile config.namesFold); the server is left out.
+	WarnServerNameConflict = "server_name_conflict"
+	// WarnToolNameTooLong: a tool's rule is longer than the harness keeps; the harness drops the
+	// tool.
+	WarnToolNameTooLong = "tool_name_too_long"
 )

@@ -11,11 +11,16 @@
 //     the key meaning url and the headers, each string spelled for the passes the profile
 //     counts at its position; then description, timeout (in timeoutUnit, clamped to
 //     timeoutMin..timeoutMax with a timeout_adjusted warning), the allow list of a restricted
-//     server, the deny list, and OAuth through oauthKeys or the flat keys meaning oauthClientId
-//     and oauthScopes. A disabled server is written with the key meaning enabled, or left out
-//     when there is none.
-//   - the args and env the profile requires, in its order, with the values it pins (a servers
-//     arg is followed by the ids the config holds);
+//     server, the deny list, and OAuth through oauthKeys (scopes and metadata URL as
+//     oauthScopes and oauthMetadataUrls say) or the flat keys meaning oauthClientId and
+//     oauthScopes. A disabled server is written with the key meaning enabled, or left out when
+//     there is none; of two servers whose names fold to one (namesFold) the later is left out.
+//   - the args the profile requires, in its order, with the values it pins: a servers arg
+//     followed by the ids the config holds, a tools arg by the run's built-in tools and the
+//     offered servers' rules (tools.rules) when one is restricted or a built-in tool is
+//     pre-approved, a denyTools arg by the rules of the tools the servers deny, when any;
+//   - the env the profile lists, an isolated entry only in an isolated run, an optional one
+//     only when the config refers to it;
 //   - the skills under skills.dir; with skills.folds in an ambient-auth run, and with
 //     skills.foldsAlways in every run, their resources under the checkout's context directory
 //     and their instructions in the prompt; and the prompt naming each enabled server the config
@@ -54,7 +59,8 @@ type Renderer struct {
 	// each is spelled as an arg is; otherwise they are written as they are.
 	SpellToolLists bool
 	// OAuth writes an http server's OAuth settings into its entry and returns the warning for
-	// what it leaves out; nil: the object under the key meaning oauth, with oauthKeys.
+	// what it leaves out, for a CLI whose rules no profile key states; nil: the object under
+	// the key meaning oauth with oauthKeys, or the flat keys, as the profile says.
 	OAuth func(entry *format.Object, s abi.Server) *abi.Warning
 	// Admit returns the warning that leaves s out, given the ids of the servers rendered before
 	// it (a CLI that reads two names as one), or nil to render it; nil: every server.
@@ -64,11 +70,22 @@ type Renderer struct {
 	// Exposure writes a server's exposure and tool exposure for a CLI that has its own
 	// (tools.in exposure) and returns its warnings; required with tools.in exposure.
 	Exposure func(entry *format.Object, s abi.Server) []abi.Warning
+	// SplitAliases: a stdio server's values holding "${" travel cut there into several
+	// aliases (spawn env-alias-dollar) rather than spelled by the value syntax.
+	SplitAliases bool
+	// WarnDisabled: a disabled server that the config cannot hold (no key means enabled) is
+	// named by a server_disabled warning; otherwise it is left out without one.
+	WarnDisabled bool
+	// MaxToolName is the longest tool rule the CLI keeps (0: no limit): a longer rule in an
+	// args entry of value tools is still written, with a tool_name_too_long warning.
+	MaxToolName int
 
 	// order is the profile's server keys in its order, and keys the first key of each meaning
 	// (set by New).
 	order []string
 	keys  map[string]string
+	// spawn is how a stdio server is launched (the profile's spawn style, SplitAliases).
+	spawn format.SpawnStyle
 }
 
 // New checks that r can render for its profile: a JSON or TOML config (no pinned keys in TOML),
@@ -88,10 +105,12 @@ func New(r Renderer) (*Renderer, error) {
 		return nil, errors.New("render: no CLI name for warnings")
 	}
 	for _, a := range p.Args {
-		if a.Value == "tools" || a.Value == "denyTools" {
-			return nil, fmt.Errorf("render: args %s of value %s are not rendered from a profile", a.Flag, a.Value)
+		if (a.Value == "tools" || a.Value == "denyTools") && p.Tools.Rules == nil {
+			return nil, fmt.Errorf("render: args %s of value %s need tools.rules", a.Flag, a.Value)
 		}
 	}
+	r.spawn = p.SpawnStyle()
+	r.spawn.Split = r.SplitAliases
 	r.order = p.Config.ServerKeysOrder
 	if len(r.order) == 0 {
 		r.order = slices.Sorted(maps.Keys(p.Config.ServerKeys))
@@ -156,7 +175,16 @@ func (r *Renderer) Render(req abi.Request) (abi.Plan, error) {
 			continue
 		}
 		if !s.Enabled && r.keyOf("enabled") == "" {
-			continue // the CLI has no per-server switch: a disabled server is left out
+			// The CLI has no per-server switch: a disabled server is left out.
+			if r.WarnDisabled {
+				plan.Warnings = append(plan.Warnings, abi.Warning{Code: abi.WarnServerDisabled, Server: s.ID,
+					Message: fmt.Sprintf("%s has no way to configure a disabled server; the server is not rendered", r.Name)})
+			}
+			continue
+		}
+		if w := r.nameConflict(s.ID, ids); w != nil {
+			plan.Warnings = append(plan.Warnings, *w)
+			continue
 		}
 		if r.Admit != nil {
 			if w := r.Admit(s, ids); w != nil {
@@ -196,20 +224,31 @@ func (r *Renderer) Render(req abi.Request) (abi.Plan, error) {
 	}
 	plan.Files = append(plan.Files, format.ConfigFile(p.Config.Root, p.Config.Path, p.Config.Format, content, secret))
 	for _, a := range p.Args {
-		if !a.Required && a.Value != "servers" {
-			continue
-		}
-		plan.Args = append(plan.Args, a.Flag)
+		values, set := []string{}, a.Required
 		switch a.Value {
 		case "pinned":
-			plan.Args = append(plan.Args, a.Pinned)
+			values = []string{a.Pinned}
 		case "servers":
-			plan.Args = append(plan.Args, ids...)
+			values, set = ids, true
+		case "tools":
+			var warns []abi.Warning
+			values, warns = r.allowRules(req.Run.BuiltinTools, offered)
+			plan.Warnings = append(plan.Warnings, warns...)
+			set = set || values != nil
+		case "denyTools":
+			values = r.denyRules(offered)
+			set = set || len(values) > 0
+		}
+		if set {
+			plan.Args = append(append(plan.Args, a.Flag), values...)
 		}
 	}
 	for _, e := range p.Env {
-		if e.When == "isolated" && req.Run.AmbientAuth {
+		switch {
+		case e.When == "isolated" && req.Run.AmbientAuth:
 			continue
+		case e.When == "optional" && !strings.Contains(string(content), "${"+e.Name):
+			continue // set only where the config refers to it
 		}
 		plan.Env = append(plan.Env, abi.Pair{Name: e.Name, Value: e.Value})
 	}
@@ -229,6 +268,74 @@ func (r *Renderer) Render(req abi.Request) (abi.Plan, error) {
 	return plan, nil
 }
 
+// nameConflict is the warning that leaves out a server named id when the CLI reads the name as
+// one of the servers rendered before it (config.namesFold), or nil.
+func (r *Renderer) nameConflict(id string, rendered []string) *abi.Warning {
+	cf := &r.Profile.Config
+	if cf.NamesFold == "" {
+		return nil
+	}
+	for _, other := range rendered {
+		if cf.FoldName(other) == cf.FoldName(id) {
+			chars := make([]string, 0, len(cf.NamesFold))
+			for _, c := range cf.NamesFold {
+				chars = append(chars, strconv.Quote(string(c)))
+			}
+			return &abi.Warning{Code: abi.WarnServerNameConflict, Server: id,
+				Message: fmt.Sprintf("%s treats server names that differ only in %s as one: %q conflicts with %q; the server is not rendered",
+					r.Name, strings.Join(chars, " and "), id, other)}
+		}
+	}
+	return nil
+}
+
+// allowRules are the values of an args entry of value tools: the run's built-in tools, then,
+// when a server is restricted, the rule of every offered server (the server's own, or one per
+// allowed tool), each once. nil when there is neither a restricted server nor a built-in
+// tool: the flag is then left out. Restricting a server never pre-approves a built-in tool.
+func (r *Renderer) allowRules(builtin []string, offered []abi.Server) ([]string, []abi.Warning) {
+	if !slices.ContainsFunc(offered, func(s abi.Server) bool { return s.ToolsRestricted }) {
+		if len(builtin) == 0 {
+			return nil, nil
+		}
+		return slices.Clone(builtin), nil
+	}
+	rules := append([]string{}, builtin...)
+	var warns []abi.Warning
+	for _, s := range offered {
+		if !s.ToolsRestricted {
+			rules = append(rules, r.Profile.ServerRule(s.ID))
+			continue
+		}
+		for _, tool := range s.AllowedTools {
+			rule := r.Profile.ToolRule(s.ID, tool)
+			if slices.Contains(rules, rule) {
+				continue // another allowed tool the CLI names the same
+			}
+			if r.MaxToolName > 0 && len(rule) > r.MaxToolName {
+				warns = append(warns, abi.Warning{Code: abi.WarnToolNameTooLong, Server: s.ID,
+					Message: fmt.Sprintf("tool name %q has %d characters; %s drops tools whose name exceeds %d", rule, len(rule), r.Name, r.MaxToolName)})
+			}
+			rules = append(rules, rule)
+		}
+	}
+	return rules, warns
+}
+
+// denyRules are the values of an args entry of value denyTools: the rule of every tool an
+// offered server denies, each once, in server order.
+func (r *Renderer) denyRules(offered []abi.Server) []string {
+	var rules []string
+	for _, s := range offered {
+		for _, t := range s.DeniedTools {
+			if rule := r.Profile.ToolRule(s.ID, t); !slices.Contains(rules, rule) {
+				rules = append(rules, rule)
+			}
+		}
+	}
+	return rules
+}
+
 // server returns the entry of s, whether it holds a secret, the tools it allows, its warnings,
 // and false when it cannot be rendered.
 func (r *Renderer) server(s abi.Server) (*format.Object, bool, []string, []abi.Warning, bool) {
@@ -243,7 +350,7 @@ func (r *Renderer) server(s abi.Server) (*format.Object, bool, []string, []abi.W
 		if r.keyOf("cwd") != "" {
 			cwd = ""
 		}
-		sp, spawnWarns, ok := format.SpawnServer(p.SpawnStyle(), s, cwd)
+		sp, spawnWarns, ok := format.SpawnServer(r.spawn, s, cwd)
 		if !ok {
 			return nil, false, nil, spawnWarns, false
 		}
@@ -366,14 +473,22 @@ func (r *Renderer) timeout(entry *format.Object, key string, s abi.Server, warn 
 	}
 }
 
+// metadataURLKinds names the metadata URLs a harness takes, by config.oauthMetadataUrls.
+var metadataURLKinds = map[string]string{
+	profile.OAuthMetadataHTTPS:         "only an https:// one",
+	profile.OAuthMetadataHTTPSLoopback: "https, or http on localhost, 127.0.0.1 or [::1]",
+}
+
 func number(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-// oauth writes s's OAuth settings: through r.OAuth, or as the object under the key meaning
-// oauth with the keys oauthKeys lists; whatever has no key is named by one warning.
+// oauth writes s's OAuth settings: through r.OAuth, or the object under the key meaning oauth with the keys
+// oauthKeys lists (the scopes as oauthScopes says, a metadata URL only of the kind
+// oauthMetadataUrls takes), or the flat keys; whatever is not written is named by one warning.
 func (r *Renderer) oauth(entry *format.Object, s abi.Server) *abi.Warning {
 	if r.OAuth != nil {
 		return r.OAuth(entry, s)
 	}
+	cf := &r.Profile.Config
 	o := s.OAuth
 	key := r.keyOf("oauth")
 	keyOf := func(m string) string {
@@ -400,8 +515,16 @@ func (r *Renderer) oauth(entry *format.Object, s abi.Server) *abi.Warning {
 	}
 	put("clientId", "oauthClientId", o.ClientID != "", o.ClientID)
 	put("callbackPort", "", o.CallbackPort != 0, int64(o.CallbackPort))
-	put("scopes", "oauthScopes", len(o.Scopes) > 0, append([]string{}, o.Scopes...))
-	put("authServerMetadataUrl", "", o.AuthServerMetadataURL != "", o.AuthServerMetadataURL)
+	var scopes any = append([]string{}, o.Scopes...)
+	if cf.OAuthScopes == profile.OAuthScopesString {
+		scopes = strings.Join(o.Scopes, " ")
+	}
+	put("scopes", "oauthScopes", len(o.Scopes) > 0, scopes)
+	if taken := cf.MetadataURLTaken(o.AuthServerMetadataURL); taken || o.AuthServerMetadataURL == "" {
+		put("authServerMetadataUrl", "", o.AuthServerMetadataURL != "", o.AuthServerMetadataURL)
+	} else {
+		left = append(left, "authServerMetadataUrl ("+r.Name+" reads "+metadataURLKinds[cf.OAuthMetadataURLs]+")")
+	}
 	if obj.Len() > 0 {
 		entry.Set(key, obj)
 	}

@@ -37,7 +37,7 @@ config:
 valueSyntax:
   - {expands: [$NAME, "${NAME}"], dollar: "${LOADOUT_SPAWN_DOLLAR}"}
 passes: {args: 1, env: 1, url: 1, headers: 1}
-spawn: claude-dollar
+spawn: env-alias-dollar
 tools: {in: config, names: {exact: true}}
 args:
   - {flag: --allowed-mcp-server-names, value: servers, variadic: true, required: true}
@@ -163,4 +163,100 @@ func TestHooks(t *testing.T) {
 	}
 	assert.Equal(t, []string{"exposure_seen", "only_one"}, codes)
 	assert.Equal(t, []string{"--allowed-mcp-server-names", "files", "--approval-mode", "default"}, p.Args, "the servers arg names only what the config holds")
+}
+
+// ruleCLI is the profile of a CLI that takes its tool restrictions as rules on the command line,
+// its OAuth scopes as one string and only an https metadata URL, sets its dollar variable only
+// where the config refers to it, and reads "-" and "_" in a server name as one.
+const ruleCLI = `harness: rulecli
+measured: Example CLI 2.0
+paths:
+  - {root: run, path: mcp.json}
+config:
+  root: run
+  path: mcp.json
+  format: json
+  servers: servers
+  httpNeedsType: true
+  serverKeys: {type: type, command: command, args: args, env: env, url: url, headers: headers, oauth: oauth}
+  oauthKeys: {clientId: clientId, scopes: scopes, authServerMetadataUrl: authServerMetadataUrl}
+  oauthScopes: string
+  oauthMetadataUrls: https
+  namesFold: "-_"
+valueSyntax:
+  - {expands: ["${NAME}", "${NAME:-default}"], dollar: "${LOADOUT_SPAWN_DOLLAR:-$}"}
+spawn: env-alias-dollar
+tools:
+  in: args
+  names: {keep: "A-Za-z0-9_-", replacement: "_"}
+  rules: {server: "mcp__{server}", tool: "mcp__{server}__{tool}"}
+  builtin: [Read]
+args:
+  - {flag: --mcp, value: pinned, pinned: "{{loadout.root.run}}/mcp.json", variadic: true, required: true}
+  - {flag: --allow, value: tools, variadic: true}
+  - {flag: --deny, value: denyTools, variadic: true}
+  - {flag: --strict, required: true}
+env:
+  - {name: LOADOUT_SPAWN_DOLLAR, value: $, when: optional}
+`
+
+// TestProfileStatesRulesOAuthAndNames: tool rules on the command line, the OAuth forms, an
+// optional env entry and folded server names come from the profile alone, and the host's check
+// accepts the plan through the same profile.
+func TestProfileStatesRulesOAuthAndNames(t *testing.T) {
+	t.Parallel()
+	m := abi.Manifest{Name: "render.rulecli", Version: "1.0.0", ABIVersion: abi.Version, Harness: "rulecli",
+		Transports: []string{abi.TransportStdio, abi.TransportHTTP}, Roots: []string{abi.RootRun}}
+	r, err := harness.New(harness.Renderer{Manifest: m, Profile: mustParse(ruleCLI), Name: "Rule CLI", TypeStdio: true,
+		WarnDisabled: true, MaxToolName: 12})
+	require.NoError(t, err)
+	req := abi.Request{ABIVersion: abi.Version, Harness: "rulecli", Run: abi.Run{BuiltinTools: []string{"Read"}}, Servers: []abi.Server{
+		{ID: "a-b", Transport: abi.TransportStdio, Command: "/usr/bin/ab", Args: []string{"${HOME}"}, Enabled: true,
+			ToolsRestricted: true, AllowedTools: []string{"x", "x.y"}, DeniedTools: []string{"z"}},
+		{ID: "a_b", Transport: abi.TransportStdio, Command: "/usr/bin/ab", Enabled: true},
+		{ID: "web", Transport: abi.TransportHTTP, URL: "https://web.example/mcp", Enabled: true,
+			OAuth: &abi.OAuth{ClientID: "cid", Scopes: []string{"read", "write"}, AuthServerMetadataURL: "http://meta.example/"}},
+		{ID: "off", Transport: abi.TransportStdio, Command: "/usr/bin/off"},
+	}}
+	p, err := r.Render(req)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"--mcp", "{{loadout.root.run}}/mcp.json", "--allow", "Read", "mcp__a-b__x", "mcp__a-b__x_y", "mcp__web",
+		"--deny", "mcp__a-b__z", "--strict"}, p.Args, "built-in tools, then one rule per allowed tool or server, then the denied tools")
+	assert.Equal(t, []abi.Pair{{Name: "LOADOUT_SPAWN_DOLLAR", Value: "$"}}, p.Env, "the optional variable: the config refers to it")
+	cfg := p.Files[0].Content
+	assert.Contains(t, cfg, `"scopes": "read write"`, "oauthScopes string")
+	assert.NotContains(t, cfg, "meta.example", "an http metadata URL is left out")
+	assert.NotContains(t, cfg, `"a_b"`, "a_b folds to a-b")
+	var codes []string
+	for _, w := range p.Warnings {
+		codes = append(codes, w.Code+"/"+w.Server)
+	}
+	assert.Equal(t, []string{abi.WarnServerNameConflict + "/a_b", abi.WarnOAuthUnsupported + "/web", abi.WarnServerDisabled + "/off",
+		abi.WarnToolNameTooLong + "/a-b"}, codes)
+
+	prof, err := plan.ParseProfile([]byte(ruleCLI))
+	require.NoError(t, err)
+	_, err = plan.Check(&p, plan.Input{Manifest: m, Profile: prof, Request: req})
+	require.NoError(t, err, "the host's check of the plan the profile rendered")
+
+	// A plugin that writes both a-b and a_b is refused by the check: the CLI would read one
+	// server where the request vetted two.
+	unfolded, err := harness.New(harness.Renderer{Manifest: m, Profile: mustParse(strings.Replace(ruleCLI, "  namesFold: \"-_\"\n", "", 1)),
+		Name: "Rule CLI", TypeStdio: true, WarnDisabled: true})
+	require.NoError(t, err)
+	both, err := unfolded.Render(req)
+	require.NoError(t, err)
+	require.Contains(t, both.Files[0].Content, `"a_b"`)
+	_, err = plan.Check(&both, plan.Input{Manifest: m, Profile: prof, Request: req})
+	require.ErrorContains(t, err, `reads server "a_b" as "a-b"`)
+	assert.ErrorContains(t, err, plan.RuleServerSet)
+
+	// Without a restricted server or a built-in tool there is no --allow, and with no "$" in the
+	// config no optional variable.
+	req.Run.BuiltinTools = nil
+	req.Servers = []abi.Server{{ID: "plain", Transport: abi.TransportStdio, Command: "/usr/bin/plain", Enabled: true}}
+	p, err = r.Render(req)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"--mcp", "{{loadout.root.run}}/mcp.json", "--strict"}, p.Args)
+	assert.Empty(t, p.Env)
 }

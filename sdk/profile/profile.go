@@ -16,8 +16,8 @@ package profile
 import (
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/loadout-dev/loadout/sdk/format"
@@ -90,10 +90,10 @@ func MustCompile(p *Profile) *Profile {
 func (p *Profile) compile() error {
 	ns := namedSyntax{passes: p.ValueSyntax.Passes, counts: passesOf(1, 1, 1, 1)}
 	if p.ValueSyntax.Passes == nil {
-		var ok bool
-		if ns, ok = valueSyntaxes[p.ValueSyntax.Name]; !ok {
-			return fmt.Errorf("valueSyntax %q is none of %v, nor a list of passes", p.ValueSyntax.Name, ValueSyntaxes())
+		if p.ValueSyntax.Name != SyntaxLiteral {
+			return fmt.Errorf("valueSyntax %q is not %s: write the passes out as a list of {expands, dollar, bang}", p.ValueSyntax.Name, SyntaxLiteral)
 		}
+		ns = namedSyntax{counts: passesOf(0, 0, 0, 0)}
 	}
 	sx, err := valuesyntax.Compile(ns.passes)
 	if err != nil {
@@ -206,8 +206,7 @@ type Profile struct {
 	HiddenDirs []string `yaml:"hiddenDirs"`
 	Config     Config   `yaml:"config"`
 	// ValueSyntax is how the harness expands the strings of its config: its passes as data
-	// (valuesyntax.Pass), or a name: literal (nothing expanded) or one of the shorthands
-	// ValueSyntaxes lists.
+	// (valuesyntax.Pass), or literal (nothing expanded).
 	ValueSyntax ValueSyntax `yaml:"valueSyntax"`
 	// Passes is how many times, as measured, the harness expands the strings at each value
 	// position (PassPositions): args (a stdio server's command, args and cwd, and a
@@ -303,6 +302,70 @@ type Config struct {
 	// at the nearest bound, and only there, with a timeout_adjusted warning naming the server.
 	TimeoutMin float64 `yaml:"timeoutMin"`
 	TimeoutMax float64 `yaml:"timeoutMax"`
+	// OAuthScopes is how the oauth object holds the scopes: "list" (a list of strings; the
+	// default when empty) or "string" (one space-separated string).
+	OAuthScopes string `yaml:"oauthScopes"`
+	// OAuthMetadataURLs is which authServerMetadataUrl the harness takes: "any" (the default
+	// when empty), "https", or "https-or-loopback" (https, or http on localhost, 127.0.0.1 or
+	// [::1]). A renderer leaves another one out, with an oauth_unsupported warning.
+	OAuthMetadataURLs string `yaml:"oauthMetadataUrls"`
+	// NamesFold are characters the harness reads as one in a server name ("-_": a-b and a_b
+	// name one server). The plan check refuses two servers whose names fold to one; a renderer
+	// leaves out the later one, with a server_name_conflict warning.
+	NamesFold string `yaml:"namesFold"`
+}
+
+// Spawn styles (Profile.Spawn; docs/SPAWN-ENV.md): env-alias references each alias as
+// "${ALIAS}"; env-alias-dollar, for a harness that expands "${" in its strings, through the
+// dollar reference "${LOADOUT_SPAWN_DOLLAR:-$}{ALIAS}", a value possibly in several aliases,
+// and the cwd as env's -C.
+const (
+	SpawnEnvAlias       = "env-alias"
+	SpawnEnvAliasDollar = "env-alias-dollar"
+)
+
+// Values of Config.OAuthScopes and Config.OAuthMetadataURLs.
+const (
+	OAuthScopesList            = "list"
+	OAuthScopesString          = "string"
+	OAuthMetadataAny           = "any"
+	OAuthMetadataHTTPS         = "https"
+	OAuthMetadataHTTPSLoopback = "https-or-loopback"
+)
+
+// MetadataURLTaken reports whether the harness takes u as an authorization-server metadata
+// URL (config.oauthMetadataUrls).
+func (c *Config) MetadataURLTaken(u string) bool {
+	switch c.OAuthMetadataURLs {
+	case OAuthMetadataHTTPS:
+		return strings.HasPrefix(strings.ToLower(u), "https://")
+	case OAuthMetadataHTTPSLoopback:
+		pu, err := url.Parse(u)
+		if err != nil {
+			return false
+		}
+		switch strings.ToLower(pu.Scheme) {
+		case "https":
+			return true
+		case "http":
+			return slices.Contains([]string{"localhost", "127.0.0.1", "::1"}, strings.ToLower(pu.Hostname()))
+		}
+		return false
+	}
+	return true
+}
+
+// FoldName is the name the harness reads id as: every character of NamesFold as the first.
+func (c *Config) FoldName(id string) string {
+	if len(c.NamesFold) < 2 {
+		return id
+	}
+	return strings.Map(func(r rune) rune {
+		if strings.ContainsRune(c.NamesFold, r) {
+			return rune(c.NamesFold[0])
+		}
+		return r
+	}, id)
 }
 
 // Tools is how a server's tool restriction reaches the harness.
@@ -474,41 +537,29 @@ var (
 	dotenv      = valuesyntax.Pass{Expands: []string{valuesyntax.FormName, valuesyntax.FormBrace}, Dollar: valuesyntax.DollarBackslash}
 )
 
-// valueSyntaxes are the names a profile may give its valueSyntax instead of writing the passes:
-// literal, and shorthands for the syntaxes measured first, kept so that a profile naming one
-// keeps its meaning. A profile may write the same passes as data.
-var valueSyntaxes = map[string]namedSyntax{
-	"literal":        {counts: passesOf(0, 0, 0, 0)},
-	"claude-dollar":  {passes: []valuesyntax.Pass{braceDollar}, counts: passesOf(1, 1, 1, 1)},
-	"pi-dollar-bang": {passes: []valuesyntax.Pass{piDollar}, counts: passesOf(0, 1, 0, 1)},
-	"gemini-dollar":  {passes: []valuesyntax.Pass{everyDollar, dotenv}, counts: passesOf(1, 2, 1, 2)},
-	"copilot-dollar": {passes: []valuesyntax.Pass{everyDollar}, counts: passesOf(1, 1, 1, 1)},
-}
+// SyntaxLiteral is the one value syntax a profile names instead of writing its passes: a CLI
+// that expands nothing.
+const SyntaxLiteral = "literal"
 
-// ValueSyntaxes lists the value syntax names a profile may use, sorted.
-func ValueSyntaxes() []string { return sortedKeys(valueSyntaxes) }
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// measuredSyntaxes are the value syntaxes measured so far (docs/FORMATS.md §1.1, §2.1, §3.3,
+// §5.1, §5.2), as the built-in profiles write them, compiled: SecretSpellings spells a secret
+// for each.
+var measuredSyntaxes = func() []*valuesyntax.Syntax {
+	var out []*valuesyntax.Syntax
+	for _, passes := range [][]valuesyntax.Pass{{braceDollar}, {everyDollar}, {everyDollar, dotenv}, {piDollar}} {
+		out = append(out, valuesyntax.MustCompile(passes))
 	}
-	sort.Strings(out)
 	return out
-}
+}()
 
 // SecretSpellings returns every spelling of a secret value that a harness config file can
 // hold, before the file format's own escaping: the value itself, then each distinct secret
-// spelling of the named value syntaxes (valueSyntaxes) for one and two passes, in name order —
-// the redaction set of the conformity corpus. loadout redact masks each of them, and their JSON
+// spelling of the measured value syntaxes (measuredSyntaxes) for one and two passes — the
+// redaction set of the conformity corpus. loadout redact masks each of them, and their JSON
 // and TOML spellings, so that no secret a render wrote survives in a log.
 func SecretSpellings(v string) []string {
 	out := []string{v}
-	for _, name := range ValueSyntaxes() {
-		sx := namedCompiled[name]
-		if sx.Literal() {
-			continue
-		}
+	for _, sx := range measuredSyntaxes {
 		for n := 1; n <= maxPasses; n++ {
 			if sp := sx.Secret(v, n); !slices.Contains(out, sp) {
 				out = append(out, sp)
@@ -517,15 +568,6 @@ func SecretSpellings(v string) []string {
 	}
 	return out
 }
-
-// namedCompiled holds each named value syntax compiled.
-var namedCompiled = func() map[string]*valuesyntax.Syntax {
-	m := make(map[string]*valuesyntax.Syntax, len(valueSyntaxes))
-	for name, ns := range valueSyntaxes {
-		m[name] = valuesyntax.MustCompile(ns.passes)
-	}
-	return m
-}()
 
 // Reserves reports whether the harness of p refuses to load a server named id.
 func (p *Profile) Reserves(id string) bool {
@@ -715,13 +757,6 @@ func compose(sx *valuesyntax.Syntax, n int) (spell func(string) string, read fun
 func verbatim(s string) string { return s }
 
 func verbatimValue(s string) (string, bool) { return s, true }
-
-// NamedSyntax is the value syntax a profile names name (ValueSyntaxes), compiled, and false for
-// any other name.
-func NamedSyntax(name string) (*valuesyntax.Syntax, bool) {
-	sx, ok := namedCompiled[name]
-	return sx, ok
-}
 
 // PromptName is how the prompt names tool of server (prompt.qualified): "<tool> (<qualified>)",
 // with every character of the qualified name outside ASCII letters, digits and

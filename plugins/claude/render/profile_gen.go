@@ -57,9 +57,11 @@ var harnessProfile = profile.MustCompile(&profile.Profile{
 			"clientId":              "clientId",
 			"scopes":                "scopes",
 		},
-		TimeoutUnit: "ms",
-		TimeoutMin:  float64(1000),
-		TimeoutMax:  float64(2.147483647e+09),
+		TimeoutUnit:       "ms",
+		TimeoutMin:        float64(1000),
+		TimeoutMax:        float64(2.147483647e+09),
+		OAuthScopes:       "string",
+		OAuthMetadataURLs: "https",
 	},
 	ValueSyntax: profile.ValueSyntax{
 		Passes: []valuesyntax.Pass{
@@ -79,7 +81,7 @@ var harnessProfile = profile.MustCompile(&profile.Profile{
 		"url":     1,
 	},
 	HeaderValues: "latin1",
-	Spawn:        "claude-dollar",
+	Spawn:        "env-alias-dollar",
 	Tools: profile.Tools{
 		In: "args",
 		Builtin: []string{
@@ -141,14 +143,14 @@ var harnessProfile = profile.MustCompile(&profile.Profile{
 	},
 	Env: []profile.Env{
 		profile.Env{
-			Name:  "CLAUDE_CONFIG_DIR",
-			Value: "{{loadout.root.config}}",
-			When:  "isolated",
-		},
-		profile.Env{
 			Name:  "LOADOUT_SPAWN_DOLLAR",
 			Value: "$",
 			When:  "optional",
+		},
+		profile.Env{
+			Name:  "CLAUDE_CONFIG_DIR",
+			Value: "{{loadout.root.config}}",
+			When:  "isolated",
 		},
 	},
 	Skills: &profile.Skills{
