@@ -504,14 +504,14 @@ func (c *checker) checkContent(name string, f abi.File) {
 			c.add(name, "content", RuleContent, "invalid json: %v", err)
 			return
 		}
-		c.literalPlaceholders(name, f.Content, jsonStrings(v))
+		c.literalPlaceholders(name, f.Content, v.Strings())
 	case abi.FormatTOML:
 		t, err := ParseTOML(f.Content)
 		if err != nil {
 			c.add(name, "content", RuleContent, "invalid toml: %v", err)
 			return
 		}
-		c.literalPlaceholders(name, f.Content, tomlStrings(t))
+		c.literalPlaceholders(name, f.Content, t.Strings())
 	case abi.FormatMarkdown:
 		fm, _, has, err := FrontMatter(f.Content)
 		if err != nil {

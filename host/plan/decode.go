@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/profile/readback"
 )
 
 // DecodeError is a plan document that parsed as JSON but does not have the shape of an
@@ -141,10 +142,10 @@ func (d *decoder) object(v *Value, path string, fields map[string]func(*Value, s
 	for _, m := range v.Members {
 		set, ok := fields[m.Name]
 		if !ok {
-			d.fail(joinPath(path, m.Name), "unknown member %q", m.Name)
+			d.fail(readback.JoinPath(path, m.Name), "unknown member %q", m.Name)
 			return
 		}
-		set(m.Value, joinPath(path, m.Name))
+		set(m.Value, readback.JoinPath(path, m.Name))
 		if d.err != nil {
 			return
 		}

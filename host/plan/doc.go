@@ -18,16 +18,18 @@
 // the args and env a plugin may return (argsenv.go), the spawn wrapper (spawn.go), the skills
 // layout (skills.go). A plugin whose harness has no reviewed profile is refused.
 //
-// Config read-back (harness.go; ConfigServers is the same reader for a written file): only the
-// servers table, the profile's topKeys (booleans) and its pinned keys (exactly the pinned
-// values) may appear at the top level; each server may carry only the keys its profile lists,
-// each read by its meaning; an OAuth setting or lifecycle (oauth.go) carries exactly the vetted
-// values, read through the profile's oauth keys; the rendered server ids are the vetted ones, in
-// request order, and a vetted enabled server may be missing only when a warning names it; url
-// equals the vetted one and each header value the vetted value at the same key, every string
-// read as the harness reads it, through the passes the profile counts at its position; tool
-// grants stay within the vetted allowedTools, spelled as the profile's tools.names and
-// tools.rules say; and every secret placeholder sits at exactly the server, field and key the
+// Config read-back: the config is read through the profile by sdk/profile/readback (the one
+// reader of a config; ReadConfig and ConfigServers run it over a written file), which reports
+// every key the layout does not allow, and compared with the vetted request here (harness.go,
+// oauth.go). Only the servers table, the profile's topKeys (booleans) and its pinned keys
+// (exactly the pinned values) may appear at the top level; each server may carry only the keys
+// its profile lists, each read by its meaning; an OAuth setting or lifecycle (oauth.go) carries
+// exactly the vetted values, read through the profile's oauth keys; the rendered server ids are
+// the vetted ones, in request order, and a vetted enabled server may be missing only when a
+// warning names it; url equals the vetted one and each header value the vetted value at the same
+// key, every string read as the harness reads it, through the passes the profile counts at its
+// position; tool grants stay within the vetted allowedTools, spelled as the profile's tools.names
+// and tools.rules say; and every secret placeholder sits at exactly the server, field and key the
 // vetted request gave it. A violation names the key or flag as the profile spells it.
 //
 // A stdio server comes in one of two forms. Verbatim: command and args are the vetted ones

@@ -7,30 +7,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/BurntSushi/toml"
 	"go.yaml.in/yaml/v3"
 )
-
-// TOMLDoc is a parsed TOML document: its values and its keys in document order.
-type TOMLDoc struct {
-	Map  map[string]any
-	Keys []toml.Key
-}
-
-// ParseTOML parses a TOML document (github.com/BurntSushi/toml, which rejects duplicate keys).
-func ParseTOML(s string) (doc *TOMLDoc, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			doc, err = nil, fmt.Errorf("toml decoder panic: %v", r)
-		}
-	}()
-	m := map[string]any{}
-	md, err := toml.Decode(s, &m)
-	if err != nil {
-		return nil, err
-	}
-	return &TOMLDoc{Map: m, Keys: md.Keys()}, nil
-}
 
 // ErrFrontMatter is returned by FrontMatter for a front matter block that is not closed or not
 // a YAML mapping.
@@ -89,54 +67,4 @@ func parseYAMLMapping(fm string) (m map[string]any, err error) {
 		return nil, fmt.Errorf("%w: %w", ErrFrontMatter, err)
 	}
 	return m, nil
-}
-
-// jsonStrings returns every member name and string value of v.
-func jsonStrings(v *Value) []string {
-	var out []string
-	var walk func(*Value)
-	walk = func(v *Value) {
-		switch v.Kind {
-		case String:
-			out = append(out, v.Str)
-		case Array:
-			for _, it := range v.Items {
-				walk(it)
-			}
-		case Object:
-			for _, m := range v.Members {
-				out = append(out, m.Name)
-				walk(m.Value)
-			}
-		}
-	}
-	walk(v)
-	return out
-}
-
-// tomlStrings returns every key and string value of a TOML document.
-func tomlStrings(d *TOMLDoc) []string {
-	var out []string
-	var walk func(any)
-	walk = func(v any) {
-		switch t := v.(type) {
-		case string:
-			out = append(out, t)
-		case []any:
-			for _, it := range t {
-				walk(it)
-			}
-		case []map[string]any:
-			for _, it := range t {
-				walk(it)
-			}
-		case map[string]any:
-			for k, it := range t {
-				out = append(out, k)
-				walk(it)
-			}
-		}
-	}
-	walk(d.Map)
-	return out
 }

@@ -1,15 +1,15 @@
 package plan
 
 import (
-	"maps"
+	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
+	"github.com/loadout-dev/loadout/sdk/profile/readback"
 	"github.com/loadout-dev/loadout/sdk/valuesyntax"
 )
 
@@ -38,8 +38,9 @@ type configFile struct {
 }
 
 // harness holds what Check knows about one harness, compiled from its Profile: the paths it
-// may write, its config file and how to read it back, what each server key means, and its
-// argument rules.
+// may write, its config file, what each server key means, and its argument rules. The config is
+// read back from the profile itself (sdk/profile/readback); oauthKeys, topKeys and pinned are
+// what compile validated of its layout.
 type harness struct {
 	// prompt spells tools in the prompt; nil: by their names.
 	prompt *ProfilePrompt
@@ -107,39 +108,8 @@ func setOf(keys ...string) map[string]bool {
 	return m
 }
 
-// located is one string of a rendered server with where it sits (field, key).
-type located struct {
-	field, key, s string
-}
-
-// rendered is one server entry read back from a harness config.
-type rendered struct {
-	id                     string
-	loc                    string
-	typ, command, url, cwd *string
-	description            *string
-	args                   []string
-	hasArgs                bool
-	env, headers           []abi.Pair
-	hasEnv, hasHeaders     bool
-	hasEnvVars             bool
-	enabled                *bool
-	enabledTools           []string
-	hasEnabledTools        bool
-	deniedTools            []string
-	hasDeniedTools         bool
-	exposure               *string
-	toolExposure           []abi.Pair
-	timeouts               []float64 // every key meaning timeout, as numbers
-	strs                   []located
-	// oauth holds the keys meaning oauth, oauthScopes, lifecycle and idleTimeout (oauth.go).
-	oauth renderedOAuth
-}
-
-func strp(s string) *string { return &s }
-
-// checkConfig parses the built-in harness's config file back and compares it with the vetted
-// request.
+// checkConfig reads the harness's config file back through the profile (sdk/profile/readback)
+// and compares it with the vetted request.
 func (c *checker) checkConfig(p *abi.Plan) {
 	h := c.h
 	cf := h.config
@@ -151,9 +121,7 @@ func (c *checker) checkConfig(p *abi.Plan) {
 			break
 		}
 	}
-	var servers []rendered
-	var top []located
-	ok := true
+	var config readback.Config
 	if file != nil {
 		if file.Format != cf.format {
 			c.add(name, "format", RuleConfigMissing, "format %q, want %s", truncate(file.Format, 16), cf.format)
@@ -162,436 +130,52 @@ func (c *checker) checkConfig(p *abi.Plan) {
 		if len(file.Content) > c.lim.MaxFileBytes {
 			return
 		}
-		if cf.format == abi.FormatJSON {
-			servers, top, ok = c.readJSONConfig(name, file.Content)
-		} else {
-			servers, top, ok = c.readTOMLConfig(name, file.Content)
-		}
+		rd := readback.Reader{Passthrough: func(s *rendered, names []string) []readback.Violation {
+			return c.checkEnvVars(s.Loc, s.ID, names)
+		}}
+		var vs []readback.Violation
+		var ok bool
+		config, vs, ok = rd.Read(c.in.Profile.Profile, file.Content)
+		c.addRead(name, vs)
 		if !ok {
-			return
+			return // a parse error is reported by checkContent
 		}
 	}
-	for _, l := range top {
-		for _, o := range Scan(l.s) {
+	for _, l := range config.Stray {
+		for _, o := range Scan(l.S) {
 			if o.Kind == KindSecret {
-				c.add(name, l.field, RuleSecretPlacement, "secret placeholder %s outside any server", o.Text)
+				c.add(name, l.Field, RuleSecretPlacement, "secret placeholder %s outside any server", o.Text)
 			}
 		}
 	}
-	c.compareServers(name, p.Warnings, servers)
+	c.compareServers(name, p.Warnings, config.Servers)
 }
 
-func (c *checker) readJSONConfig(name, content string) ([]rendered, []located, bool) {
-	h := c.h
-	v, err := ParseJSON([]byte(content))
-	if err != nil {
-		return nil, nil, false // reported by checkContent
-	}
-	if v.Kind != Object {
-		c.add(name, "", RuleConfigKey, "config is a %s, want an object", v.Kind)
-		return nil, nil, false
-	}
-	var servers []rendered
-	var top []located
-	found := false
-	for _, m := range v.Members {
-		switch {
-		case m.Name == h.serversKey:
-			found = true
-			if m.Value.Kind != Object {
-				c.add(name, m.Name, RuleConfigKey, "%s is a %s, want an object", m.Name, m.Value.Kind)
-				return nil, nil, false
-			}
-			for _, sm := range m.Value.Members {
-				servers = append(servers, c.readJSONServer(name, h.serversKey+"."+sm.Name, sm.Name, sm.Value))
-			}
-		case h.topKeys[m.Name]:
-			if m.Value.Kind != Bool {
-				c.add(name, m.Name, RuleConfigKey, "%s is a %s, want a boolean", m.Name, m.Value.Kind)
-			}
-		case h.pinned[m.Name].value != nil:
-			if pin := h.pinned[m.Name]; !equalValue(m.Value, pin.value) {
-				c.add(name, m.Name, RuleConfigKey, "%s must be exactly %s, as the profile pins it", m.Name, pin.text)
-			}
-		default:
-			c.add(name, joinPath("", m.Name), RuleConfigKey, "top-level key %q is not allowed", truncate(m.Name, 64))
-			for _, s := range jsonStrings(m.Value) {
-				top = append(top, located{field: m.Name, s: s})
-			}
-		}
-	}
-	if !found {
-		c.add(name, h.serversKey, RuleConfigKey, "config has no %s object", h.serversKey)
-	}
-	for _, key := range slices.Sorted(maps.Keys(h.pinned)) {
-		if !slices.ContainsFunc(v.Members, func(m Member) bool { return m.Name == key }) {
-			c.add(name, key, RuleConfigKey, "config lacks %s, which the profile pins to %s", key, h.pinned[key].text)
-		}
-	}
-	return servers, top, true
-}
+// rendered is one server entry read back from a harness config.
+type rendered = readback.Server
 
-func (c *checker) readJSONServer(name, loc, id string, v *Value) rendered {
-	r := rendered{id: id, loc: loc}
-	r.strs = append(r.strs, located{field: "id", s: id})
-	if v.Kind != Object {
-		c.add(name, loc, RuleServerMismatch, "server entry is a %s, want an object", v.Kind)
-		return r
+// addRead adds the violations of the profile's layout the reader found in file name.
+func (c *checker) addRead(name string, vs []readback.Violation) {
+	for _, v := range vs {
+		c.vs = append(c.vs, &Violation{File: name, Field: v.Loc, Rule: v.Rule, Msg: v.Msg})
 	}
-	bad := func(key string, want string, got Kind) {
-		c.add(name, loc+"."+key, RuleServerMismatch, "%s is a %s, want %s", key, got, want)
-	}
-	pairs := func(key string, x *Value) []abi.Pair {
-		if x.Kind != Object {
-			bad(key, "an object", x.Kind)
-			return nil
-		}
-		var out []abi.Pair
-		for _, m := range x.Members {
-			r.strs = append(r.strs, located{field: key, key: m.Name, s: m.Name})
-			if m.Value.Kind != String {
-				bad(key+"."+m.Name, "a string", m.Value.Kind)
-				continue
-			}
-			r.strs = append(r.strs, located{field: key, key: m.Name, s: m.Value.Str})
-			out = append(out, abi.Pair{Name: m.Name, Value: m.Value.Str})
-		}
-		return out
-	}
-	strList := func(key string, x *Value) []string {
-		if x.Kind != Array {
-			bad(key, "an array", x.Kind)
-			return nil
-		}
-		out := []string{}
-		for _, it := range x.Items {
-			if it.Kind != String {
-				bad(key+"[]", "a string", it.Kind)
-				continue
-			}
-			r.strs = append(r.strs, located{field: key, s: it.Str})
-			out = append(out, it.Str)
-		}
-		return out
-	}
-	for _, m := range v.Members {
-		key, x := m.Name, m.Value
-		meaning := c.h.keyMeaning(key)
-		switch meaning {
-		case "":
-			c.add(name, loc+"."+key, RuleConfigKey, "server key %q is not allowed", truncate(key, 64))
-			for _, s := range jsonStrings(x) {
-				r.strs = append(r.strs, located{field: key, s: s})
-			}
-		case "type", "command", "url", "cwd", "description", "exposure":
-			if x.Kind != String {
-				bad(key, "a string", x.Kind)
-				continue
-			}
-			r.strs = append(r.strs, located{field: meaning, s: x.Str})
-			r.setString(meaning, x.Str)
-		case "args":
-			r.hasArgs = true
-			r.args = strList(meaning, x)
-		case "allowTools":
-			r.hasEnabledTools = true
-			r.enabledTools = strList(key, x)
-		case "denyTools":
-			r.hasDeniedTools = true
-			r.deniedTools = strList(key, x)
-		case "envPassthrough":
-			r.hasEnvVars = true
-			c.checkEnvVars(name, loc, id, strList(key, x))
-		case "env":
-			r.hasEnv = true
-			r.env = pairs(meaning, x)
-		case "headers":
-			r.hasHeaders = true
-			r.headers = pairs(meaning, x)
-		case "toolExposure":
-			r.toolExposure = pairs(meaning, x)
-		case "enabled":
-			if x.Kind != Bool {
-				bad(key, "a boolean", x.Kind)
-				continue
-			}
-			b := x.Bool
-			r.enabled = &b
-		case "timeout":
-			n, err := strconv.ParseFloat(x.Number, 64)
-			if x.Kind != Number || err != nil || !(n > 0) {
-				c.add(name, loc+"."+key, RuleServerMismatch, "%s must be a positive number", key)
-				break
-			}
-			r.timeouts = append(r.timeouts, n)
-		case "oauth":
-			c.readJSONOAuth(name, loc, &r, key, x)
-		case "oauthScopes":
-			for _, s := range jsonStrings(x) {
-				r.strs = append(r.strs, located{field: "oauth", key: key, s: s})
-			}
-			c.readJSONScopes(name, loc+"."+key, &r, x)
-		case "oauthClientId":
-			if x.Kind != String {
-				bad(key, "a string", x.Kind)
-				continue
-			}
-			r.strs = append(r.strs, located{field: "oauth", key: key, s: x.Str})
-			r.oauth.clientID = strp(x.Str)
-		case "lifecycle":
-			if x.Kind != String {
-				bad(key, "a string", x.Kind)
-				continue
-			}
-			r.strs = append(r.strs, located{field: meaning, s: x.Str})
-			r.oauth.lifecycle = strp(x.Str)
-		case "idleTimeout":
-			if x.Kind != Number {
-				bad(key, "a number", x.Kind)
-				continue
-			}
-			r.oauth.idleTimeout = strp(x.Number)
-		}
-	}
-	return r
-}
-
-// setString records a string-valued key of a rendered server by its meaning.
-func (r *rendered) setString(meaning, s string) {
-	switch meaning {
-	case "type":
-		r.typ = strp(s)
-	case "command":
-		r.command = strp(s)
-	case "url":
-		r.url = strp(s)
-	case "cwd":
-		r.cwd = strp(s)
-	case "description":
-		r.description = strp(s)
-	case "exposure":
-		r.exposure = strp(s)
-	}
-}
-
-func (c *checker) readTOMLConfig(name, content string) ([]rendered, []located, bool) {
-	h := c.h
-	doc, err := ParseTOML(content)
-	if err != nil {
-		return nil, nil, false // reported by checkContent
-	}
-	var top []located
-	for k, v := range doc.Map {
-		if k == h.serversKey {
-			continue
-		}
-		c.add(name, k, RuleConfigKey, "top-level key %q is not allowed", truncate(k, 64))
-		for _, s := range tomlStrings(&TOMLDoc{Map: map[string]any{k: v}}) {
-			top = append(top, located{field: k, s: s})
-		}
-	}
-	sort.Slice(top, func(i, j int) bool { return top[i].field < top[j].field })
-	table, _ := doc.Map[h.serversKey].(map[string]any)
-	if raw, present := doc.Map[h.serversKey]; present && table == nil {
-		c.add(name, h.serversKey, RuleConfigKey, "%s is a %T, want a table", h.serversKey, raw)
-		return nil, top, true
-	}
-	var order []string
-	seen := map[string]bool{}
-	for _, k := range doc.Keys {
-		if len(k) >= 2 && k[0] == h.serversKey && !seen[k[1]] {
-			seen[k[1]] = true
-			order = append(order, k[1])
-		}
-	}
-	for id := range table {
-		if !seen[id] { // not reported by Keys: keep it, after the ordered ones
-			seen[id] = true
-			order = append(order, id)
-		}
-	}
-	var servers []rendered
-	for _, id := range order {
-		loc := h.serversKey + "." + strconv.Quote(id)
-		servers = append(servers, c.readTOMLServer(name, loc, id, table[id]))
-	}
-	return servers, top, true
-}
-
-func (c *checker) readTOMLServer(name, loc, id string, v any) rendered {
-	r := rendered{id: id, loc: loc}
-	r.strs = append(r.strs, located{field: "id", s: id})
-	m, ok := v.(map[string]any)
-	if !ok {
-		c.add(name, loc, RuleServerMismatch, "server entry is a %T, want a table", v)
-		return r
-	}
-	bad := func(key, want string, got any) {
-		c.add(name, loc+"."+key, RuleServerMismatch, "%s is a %T, want %s", key, got, want)
-	}
-	strList := func(key string, x any) ([]string, bool) {
-		list, ok := x.([]any)
-		if !ok {
-			bad(key, "an array", x)
-			return nil, false
-		}
-		out := []string{}
-		for _, it := range list {
-			s, ok := it.(string)
-			if !ok {
-				bad(key+"[]", "a string", it)
-				return nil, false
-			}
-			r.strs = append(r.strs, located{field: key, s: s})
-			out = append(out, s)
-		}
-		return out, true
-	}
-	pairs := func(key string, x any) []abi.Pair {
-		t, ok := x.(map[string]any)
-		if !ok {
-			bad(key, "a table", x)
-			return nil
-		}
-		names := make([]string, 0, len(t))
-		for k := range t {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		var out []abi.Pair
-		for _, k := range names {
-			r.strs = append(r.strs, located{field: key, key: k, s: k})
-			s, ok := t[k].(string)
-			if !ok {
-				bad(key+"."+k, "a string", t[k])
-				continue
-			}
-			r.strs = append(r.strs, located{field: key, key: k, s: s})
-			out = append(out, abi.Pair{Name: k, Value: s})
-		}
-		return out
-	}
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, key := range names {
-		x := m[key]
-		meaning := c.h.keyMeaning(key)
-		switch meaning {
-		case "":
-			c.add(name, loc+"."+key, RuleConfigKey, "server key %q is not allowed", truncate(key, 64))
-			for _, s := range tomlStrings(&TOMLDoc{Map: map[string]any{key: x}}) {
-				r.strs = append(r.strs, located{field: key, s: s})
-			}
-		case "type", "command", "url", "cwd", "description", "exposure":
-			s, ok := x.(string)
-			if !ok {
-				bad(key, "a string", x)
-				continue
-			}
-			r.strs = append(r.strs, located{field: meaning, s: s})
-			r.setString(meaning, s)
-		case "args":
-			r.hasArgs = true
-			r.args, _ = strList(meaning, x)
-		case "allowTools":
-			r.hasEnabledTools = true
-			r.enabledTools, _ = strList(key, x)
-		case "denyTools":
-			r.hasDeniedTools = true
-			r.deniedTools, _ = strList(key, x)
-		case "toolExposure":
-			r.toolExposure = pairs(meaning, x)
-		case "envPassthrough":
-			r.hasEnvVars = true
-			if list, ok := strList(key, x); ok {
-				r.strs = r.strs[:len(r.strs)-len(list)]
-				for _, s := range list {
-					r.strs = append(r.strs, located{field: key, s: s})
-				}
-				c.checkEnvVars(name, loc, id, list)
-			}
-		case "env":
-			r.hasEnv = true
-			r.env = pairs("env", x)
-		case "headers":
-			r.hasHeaders = true
-			r.headers = pairs("headers", x)
-		case "enabled":
-			b, ok := x.(bool)
-			if !ok {
-				bad(key, "a boolean", x)
-				continue
-			}
-			r.enabled = &b
-		case "timeout":
-			switch n := x.(type) {
-			case int64:
-				if n <= 0 {
-					c.add(name, loc+"."+key, RuleServerMismatch, "%s must be positive", key)
-					break
-				}
-				r.timeouts = append(r.timeouts, float64(n))
-			case float64:
-				if !(n > 0) {
-					c.add(name, loc+"."+key, RuleServerMismatch, "%s must be positive", key)
-					break
-				}
-				r.timeouts = append(r.timeouts, n)
-			default:
-				bad(key, "a number", x)
-			}
-		case "oauth":
-			c.readTOMLOAuth(name, loc, &r, key, x)
-		case "oauthScopes":
-			for _, s := range tomlStrings(&TOMLDoc{Map: map[string]any{key: x}}) {
-				r.strs = append(r.strs, located{field: "oauth", key: key, s: s})
-			}
-			c.readTOMLScopes(name, loc+"."+key, &r, x)
-		case "oauthClientId":
-			s, ok := x.(string)
-			if !ok {
-				bad(key, "a string", x)
-				continue
-			}
-			r.strs = append(r.strs, located{field: "oauth", key: key, s: s})
-			r.oauth.clientID = strp(s)
-		case "lifecycle":
-			s, ok := x.(string)
-			if !ok {
-				bad(key, "a string", x)
-				continue
-			}
-			r.strs = append(r.strs, located{field: meaning, s: s})
-			r.oauth.lifecycle = strp(s)
-		case "idleTimeout":
-			switch n := x.(type) {
-			case int64:
-				r.oauth.idleTimeout = strp(strconv.FormatInt(n, 10))
-			case float64:
-				r.oauth.idleTimeout = strp(strconv.FormatFloat(n, 'g', -1, 64))
-			default:
-				bad(key, "a number", x)
-			}
-		}
-	}
-	return r
 }
 
 // checkEnvVars allows pass-through variable names (a key meaning envPassthrough) only for the
 // server's vetted host env.
-func (c *checker) checkEnvVars(name, loc, id string, list []string) {
+func (c *checker) checkEnvVars(loc, id string, list []string) []readback.Violation {
 	v, ok := c.vetted(id)
 	if !ok {
-		return
+		return nil
 	}
+	var out []readback.Violation
 	for _, n := range list {
 		if !slices.ContainsFunc(v.HostEnv, func(p abi.Pair) bool { return p.Name == n }) {
-			c.add(name, loc, RuleServerMismatch, "passes through %q, which is not in the server's vetted host env", truncate(n, 64))
+			out = append(out, readback.Violation{Loc: loc, Rule: RuleServerMismatch,
+				Msg: fmt.Sprintf("passes through %q, which is not in the server's vetted host env", truncate(n, 64))})
 		}
 	}
+	return out
 }
 
 func (c *checker) vetted(id string) (abi.Server, bool) {
@@ -629,25 +213,25 @@ func (c *checker) compareServers(name string, warnings []abi.Warning, rs []rende
 	c.renderedIDs = []string{}
 	folded := map[string]string{}
 	for _, r := range rs {
-		c.renderedIDs = append(c.renderedIDs, r.id)
+		c.renderedIDs = append(c.renderedIDs, r.ID)
 		if cf := &c.in.Profile.Config; cf.NamesFold != "" {
-			if other, dup := folded[cf.FoldName(r.id)]; dup {
-				c.add(name, r.loc, RuleServerSet, "harness %q reads server %q as %q, rendered before it (config.namesFold %q)",
-					c.in.Manifest.Harness, truncate(r.id, 64), truncate(other, 64), cf.NamesFold)
+			if other, dup := folded[cf.FoldName(r.ID)]; dup {
+				c.add(name, r.Loc, RuleServerSet, "harness %q reads server %q as %q, rendered before it (config.namesFold %q)",
+					c.in.Manifest.Harness, truncate(r.ID, 64), truncate(other, 64), cf.NamesFold)
 			} else {
-				folded[cf.FoldName(r.id)] = r.id
+				folded[cf.FoldName(r.ID)] = r.ID
 			}
 		}
-		i, ok := index[r.id]
+		i, ok := index[r.ID]
 		if !ok {
-			c.add(name, r.loc, RuleServerSet, "server %q is not in the vetted request", truncate(r.id, 64))
+			c.add(name, r.Loc, RuleServerSet, "server %q is not in the vetted request", truncate(r.ID, 64))
 			c.secretPlacement(name, r, nil)
 			continue
 		}
-		present[r.id] = true
-		c.offered[r.id] = true
+		present[r.ID] = true
+		c.offered[r.ID] = true
 		if i < last {
-			c.add(name, r.loc, RuleServerSet, "server %q is out of request order", r.id)
+			c.add(name, r.Loc, RuleServerSet, "server %q is out of request order", r.ID)
 		}
 		last = max(last, i)
 		v := c.in.Request.Servers[i]
@@ -675,23 +259,23 @@ func pairValue(ps []abi.Pair, name string) (string, bool) {
 
 // compareServer compares one rendered server with its vetted definition. A stdio server of a
 // harness with a spawn style must be rendered through the env wrapper (checkSpawn, which
-// relocates r.strs); one of a harness without may only be rendered verbatim.
+// relocates r.Strings); one of a harness without may only be rendered verbatim.
 func (c *checker) compareServer(name string, r *rendered, v abi.Server) {
 	mismatch := func(field, format string, args ...any) {
-		c.add(name, r.loc+"."+c.h.keyOf(field), RuleServerMismatch, format, args...)
+		c.add(name, r.Loc+"."+c.h.keyOf(field), RuleServerMismatch, format, args...)
 	}
-	if r.enabled != nil && *r.enabled != v.Enabled {
-		mismatch("enabled", "enabled is %t, the vetted server's is %t", *r.enabled, v.Enabled)
+	if r.Enabled != nil && *r.Enabled != v.Enabled {
+		mismatch("enabled", "enabled is %t, the vetted server's is %t", *r.Enabled, v.Enabled)
 	}
-	if !v.Enabled && r.enabled == nil {
+	if !v.Enabled && r.Enabled == nil {
 		mismatch("enabled", "the vetted server is disabled but is rendered without %s set to false", c.h.keyOf("enabled"))
 	}
 	switch v.Transport {
 	case abi.TransportStdio:
-		if c.h.typed && r.typ != nil && *r.typ != "stdio" {
-			mismatch("type", "type %q, want stdio", truncate(*r.typ, 32))
+		if c.h.typed && r.Type != nil && *r.Type != "stdio" {
+			mismatch("type", "type %q, want stdio", truncate(*r.Type, 32))
 		}
-		if r.url != nil || r.hasHeaders {
+		if r.URL != nil || r.HasHeaders {
 			mismatch("url", "a stdio server may not have a url or headers")
 		}
 		command, args := c.h.literal(v.Command), make([]string, len(v.Args))
@@ -701,23 +285,23 @@ func (c *checker) compareServer(name string, r *rendered, v abi.Server) {
 		if c.h.spawn != nil {
 			// The harness hands its own environment (API keys included) to a server it starts
 			// directly: the env wrapper is the only accepted launch (docs/SPAWN-ENV.md).
-			if r.command == nil || *r.command != spawnCommand {
-				c.add(name, r.loc+".command", RuleSpawnWrapper, "a stdio server of harness %q must be launched through %s -i (the harness passes its environment to the servers it starts)", c.in.Manifest.Harness, spawnCommand)
+			if r.Command == nil || *r.Command != spawnCommand {
+				c.add(name, r.Loc+".command", RuleSpawnWrapper, "a stdio server of harness %q must be launched through %s -i (the harness passes its environment to the servers it starts)", c.in.Manifest.Harness, spawnCommand)
 				break
 			}
 			c.checkSpawn(name, r, v)
-			if r.cwd != nil && (v.Cwd == "" || *r.cwd != v.Cwd) {
+			if r.Cwd != nil && (v.Cwd == "" || *r.Cwd != v.Cwd) {
 				mismatch("cwd", "cwd differs from the vetted one")
 			}
 			break
 		}
-		if r.command == nil || *r.command != command {
+		if r.Command == nil || *r.Command != command {
 			mismatch("command", "command differs from the vetted one")
 		}
-		if !slices.Equal(r.args, args) {
+		if !slices.Equal(r.Args, args) {
 			mismatch("args", "args differ from the vetted ones")
 		}
-		for _, p := range r.env {
+		for _, p := range r.Env {
 			want, ok := pairValue(v.Env, p.Name)
 			if !ok {
 				want, ok = pairValue(v.HostEnv, p.Name)
@@ -733,29 +317,29 @@ func (c *checker) compareServer(name string, r *rendered, v abi.Server) {
 			}
 		}
 		for _, p := range v.Env {
-			if _, ok := pairValue(r.env, p.Name); !ok {
+			if _, ok := pairValue(r.Env, p.Name); !ok {
 				mismatch("env", "vetted env %q is missing", p.Name)
 			}
 		}
-		if r.cwd != nil && (v.Cwd == "" || *r.cwd != v.Cwd) {
+		if r.Cwd != nil && (v.Cwd == "" || *r.Cwd != v.Cwd) {
 			mismatch("cwd", "cwd differs from the vetted one")
 		}
 	case abi.TransportHTTP:
-		if c.h.typed && r.typ == nil && c.h.httpNeedsType {
+		if c.h.typed && r.Type == nil && c.h.httpNeedsType {
 			mismatch("type", "an http server needs type \"http\"")
 		}
-		if r.typ != nil && *r.typ != "http" && *r.typ != "streamable-http" {
-			mismatch("type", "type %q, want http", truncate(*r.typ, 32))
+		if r.Type != nil && *r.Type != "http" && *r.Type != "streamable-http" {
+			mismatch("type", "type %q, want http", truncate(*r.Type, 32))
 		}
-		if r.command != nil || r.hasArgs || r.hasEnv || r.cwd != nil {
+		if r.Command != nil || r.HasArgs || r.HasEnv || r.Cwd != nil {
 			mismatch("command", "an http server may not have a command, args, env or cwd")
 		}
-		if r.url == nil {
+		if r.URL == nil {
 			mismatch("url", "url is missing")
-		} else if u, ok := c.h.url(*r.url); !ok || u != v.URL {
+		} else if u, ok := c.h.url(*r.URL); !ok || u != v.URL {
 			mismatch("url", "url differs from the vetted one")
 		}
-		for _, p := range r.headers {
+		for _, p := range r.Headers {
 			want, ok := pairValue(v.Headers, p.Name)
 			got, literal := c.h.header(p.Value)
 			switch {
@@ -768,7 +352,7 @@ func (c *checker) compareServer(name string, r *rendered, v abi.Server) {
 			}
 		}
 		for _, p := range v.Headers {
-			if _, ok := pairValue(r.headers, p.Name); !ok {
+			if _, ok := pairValue(r.Headers, p.Name); !ok {
 				mismatch("headers", "vetted header %q is missing", p.Name)
 			}
 		}
@@ -777,8 +361,8 @@ func (c *checker) compareServer(name string, r *rendered, v abi.Server) {
 	}
 	c.compareOAuth(name, r, v)
 	// The description reaches the model: it may be left out, never changed.
-	if r.description != nil {
-		if got, ok := c.h.readLiteral(*r.description); !ok || got != v.Description {
+	if r.Description != nil {
+		if got, ok := c.h.readLiteral(*r.Description); !ok || got != v.Description {
 			mismatch("description", "description differs from the vetted one")
 		}
 	}
@@ -796,8 +380,8 @@ func (c *checker) compareTimeout(name string, r rendered, v abi.Server) {
 		return
 	}
 	if v.Timeout <= 0 {
-		if len(r.timeouts) > 0 {
-			c.add(name, r.loc, RuleServerMismatch, "a timeout is rendered; the vetted server sets none")
+		if len(r.Timeouts) > 0 {
+			c.add(name, r.Loc, RuleServerMismatch, "a timeout is rendered; the vetted server sets none")
 		}
 		return
 	}
@@ -813,15 +397,15 @@ func (c *checker) compareTimeout(name string, r rendered, v abi.Server) {
 		adjusted = min(adjusted, c.h.timeoutMax)
 	}
 	switch {
-	case len(r.timeouts) != 1:
-		c.add(name, r.loc, RuleServerMismatch, "the timeout is rendered %d times, want once: %v %s", len(r.timeouts), want, c.h.timeoutUnit)
-	case r.timeouts[0] == want:
-	case r.timeouts[0] != adjusted && adjusted == want:
-		c.add(name, r.loc, RuleServerMismatch, "the timeout is %v, the vetted one is %v %s", r.timeouts[0], want, c.h.timeoutUnit)
-	case r.timeouts[0] != adjusted:
-		c.add(name, r.loc, RuleServerMismatch, "the timeout is %v, the vetted one is %v %s, which the profile's range allows to be adjusted to %v only", r.timeouts[0], want, c.h.timeoutUnit, adjusted)
+	case len(r.Timeouts) != 1:
+		c.add(name, r.Loc, RuleServerMismatch, "the timeout is rendered %d times, want once: %v %s", len(r.Timeouts), want, c.h.timeoutUnit)
+	case r.Timeouts[0] == want:
+	case r.Timeouts[0] != adjusted && adjusted == want:
+		c.add(name, r.Loc, RuleServerMismatch, "the timeout is %v, the vetted one is %v %s", r.Timeouts[0], want, c.h.timeoutUnit)
+	case r.Timeouts[0] != adjusted:
+		c.add(name, r.Loc, RuleServerMismatch, "the timeout is %v, the vetted one is %v %s, which the profile's range allows to be adjusted to %v only", r.Timeouts[0], want, c.h.timeoutUnit, adjusted)
 	case !c.warnCodes[v.ID][abi.WarnTimeoutAdjusted]:
-		c.add(name, r.loc, RuleServerMismatch, "the timeout is %v, the vetted one is %v %s, and no %s warning names the server", r.timeouts[0], want, c.h.timeoutUnit, abi.WarnTimeoutAdjusted)
+		c.add(name, r.Loc, RuleServerMismatch, "the timeout is %v, the vetted one is %v %s, and no %s warning names the server", r.Timeouts[0], want, c.h.timeoutUnit, abi.WarnTimeoutAdjusted)
 	}
 }
 
@@ -829,47 +413,47 @@ func (c *checker) compareTimeout(name string, r rendered, v abi.Server) {
 // hidden with the exposed tools; a harness whose tool rules travel in its args has neither):
 // a restricted server may expose only its vetted allowedTools.
 func (c *checker) compareTools(name string, r rendered, v abi.Server) {
-	if r.hasEnabledTools {
-		for _, t := range r.enabledTools {
+	if r.HasAllowTools {
+		for _, t := range r.AllowTools {
 			if v.ToolsRestricted && !slices.Contains(c.spellAll(v.AllowedTools), t) {
-				c.add(name, r.loc+"."+c.h.keyOf("allowTools"), RuleToolRestrictions, "tool %q is not in the vetted allowedTools", truncate(t, 64))
+				c.add(name, r.Loc+"."+c.h.keyOf("allowTools"), RuleToolRestrictions, "tool %q is not in the vetted allowedTools", truncate(t, 64))
 			}
 		}
 	}
-	if v.ToolsRestricted && !r.hasEnabledTools && c.h.hasMeaning("allowTools") {
+	if v.ToolsRestricted && !r.HasAllowTools && c.h.hasMeaning("allowTools") {
 		switch {
 		case c.h.requireAllowList:
-			c.add(name, r.loc, RuleToolRestrictions, "the vetted server restricts its tools but its tool allow list is missing")
+			c.add(name, r.Loc, RuleToolRestrictions, "the vetted server restricts its tools but its tool allow list is missing")
 		case !c.warned[v.ID]:
 			// The profile lets a renderer leave the restriction to the prompt, but never
 			// silently: the loss must reach the user as a warning naming the server.
-			c.add(name, r.loc, RuleToolRestrictions, "the vetted server restricts its tools but its tool allow list is missing and no warning names the server")
+			c.add(name, r.Loc, RuleToolRestrictions, "the vetted server restricts its tools but its tool allow list is missing and no warning names the server")
 		}
 	}
 	c.compareDenied(name, r, v)
 	if c.h.hasMeaning("toolExposure") {
-		for _, p := range r.toolExposure {
+		for _, p := range r.ToolExposure {
 			if !validExposure(p.Value) {
-				c.add(name, r.loc+"."+c.h.keyOf("toolExposure"), RuleServerMismatch, "exposure %q of %q is not valid", truncate(p.Value, 32), truncate(p.Name, 64))
+				c.add(name, r.Loc+"."+c.h.keyOf("toolExposure"), RuleServerMismatch, "exposure %q of %q is not valid", truncate(p.Value, 32), truncate(p.Name, 64))
 			}
 		}
-		if r.exposure != nil && !validExposure(*r.exposure) {
-			c.add(name, r.loc+"."+c.h.keyOf("exposure"), RuleServerMismatch, "exposure %q is not valid", truncate(*r.exposure, 32))
+		if r.Exposure != nil && !validExposure(*r.Exposure) {
+			c.add(name, r.Loc+"."+c.h.keyOf("exposure"), RuleServerMismatch, "exposure %q is not valid", truncate(*r.Exposure, 32))
 		}
 		if !v.ToolsRestricted && c.h.exposureTools {
 			c.compareExposure(name, r, v)
 		}
 		if v.ToolsRestricted && c.h.exposureTools {
-			if r.exposure == nil || *r.exposure != "hidden" {
-				c.add(name, r.loc+"."+c.h.keyOf("exposure"), RuleToolRestrictions, "the vetted server restricts its tools: exposure must be hidden")
+			if r.Exposure == nil || *r.Exposure != "hidden" {
+				c.add(name, r.Loc+"."+c.h.keyOf("exposure"), RuleToolRestrictions, "the vetted server restricts its tools: exposure must be hidden")
 			}
-			for _, p := range r.toolExposure {
+			for _, p := range r.ToolExposure {
 				switch {
 				case p.Value == "hidden":
 				case !slices.Contains(v.AllowedTools, p.Name):
-					c.add(name, r.loc+"."+c.h.keyOf("toolExposure"), RuleToolRestrictions, "tool %q is exposed but not in the vetted allowedTools", truncate(p.Name, 64))
+					c.add(name, r.Loc+"."+c.h.keyOf("toolExposure"), RuleToolRestrictions, "tool %q is exposed but not in the vetted allowedTools", truncate(p.Name, 64))
 				case vettedExposure(v, p.Name) == "hidden":
-					c.add(name, r.loc+"."+c.h.keyOf("toolExposure"), RuleToolRestrictions, "tool %q is exposed but the vetted toolExposure hides it", truncate(p.Name, 64))
+					c.add(name, r.Loc+"."+c.h.keyOf("toolExposure"), RuleToolRestrictions, "tool %q is exposed but the vetted toolExposure hides it", truncate(p.Name, 64))
 				}
 			}
 		}
@@ -883,17 +467,17 @@ func (c *checker) compareTools(name string, r rendered, v abi.Server) {
 func (c *checker) compareDenied(name string, r rendered, v abi.Server) {
 	switch {
 	case c.h.hasMeaning("denyTools"):
-		got := make([]string, 0, len(r.deniedTools))
-		for _, t := range r.deniedTools {
+		got := make([]string, 0, len(r.DenyTools))
+		for _, t := range r.DenyTools {
 			lit, ok := c.in.Profile.ReadLiteral(t)
 			if !ok {
-				c.add(name, r.loc+"."+c.h.keyOf("denyTools"), RuleToolRestrictions, "deny entry %q is not a spelling harness %q reads back as a tool name", truncate(t, 64), c.in.Manifest.Harness)
+				c.add(name, r.Loc+"."+c.h.keyOf("denyTools"), RuleToolRestrictions, "deny entry %q is not a spelling harness %q reads back as a tool name", truncate(t, 64), c.in.Manifest.Harness)
 				continue
 			}
 			got = append(got, lit)
 		}
 		if want := c.spellAll(v.DeniedTools); !slices.Equal(got, want) && (len(got) > 0 || len(want) > 0) {
-			c.add(name, r.loc+"."+c.h.keyOf("denyTools"), RuleToolRestrictions, "the tool deny list is %q; the vetted server denies exactly %q", truncateAll(got), want)
+			c.add(name, r.Loc+"."+c.h.keyOf("denyTools"), RuleToolRestrictions, "the tool deny list is %q; the vetted server denies exactly %q", truncateAll(got), want)
 		}
 	case c.in.Profile.DenyFlag() != "":
 		flag := c.in.Profile.DenyFlag()
@@ -903,7 +487,7 @@ func (c *checker) compareDenied(name string, r rendered, v abi.Server) {
 			}
 		}
 	case len(v.DeniedTools) > 0:
-		c.add(name, r.loc, RuleToolRestrictions, "the vetted server denies tools %q but harness %q has no deny list", v.DeniedTools, c.in.Manifest.Harness)
+		c.add(name, r.Loc, RuleToolRestrictions, "the vetted server denies tools %q but harness %q has no deny list", v.DeniedTools, c.in.Manifest.Harness)
 	}
 }
 
@@ -912,23 +496,23 @@ func (c *checker) compareDenied(name string, r rendered, v abi.Server) {
 // default, allowed only when the request gives none) and exactly the same tool entries.
 func (c *checker) compareExposure(name string, r rendered, v abi.Server) {
 	got := ""
-	if r.exposure != nil {
-		got = canonicalExposure(*r.exposure)
+	if r.Exposure != nil {
+		got = canonicalExposure(*r.Exposure)
 	}
 	if got != canonicalExposure(v.Exposure) {
-		c.add(name, r.loc+"."+c.h.keyOf("exposure"), RuleToolRestrictions, "exposure %q differs from the vetted %q", truncate(got, 32), v.Exposure)
+		c.add(name, r.Loc+"."+c.h.keyOf("exposure"), RuleToolRestrictions, "exposure %q differs from the vetted %q", truncate(got, 32), v.Exposure)
 	}
 	want := make(map[string]string, len(v.ToolExposure))
 	for _, p := range v.ToolExposure {
 		want[p.Name] = canonicalExposure(p.Value)
 	}
-	same := len(r.toolExposure) == len(want)
-	for i := 0; same && i < len(r.toolExposure); i++ {
-		w, ok := want[r.toolExposure[i].Name]
-		same = ok && canonicalExposure(r.toolExposure[i].Value) == w
+	same := len(r.ToolExposure) == len(want)
+	for i := 0; same && i < len(r.ToolExposure); i++ {
+		w, ok := want[r.ToolExposure[i].Name]
+		same = ok && canonicalExposure(r.ToolExposure[i].Value) == w
 	}
 	if !same {
-		c.add(name, r.loc+"."+c.h.keyOf("toolExposure"), RuleToolRestrictions, "toolExposure differs from the vetted server's")
+		c.add(name, r.Loc+"."+c.h.keyOf("toolExposure"), RuleToolRestrictions, "toolExposure differs from the vetted server's")
 	}
 }
 
@@ -968,8 +552,8 @@ func validExposure(s string) bool {
 // secretPlacement reports every secret placeholder in a rendered server that is not at the
 // server, field and key the vetted request gave it (v nil: the server was never vetted).
 func (c *checker) secretPlacement(name string, r rendered, v *abi.Server) {
-	for _, l := range r.strs {
-		for _, o := range Scan(l.s) {
+	for _, l := range r.Strings {
+		for _, o := range Scan(l.S) {
 			if o.Kind != KindSecret {
 				continue
 			}
@@ -981,50 +565,21 @@ func (c *checker) secretPlacement(name string, r rendered, v *abi.Server) {
 			s := uses[0]
 			placed := false
 			for _, u := range uses {
-				if v != nil && u.Server == r.id && u.Field == l.field && u.Key == l.key && l.s != l.key {
+				if v != nil && u.Server == r.ID && u.Field == l.Field && u.Key == l.Key && l.S != l.Key {
 					placed = true
 				}
-				if u.Server == r.id {
+				if u.Server == r.ID {
 					s = u
 				}
 			}
 			if !placed {
-				where := l.field
-				if l.key != "" {
-					where += " " + strconv.Quote(l.key)
+				where := l.Field
+				if l.Key != "" {
+					where += " " + strconv.Quote(l.Key)
 				}
-				c.add(name, r.loc, RuleSecretPlacement, "secret placeholder %s is at server %q %s; the vetted request put it at server %q %s %q",
-					o.Text, truncate(r.id, 64), where, s.Server, s.Field, s.Key)
+				c.add(name, r.Loc, RuleSecretPlacement, "secret placeholder %s is at server %q %s; the vetted request put it at server %q %s %q",
+					o.Text, truncate(r.ID, 64), where, s.Server, s.Field, s.Key)
 			}
 		}
 	}
-}
-
-// equalValue reports whether a and b are the same JSON value: objects compare member by member
-// whatever their order (a parsed object has no duplicate names), numbers by their literal text.
-func equalValue(a, b *Value) bool {
-	if a.Kind != b.Kind {
-		return false
-	}
-	switch a.Kind {
-	case Bool:
-		return a.Bool == b.Bool
-	case Number:
-		return a.Number == b.Number
-	case String:
-		return a.Str == b.Str
-	case Array:
-		return slices.EqualFunc(a.Items, b.Items, equalValue)
-	case Object:
-		if len(a.Members) != len(b.Members) {
-			return false
-		}
-		for _, m := range a.Members {
-			i := slices.IndexFunc(b.Members, func(n Member) bool { return n.Name == m.Name })
-			if i < 0 || !equalValue(m.Value, b.Members[i].Value) {
-				return false
-			}
-		}
-	}
-	return true
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/loadout-dev/loadout/sdk/abi"
+	"github.com/loadout-dev/loadout/sdk/profile/readback"
 )
 
 // The env wrapper of docs/SPAWN-ENV.md: a built-in harness's renderer launches a stdio server
@@ -175,12 +176,12 @@ type spawnAssign struct {
 // spawnCommand and it is not the vetted command and args verbatim) against the vetted server
 // v: the wrapper's options, the server command and args after them, SPEC, the alias map, and
 // the environment they give the server, which must be exactly the vetted spawn env. It then
-// relocates every alias value in r.strs to the spawn-env name it lands at, so that
+// relocates every alias value in r.Strings to the spawn-env name it lands at, so that
 // secretPlacement checks where each secret really goes.
 func (c *checker) checkSpawn(name string, r *rendered, v abi.Server) {
 	sp := c.h.spawn
-	args := r.args
-	field := func(i int) string { return r.loc + ".args[" + strconv.Itoa(i) + "]" }
+	args := r.Args
+	field := func(i int) string { return r.Loc + ".args[" + strconv.Itoa(i) + "]" }
 	optionsOK := true
 	wrapper := func(i int, format string, a ...any) {
 		c.add(name, field(i), RuleSpawnWrapper, format, a...)
@@ -241,9 +242,9 @@ func (c *checker) checkSpawn(name string, r *rendered, v abi.Server) {
 			wrapper(at, "the command and args after the wrapper's options are not the vetted ones")
 		}
 	}
-	if r.hasEnvVars {
+	if r.HasEnvPassthrough {
 		key := c.h.keyOf("envPassthrough")
-		c.add(name, r.loc+"."+key, RuleSpawnWrapper, "a wrapped server takes no %s: its spawn env travels in aliases only", key)
+		c.add(name, r.Loc+"."+key, RuleSpawnWrapper, "a wrapped server takes no %s: its spawn env travels in aliases only", key)
 	}
 	if !optionsOK && specAt < 0 {
 		// Read SPEC where a hostile wrapper put it, for the diagnostics below.
@@ -280,21 +281,21 @@ func (c *checker) checkSpawn(name string, r *rendered, v abi.Server) {
 			}
 		}
 	}
-	specField := r.loc + ".args"
+	specField := r.Loc + ".args"
 	if specAt >= 0 {
 		specField = field(specAt)
 	}
 
 	// The alias map: LOADOUT_SPAWN_<n> entries only, each a value the harness passes literally.
 	defined := map[string]string{}
-	for _, p := range r.env {
+	for _, p := range r.Env {
 		if !isAlias(p.Name) {
-			c.add(name, r.loc+".env", RuleSpawnAlias, "env %q is not an alias: a wrapped server's env holds only %s<n> entries", truncate(p.Name, 64), spawnAliasPrefix)
+			c.add(name, r.Loc+".env", RuleSpawnAlias, "env %q is not an alias: a wrapped server's env holds only %s<n> entries", truncate(p.Name, 64), spawnAliasPrefix)
 			continue
 		}
 		val, ok := c.h.value(p.Value)
 		if !ok {
-			c.add(name, r.loc+".env", RuleSpawnAlias, "alias %s holds %q, which harness %q would expand or run instead of passing it on", p.Name, truncate(p.Value, 64), c.in.Manifest.Harness)
+			c.add(name, r.Loc+".env", RuleSpawnAlias, "alias %s holds %q, which harness %q would expand or run instead of passing it on", p.Name, truncate(p.Value, 64), c.in.Manifest.Harness)
 		}
 		defined[p.Name] = val
 	}
@@ -335,9 +336,9 @@ func (c *checker) checkSpawn(name string, r *rendered, v abi.Server) {
 	if !ordered {
 		c.add(name, specField, RuleSpawnAlias, "alias references must be numbered %s1, %s2, … in order", spawnAliasPrefix, spawnAliasPrefix)
 	}
-	for _, p := range r.env {
+	for _, p := range r.Env {
 		if isAlias(p.Name) && used[p.Name] == 0 {
-			c.add(name, r.loc+".env", RuleSpawnAlias, "alias %s is not referenced by env -S", p.Name)
+			c.add(name, r.Loc+".env", RuleSpawnAlias, "alias %s is not referenced by env -S", p.Name)
 		}
 	}
 
@@ -377,7 +378,7 @@ func (c *checker) checkSpawn(name string, r *rendered, v abi.Server) {
 		if validSpawnName(p.Name) {
 			exp = append(exp, p)
 		} else if !c.warned[v.ID] {
-			c.add(name, r.loc+".env", RuleSpawnEnv, "vetted spawn env %q cannot pass through env -S and no warning names the server", truncate(p.Name, 64))
+			c.add(name, r.Loc+".env", RuleSpawnEnv, "vetted spawn env %q cannot pass through env -S and no warning names the server", truncate(p.Name, 64))
 		}
 	}
 	for _, p := range got {
@@ -407,15 +408,15 @@ func (c *checker) checkSpawn(name string, r *rendered, v abi.Server) {
 			lands[al] = append(lands[al], a.name)
 		}
 	}
-	strs := make([]located, 0, len(r.strs))
-	for _, l := range r.strs {
-		if l.field != FieldEnv || l.s == l.key || len(lands[l.key]) == 0 {
+	strs := make([]readback.Located, 0, len(r.Strings))
+	for _, l := range r.Strings {
+		if l.Field != FieldEnv || l.S == l.Key || len(lands[l.Key]) == 0 {
 			strs = append(strs, l)
 			continue
 		}
-		for _, n := range lands[l.key] {
-			strs = append(strs, located{field: FieldEnv, key: n, s: l.s})
+		for _, n := range lands[l.Key] {
+			strs = append(strs, readback.Located{Field: FieldEnv, Key: n, S: l.S})
 		}
 	}
-	r.strs = strs
+	r.Strings = strs
 }
