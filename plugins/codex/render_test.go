@@ -76,10 +76,7 @@ func TestGolden(t *testing.T) {
 			req := loadRequest(t, name)
 			plan := mustRender(t, req)
 			formattest.CheckPlan(t, manifest, plan)
-			{
-				_, _, servers := decodeConfig(t, plan)
-				formattest.CheckServers(t, harnessProfile, req, servers)
-			}
+			formattest.CheckServers(t, harnessProfile, req, plan)
 			decodeConfig(t, plan)
 			got := formattest.Archive(plan)
 			assert.Equal(t, string(got), string(formattest.Archive(mustRender(t, req))), "render(%s) twice must give identical bytes", name)
@@ -222,9 +219,9 @@ func FuzzRender(f *testing.F) {
 		plan := mustRender(t, req)
 		formattest.CheckPlan(t, manifest, plan)
 		assert.Equal(t, string(formattest.Archive(plan)), string(formattest.Archive(mustRender(t, req))), "render must be deterministic")
-		_, _, servers := decodeConfig(t, plan)
-		formattest.CheckServers(t, harnessProfile, req, servers)
-		got := servers[formattest.ValidRunes(id)]
+		decodeConfig(t, plan) // Codex's --strict-config keys
+		servers := formattest.CheckServers(t, harnessProfile, req, plan)
+		got := formattest.ServerByID(servers, formattest.ValidRunes(id))
 		if strings.Contains(arg, "=") {
 			assert.Nil(t, got, "a command holding = cannot be wrapped")
 			require.NotEmpty(t, plan.Warnings, "an unwrappable server is reported")
@@ -232,10 +229,9 @@ func FuzzRender(f *testing.F) {
 			return
 		}
 		require.NotNil(t, got, "server %q must be rendered:\n%s", id, plan.Files[0].Content)
-		assert.Equal(t, "/usr/bin/env", got["command"], "wrapper command")
-		args, _ := got["args"].([]any)
-		require.GreaterOrEqual(t, len(args), 4, "wrapped args %v", got["args"])
-		assert.Equal(t, []any{formattest.ValidRunes(arg), formattest.ValidRunes(arg), formattest.ValidRunes(val)}, args[len(args)-3:], "command and args follow the wrapper")
+		assert.Equal(t, "/usr/bin/env", formattest.Deref(got.Command), "wrapper command")
+		require.GreaterOrEqual(t, len(got.Args), 4, "wrapped args %q", got.Args)
+		assert.Equal(t, []string{formattest.ValidRunes(arg), formattest.ValidRunes(arg), formattest.ValidRunes(val)}, got.Args[len(got.Args)-3:], "command and args follow the wrapper")
 	})
 }
 

@@ -16,6 +16,10 @@ import (
 
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
+	"github.com/loadout-dev/loadout/sdk/format/formattest"
+	"github.com/loadout-dev/loadout/sdk/profile"
+	"github.com/loadout-dev/loadout/sdk/profile/profileyaml"
+	"github.com/loadout-dev/loadout/sdk/profile/readback"
 	"github.com/loadout-dev/loadout/sdk/sdktest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,6 +29,23 @@ import (
 
 	"github.com/loadout-dev/loadout/internal/testenv"
 )
+
+// harnessProfile is the reviewed profile of the mcpjson harness, which the host checks the
+// plugin's plans through.
+func harnessProfile(t *testing.T) *profile.Profile {
+	t.Helper()
+	prof, err := readProfile()
+	require.NoError(t, err, "read profile.yaml")
+	return prof
+}
+
+var readProfile = sync.OnceValues(func() (*profile.Profile, error) {
+	data, err := os.ReadFile("profile.yaml")
+	if err != nil {
+		return nil, err
+	}
+	return profileyaml.Parse(data)
+})
 
 // plugin is one instance of the built module: WASI preview 1 with no env, args or preopens,
 // fake clocks, a page cap, and _initialize as the only start function.
@@ -189,20 +210,11 @@ func TestMCPJSONPlugin(t *testing.T) {
 	assert.Equal(t, abi.File{Root: abi.RootRun, Path: "mcp.json", Mode: "0600", Format: abi.FormatJSON, Content: f.Content, Secret: true}, f, "the mcp.json file's attributes")
 	assert.Equal(t, wantContent, f.Content, "mcp.json content")
 
-	var doc struct {
-		MCPServers map[string]struct {
-			Type    string            `json:"type"`
-			Command string            `json:"command"`
-			Args    []string          `json:"args"`
-			Env     map[string]string `json:"env"`
-			URL     string            `json:"url"`
-			Headers map[string]string `json:"headers"`
-			Timeout int               `json:"timeout"`
-		} `json:"mcpServers"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(f.Content), &doc), "mcp.json is not valid JSON:\n%s", f.Content)
-	assert.Equal(t, fullRequest().Servers[0].Args, doc.MCPServers["files"].Args, "args survive escaping byte for byte")
-	assert.Equal(t, map[string]string{"PATH": "/usr/bin", "MODE": "ro", "TOKEN": "{{loadout.secret.1}}"}, doc.MCPServers["files"].Env, "env: hostEnv, then env winning")
+	servers := formattest.ReadServers(t, harnessProfile(t), plan)
+	files := formattest.ServerByID(servers, "files")
+	require.NotNil(t, files, "mcp.json holds server files:\n%s", f.Content)
+	assert.Equal(t, fullRequest().Servers[0].Args, files.Args, "args survive escaping byte for byte")
+	assert.Equal(t, []abi.Pair{{Name: "PATH", Value: "/usr/bin"}, {Name: "MODE", Value: "ro"}, {Name: "TOKEN", Value: "{{loadout.secret.1}}"}}, files.Env, "env: hostEnv, then env winning")
 
 	assert.Equal(t, "## MCP servers\n\nThese MCP servers are configured for this run, each with the tools you may use:\n- files: only read, list\n- docs: no tools\n", plan.Prompt, "prompt states the permitted tools")
 	assert.Equal(t, format.ServersPrompt([]abi.Server{fullRequest().Servers[0], fullRequest().Servers[1]}, nil), plan.Prompt, "the prompt is the one the host writes")
@@ -243,7 +255,7 @@ func TestMCPJSONPluginSecretFlag(t *testing.T) {
 		if tc.content != "" {
 			assert.Equal(t, tc.content, plan.Files[0].Content, "%s: content", tc.name)
 		}
-		assert.True(t, json.Valid([]byte(plan.Files[0].Content)), "%s: content is not valid JSON: %s", tc.name, plan.Files[0].Content)
+		formattest.ReadServers(t, harnessProfile(t), plan) // the layout the host reads back
 	}
 }
 
@@ -314,7 +326,8 @@ func FuzzMCPJSONPlugin(f *testing.F) {
 		var req abi.Request
 		require.NoError(t, json.Unmarshal(in, &req), "render(%q) returned a plan for input encoding/json refuses", in)
 		require.NotEmpty(t, plan.Files, "render(%q) files", in)
-		assert.True(t, json.Valid([]byte(plan.Files[0].Content)), "render(%q) wrote invalid JSON: %s", in, plan.Files[0].Content)
+		_, err := readback.Read(harnessProfile(t), plan.Files[0].Content)
+		assert.NoError(t, err, "render(%q) wrote a config that does not read back through the profile: %s", in, plan.Files[0].Content)
 		prepared, _, err := format.PrepareSkills(req.Skills)
 		require.NoError(t, err, "render(%q) returned a plan for skills the Go SDK refuses", in)
 		want, err := format.SkillFiles(abi.RootConfig, "skills", prepared)

@@ -62,10 +62,7 @@ func TestGolden(t *testing.T) {
 			req := loadRequest(t, name)
 			plan := mustRender(t, req)
 			formattest.CheckPlan(t, manifest, plan)
-			{
-				_, servers := decodeServers(t, plan)
-				formattest.CheckServers(t, harnessProfile, req, servers)
-			}
+			formattest.CheckServers(t, harnessProfile, req, plan)
 			got := formattest.Archive(plan)
 			assert.Equal(t, string(got), string(formattest.Archive(mustRender(t, req))), "render(%s) twice must give identical bytes", name)
 			formattest.Golden(t, filepath.Join("testdata", name+".txtar"), got, *update)
@@ -207,18 +204,16 @@ func FuzzRender(f *testing.F) {
 		plan := mustRender(t, req)
 		formattest.CheckPlan(t, manifest, plan)
 		assert.Equal(t, string(formattest.Archive(plan)), string(formattest.Archive(mustRender(t, req))), "render must be deterministic")
-		file, servers := decodeServers(t, plan)
-		formattest.CheckServers(t, harnessProfile, req, servers)
-		if got, ok := servers[strings.ToValidUTF8(id, "\uFFFD")]; ok && utf8Valid(id+arg) {
-			args, _ := got["args"].([]any)
-			require.GreaterOrEqual(t, len(args), 3, "wrapped args %v", got["args"])
-			assert.Equal(t, []any{"cmd", arg}, args[len(args)-2:], "command and args follow the wrapper, as written")
+		servers := formattest.CheckServers(t, harnessProfile, req, plan)
+		if got := formattest.ServerByID(servers, strings.ToValidUTF8(id, "\uFFFD")); got != nil && utf8Valid(id+arg) {
+			require.GreaterOrEqual(t, len(got.Args), 3, "wrapped args %q", got.Args)
+			assert.Equal(t, []string{"cmd", arg}, got.Args[len(got.Args)-2:], "command and args follow the wrapper, as written")
 			if restricted {
-				assert.Contains(t, got, "includeTools", "a restricted server carries includeTools")
+				assert.True(t, got.HasAllowTools, "a restricted server carries includeTools")
 			}
 		}
-		if _, ok := servers[strings.ToValidUTF8(id+"-h", "\uFFFD")]; ok {
-			assert.True(t, file.Secret, "a file holding a secret header is Secret")
+		if formattest.ServerByID(servers, strings.ToValidUTF8(id+"-h", "\uFFFD")) != nil {
+			assert.True(t, formattest.ConfigFile(t, harnessProfile, plan).Secret, "a file holding a secret header is Secret")
 		}
 	})
 }

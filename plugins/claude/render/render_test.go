@@ -36,10 +36,7 @@ func TestGolden(t *testing.T) {
 			req := loadRequest(t, name)
 			plan := mustRender(t, req)
 			formattest.CheckPlan(t, Manifest, plan)
-			{
-				_, servers := decodeServers(t, plan)
-				formattest.CheckServers(t, harnessProfile, req, servers)
-			}
+			formattest.CheckServers(t, harnessProfile, req, plan)
 			got := formattest.Archive(plan)
 			again := formattest.Archive(mustRender(t, req))
 			assert.Equal(t, string(got), string(again), "Render(%s) twice must give identical bytes", name)
@@ -254,13 +251,11 @@ func FuzzRender(f *testing.F) {
 		plan := mustRender(t, req)
 		formattest.CheckPlan(t, Manifest, plan)
 		assert.Equal(t, string(formattest.Archive(plan)), string(formattest.Archive(mustRender(t, req))), "render must be deterministic")
-		_, servers := decodeServers(t, plan)
-		formattest.CheckServers(t, harnessProfile, req, servers)
-		if got, ok := servers[id]; ok {
-			args, _ := got["args"].([]any)
-			require.GreaterOrEqual(t, len(args), 2, "wrapped args %v", got["args"])
-			assert.Equal(t, "/usr/bin/env", got["command"], "wrapper command")
-			assert.Equal(t, []any{"cmd", harnessProfile.Spell(profile.PosArgs, strings.ToValidUTF8(arg, "\uFFFD"))}, args[len(args)-2:], "command and args follow the wrapper")
+		servers := formattest.CheckServers(t, harnessProfile, req, plan)
+		if got := formattest.ServerByID(servers, id); got != nil {
+			require.GreaterOrEqual(t, len(got.Args), 2, "wrapped args %q", got.Args)
+			assert.Equal(t, "/usr/bin/env", formattest.Deref(got.Command), "wrapper command")
+			assert.Equal(t, []string{"cmd", harnessProfile.Spell(profile.PosArgs, strings.ToValidUTF8(arg, "\uFFFD"))}, got.Args[len(got.Args)-2:], "command and args follow the wrapper")
 		} else {
 			assert.NotEmpty(t, plan.Warnings, "a server that is not rendered must be reported")
 		}

@@ -2,13 +2,13 @@
 // serialization of a plan for golden files, the golden comparison itself, and the plan
 // properties every renderer must keep (secret placement, modes, roots, parseable files).
 //
-// It is for tests only: unlike sdk/format it depends on third-party parsers (BurntSushi/toml,
-// go.yaml.in/yaml/v3) and on testify. Its functions are safe for concurrent use.
+// It is for tests only: unlike sdk/format it reads configs back (sdk/profile/readback, the
+// host's own reader, with its JSON and TOML parsers), and depends on go.yaml.in/yaml/v3 and on
+// testify. Its functions are safe for concurrent use.
 package formattest
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path"
@@ -17,7 +17,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/BurntSushi/toml"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
@@ -26,6 +25,7 @@ import (
 	"github.com/loadout-dev/loadout/sdk/format"
 	"github.com/loadout-dev/loadout/sdk/profile"
 	"github.com/loadout-dev/loadout/sdk/profile/profileyaml"
+	"github.com/loadout-dev/loadout/sdk/profile/readback"
 )
 
 // SecretPrefix starts every secret placeholder.
@@ -108,7 +108,7 @@ func Golden(tb testing.TB, name string, got []byte, update bool) {
 //   - a file holding a secret placeholder is Secret, and every Secret file has mode 0600 and is
 //     not under the checkout root;
 //   - no secret placeholder appears in args, env, the prompt or gitExclude;
-//   - json files parse as one JSON value, toml files parse as TOML, markdown files named SKILL.md
+//   - json files parse as one strict JSON value (no duplicate names), toml files parse as TOML, markdown files named SKILL.md
 //     open with a YAML front matter holding a non-empty name and description;
 //   - every warning has a code.
 func CheckPlan(tb testing.TB, m abi.Manifest, p abi.Plan) {
@@ -133,13 +133,10 @@ func CheckPlan(tb testing.TB, m abi.Manifest, p abi.Plan) {
 		}
 		switch f.Format {
 		case abi.FormatJSON:
-			dec := json.NewDecoder(strings.NewReader(f.Content))
-			var v any
-			assert.NoError(tb, dec.Decode(&v), "file %s: json must parse:\n%s", where, f.Content)
-			assert.False(tb, dec.More(), "file %s: json must hold one value", where)
+			_, err := readback.ParseJSON([]byte(f.Content))
+			assert.NoError(tb, err, "file %s: json must parse strictly, as one value:\n%s", where, f.Content)
 		case abi.FormatTOML:
-			var v map[string]any
-			_, err := toml.Decode(f.Content, &v)
+			_, err := readback.ParseTOML(f.Content)
 			assert.NoError(tb, err, "file %s: toml must parse:\n%s", where, f.Content)
 		case abi.FormatMarkdown:
 			if path.Base(f.Path) == "SKILL.md" {
@@ -185,49 +182,71 @@ func isCleanLocal(p string) bool {
 	return filepath.IsLocal(filepath.FromSlash(p))
 }
 
-// CheckServers parses every rendered server back and compares it with the vetted server of the
-// same id in req: a stdio server must be the spawn wrapper (format.UnwrapSpawn) giving exactly
-// the vetted command, args, cwd and spawn environment (HostEnv, then Env; names env -S cannot
-// carry are left out); an http server must carry the vetted url and headers, literals decoded
-// as the harness reads them. Every key and reading comes from the harness's profile (the same
-// model the host checks the plan through): the keys meaning cwd, url and headers, its spawn
-// style, and its passes over urls and header values. servers maps an id to its decoded config
-// entry.
-func CheckServers(tb testing.TB, prof *profile.Profile, req abi.Request, servers map[string]map[string]any) {
+// ConfigFile returns the harness's config file of p (the profile's config root and path),
+// failing tb when the plan has none.
+func ConfigFile(tb testing.TB, prof *profile.Profile, p abi.Plan) abi.File {
+	tb.Helper()
+	cf := prof.Config
+	for _, f := range p.Files {
+		if f.Root == cf.Root && f.Path == cf.Path {
+			return f
+		}
+	}
+	require.FailNow(tb, "the plan has no config file", "want %s:%s", cf.Root, cf.Path)
+	return abi.File{}
+}
+
+// ReadServers reads the harness's config file out of p back through its profile with the
+// plan check's own reader (sdk/profile/readback) and returns its server entries in file order,
+// failing tb when the plan has no such file or the file breaks the profile's layout (a key the
+// profile does not list, a value of the wrong type, a duplicate key).
+func ReadServers(tb testing.TB, prof *profile.Profile, p abi.Plan) []readback.Server {
+	tb.Helper()
+	f := ConfigFile(tb, prof, p)
+	cfg, err := readback.Read(prof, f.Content)
+	require.NoError(tb, err, "%s:%s must read back through the profile of %s:\n%s", f.Root, f.Path, prof.Harness, f.Content)
+	return cfg.Servers
+}
+
+// ServerByID returns the entry of servers named id, or nil.
+func ServerByID(servers []readback.Server, id string) *readback.Server {
+	for i := range servers {
+		if servers[i].ID == id {
+			return &servers[i]
+		}
+	}
+	return nil
+}
+
+// CheckServers reads the plan's config back (ReadServers) and compares every rendered server
+// with the vetted server of the same id in req: a stdio server must be the spawn wrapper
+// (format.UnwrapSpawn) giving exactly the vetted command, args, cwd and spawn environment
+// (HostEnv, then Env; names env -S cannot carry are left out); an http server must carry the
+// vetted url and headers, literals decoded as the harness reads them. Every key and reading
+// comes from the harness's profile (the same model and reader the host checks the plan
+// through): the keys meaning command, args, env, cwd, url and headers, its spawn style, and
+// its passes over urls and header values. It returns the servers read.
+func CheckServers(tb testing.TB, prof *profile.Profile, req abi.Request, p abi.Plan) []readback.Server {
 	tb.Helper()
 	vetted := map[string]abi.Server{}
 	for _, s := range req.Servers {
 		vetted[s.ID] = s
 	}
-	keyOf := func(meaning string) string {
-		for k, m := range prof.Config.ServerKeys {
-			if m == meaning {
-				return k
-			}
-		}
-		return ""
-	}
+	_, hasCwd := keyMeaning(prof, "cwd")
 	style := prof.SpawnStyle()
-	for id, entry := range servers {
+	servers := ReadServers(tb, prof, p)
+	for _, s := range servers {
+		id := s.ID
 		v, ok := vetted[id]
 		if !assert.True(tb, ok, "rendered server %q is not in the request", id) {
 			continue
 		}
 		if v.Transport == abi.TransportStdio {
-			command, _ := entry["command"].(string)
-			var args []string
-			list, _ := entry["args"].([]any)
-			for _, a := range list {
-				s, _ := a.(string)
-				args = append(args, s)
-			}
 			var env []abi.Pair
-			m, _ := entry["env"].(map[string]any)
-			for k, val := range m {
-				s, _ := val.(string)
-				env = append(env, abi.Pair{Name: k, Value: s, Secret: strings.Contains(s, SecretPrefix)})
+			for _, e := range s.Env {
+				env = append(env, abi.Pair{Name: e.Name, Value: e.Value, Secret: strings.Contains(e.Value, SecretPrefix)})
 			}
-			got, err := format.UnwrapSpawn(style, command, args, env)
+			got, err := format.UnwrapSpawn(style, Deref(s.Command), s.Args, env)
 			if !assert.NoError(tb, err, "server %s: the launch must be the spawn wrapper", id) {
 				continue
 			}
@@ -246,26 +265,24 @@ func CheckServers(tb testing.TB, prof *profile.Profile, req abi.Request, servers
 			assert.Equal(tb, v.Command, got.Command, "server %s: command", id)
 			assert.Equal(tb, append([]string{}, v.Args...), got.Args, "server %s: args", id)
 			cwd := got.Cwd
-			if k := keyOf("cwd"); k != "" {
-				cwd, _ = entry[k].(string)
+			if hasCwd {
+				cwd = Deref(s.Cwd)
 			}
 			assert.Equal(tb, v.Cwd, cwd, "server %s: cwd", id)
 			continue
 		}
-		url, _ := entry[keyOf("url")].(string)
-		url, ok = prof.ReadURL(url)
+		url, ok := prof.ReadURL(Deref(s.URL))
 		assert.True(tb, ok, "server %s: the url must be a literal", id)
 		assert.Equal(tb, v.URL, url, "server %s: url", id)
 		got := map[string]string{}
-		m, _ := entry[keyOf("headers")].(map[string]any)
-		for k, val := range m {
-			s, _ := val.(string)
-			if !strings.Contains(s, SecretPrefix) {
+		for _, h := range s.Headers {
+			val := h.Value
+			if !strings.Contains(val, SecretPrefix) {
 				var ok bool
-				s, ok = prof.ReadHeader(s)
-				assert.True(tb, ok, "server %s: header %s must be a literal", id, k)
+				val, ok = prof.ReadHeader(val)
+				assert.True(tb, ok, "server %s: header %s must be a literal", id, h.Name)
 			}
-			got[k] = s
+			got[h.Name] = val
 		}
 		want := map[string]string{}
 		for _, p := range v.Headers {
@@ -273,6 +290,25 @@ func CheckServers(tb testing.TB, prof *profile.Profile, req abi.Request, servers
 		}
 		assert.Equal(tb, want, got, "server %s: headers", id)
 	}
+	return servers
+}
+
+// keyMeaning returns a server key of prof's config meaning m, and whether there is one.
+func keyMeaning(prof *profile.Profile, m string) (string, bool) {
+	for k, meaning := range prof.Config.ServerKeys {
+		if meaning == m {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// Deref is *s, or "" for nil: a string key of a server read back.
+func Deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // CheckProfileGenerated fails tb when got, a plugin's generated profile literal (profile_gen.go),
