@@ -214,6 +214,15 @@ func TestPluginsNeverImportHost(t *testing.T) {
 	}
 }
 
+// TestRenderersNeverReadConfigs: no plugin is built from sdk/profile/readback, the reader of a
+// written config: a renderer writes its config, and the reader is the host's and the renderers'
+// tests' (docs/ARCHITECTURE.md §2).
+func TestRenderersNeverReadConfigs(t *testing.T) {
+	deps := goList(t, wasm, "-deps", "./plugins/...")
+	require.Contains(t, deps, module+"/sdk/abi", "go list -deps (%v) lists the module's packages", wasm.env)
+	assert.NotContains(t, deps, module+"/sdk/profile/readback", "packages plugins/... depend on (%v)", wasm.env)
+}
+
 // TestForbiddenFindsHostImports: the check catches a host, cmd or conformity package at any
 // depth, and only those.
 func TestForbiddenFindsHostImports(t *testing.T) {
