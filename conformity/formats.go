@@ -495,8 +495,8 @@ func (r *runner) checkSkills(o *output, hf harnessFormat, req abi.Request, fill 
 }
 
 // readEntries reads the harness's config back with the plan check's own reader, through the
-// profile (plan.Profile.ReadConfig): a key the profile does not list, or a value of the wrong
-// type, is an error.
+// profile (sdk/profile/readback, by plan.Profile.ReadConfig): a key the profile does not list,
+// or a value of the wrong type, is an error.
 func readEntries(content string, hf harnessFormat) ([]entry, error) {
 	servers, err := hf.prof.ReadConfig(content)
 	if err != nil {

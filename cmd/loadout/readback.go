@@ -11,8 +11,9 @@ import (
 
 // The render text output says what a plugin actually produced, read back from the files
 // rather than from the request: which MCP servers the harness's config file holds, read through
-// the harness's profile with the plan check's own reader (plan.Profile.ConfigServers), and which
-// skills each directory holds.
+// the harness's profile with the plan check's own reader (sdk/profile/readback, through
+// plan.Profile.ConfigServers, which words a violation as the plan check does), and which skills
+// each directory holds.
 
 // fileContent is what was written to f, or on a dry run what would be (secrets masked).
 func fileContent(f host.FileResult) (string, bool) {
