@@ -5,7 +5,7 @@
 // It compares nothing with a request: it says what the harness will find in the file.
 //
 // It is the one reader of a config: the host's plan check (host/plan) reads a plan's config
-// through it before comparing it with the vetted request, loadout render and validate
+// through it before comparing it with the vetted request, loadout render's text output
 // (cmd/loadout) and the conformity runner read written files with it, and the renderers' tests
 // (sdk/format/formattest) read their plans with it. It is for tests and the host, not for a
 // plugin's renderer: a plugin writes configs, it never reads one back. It holds the strict JSON
