@@ -39,8 +39,7 @@ type configFile struct {
 
 // harness holds what Check knows about one harness, compiled from its Profile: the paths it
 // may write, its config file, what each server key means, and its argument rules. The config is
-// read back from the profile itself (sdk/profile/readback); oauthKeys, topKeys and pinned are
-// what compile validated of its layout.
+// read back through the profile itself (sdk/profile/readback).
 type harness struct {
 	// prompt spells tools in the prompt; nil: by their names.
 	prompt *ProfilePrompt
@@ -48,10 +47,7 @@ type harness struct {
 	hiddenDirs map[string]bool
 	paths      []pathRule
 	config     configFile
-	serverKeys map[string]string      // key -> meaning (ServerKeyMeanings)
-	oauthKeys  map[string]string      // key inside the oauth object -> meaning (OAuthKeyMeanings)
-	topKeys    map[string]bool        // boolean top-level keys besides the servers table
-	pinned     map[string]pinnedValue // top-level keys the config must carry, with their values
+	serverKeys map[string]string // key -> meaning (ServerKeyMeanings)
 	serversKey string
 	typed      bool // the config has a type key per server
 	// httpNeedsType: an http server must carry its type key.

@@ -160,9 +160,8 @@ func (p *Profile) compile() (*harness, error) {
 			return nil, err
 		}
 		h.timeoutMin, h.timeoutMax = cf.TimeoutMin, cf.TimeoutMax
-		h.topKeys = setOf(cf.TopKeys...)
 		var err error
-		if h.pinned, err = compilePinned(cf); err != nil {
+		if err = checkPinned(cf); err != nil {
 			return nil, err
 		}
 		h.serverKeys = map[string]string{}
@@ -213,7 +212,6 @@ func (p *Profile) compile() (*harness, error) {
 		case len(flat) == 1 && seen["clientId"] != "":
 			return nil, fmt.Errorf("config: serverKeys.%s and oauthKeys.%s both mean the oauth client id", flat[0], seen["clientId"])
 		}
-		h.oauthKeys = cf.OAuthKeys
 		if err := checkOAuthForms(cf, hasOAuth || slices.Contains(mapValues(h.serverKeys), "oauthScopes")); err != nil {
 			return nil, err
 		}
@@ -477,41 +475,32 @@ func checkTimeoutRange(cf ProfileConfig) error {
 	return nil
 }
 
-// pinnedValue is one value a profile pins (config.pinned), parsed, with its JSON text for
-// messages.
-type pinnedValue struct {
-	value *Value
-	text  string
-}
-
 // profilePinnedKey is a top-level key config.pinned may name: a key, or one with a leading "$"
 // (a settings file's "$version", which a CLI reads to know the file needs no rewrite).
 var profilePinnedKey = namepattern.MustCompile(`^\$?[A-Za-z_][A-Za-z0-9_-]*$`, 65)
 
-// compilePinned reads config.pinned into parsed values.
-func compilePinned(cf ProfileConfig) (map[string]pinnedValue, error) {
+// checkPinned checks config.pinned: a json config's own top-level keys, each value one JSON
+// can hold (the reader compares them, sdk/profile/readback).
+func checkPinned(cf ProfileConfig) error {
 	if len(cf.Pinned) == 0 {
-		return nil, nil
+		return nil
 	}
 	if cf.Format != abi.FormatJSON {
-		return nil, fmt.Errorf("config.pinned: only a json config can pin top-level keys")
+		return fmt.Errorf("config.pinned: only a json config can pin top-level keys")
 	}
-	pins := map[string]pinnedValue{}
 	for key, v := range cf.Pinned {
 		if !profilePinnedKey.MatchString(key) || key == cf.Servers || slices.Contains(cf.TopKeys, key) {
-			return nil, fmt.Errorf("config.pinned: %q is not a key of its own (a name, with at most a leading $)", key)
+			return fmt.Errorf("config.pinned: %q is not a key of its own (a name, with at most a leading $)", key)
 		}
 		text, err := json.Marshal(v) // maps marshal in sorted key order
 		if err != nil {
-			return nil, fmt.Errorf("config.pinned.%s: %w", key, err)
+			return fmt.Errorf("config.pinned.%s: %w", key, err)
 		}
-		value, err := ParseJSON(text)
-		if err != nil {
-			return nil, fmt.Errorf("config.pinned.%s: %w", key, err)
+		if _, err := ParseJSON(text); err != nil {
+			return fmt.Errorf("config.pinned.%s: %w", key, err)
 		}
-		pins[key] = pinnedValue{value, string(text)}
 	}
-	return pins, nil
+	return nil
 }
 
 // Profiles are reviewed profiles by harness.
