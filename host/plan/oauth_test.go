@@ -88,7 +88,22 @@ func TestCheckOAuth(t *testing.T) {
 			want: []string{plan.RuleServerMismatch}},
 		{name: "an added scope", plan: piOAuthPlan(strings.Replace(piOAuth, "read write", "read write admin", 1)), in: withOAuth("pi"),
 			want: []string{plan.RuleServerMismatch}},
-		{name: "scopes as a list", plan: piOAuthPlan(strings.Replace(piOAuth, `"read write"`, `["read","write"]`, 1)), in: withOAuth("pi")},
+		// Pi reads its scope as one string (config.oauthScopes string), and takes a metadata URL
+		// only over https or on a loopback host (config.oauthMetadataUrls).
+		{name: "scopes as a list where the harness reads a string", plan: piOAuthPlan(strings.Replace(piOAuth, `"read write"`, `["read","write"]`, 1)), in: withOAuth("pi"),
+			want: []string{plan.RuleServerMismatch}},
+		{name: "a vetted metadata URL the harness does not take", plan: piOAuthPlan(strings.Replace(piOAuth, "https://auth.example.com", "http://auth.example.com", 1)),
+			in: func() plan.Input {
+				in := withOAuth("pi")
+				in.Request.Servers[1].OAuth.AuthServerMetadataURL = strings.Replace(in.Request.Servers[1].OAuth.AuthServerMetadataURL, "https:", "http:", 1)
+				return in
+			}(), want: []string{plan.RuleServerMismatch}},
+		{name: "a metadata URL on a loopback host", plan: piOAuthPlan(strings.Replace(piOAuth, "https://auth.example.com", "http://127.0.0.1:9", 1)),
+			in: func() plan.Input {
+				in := withOAuth("pi")
+				in.Request.Servers[1].OAuth.AuthServerMetadataURL = strings.Replace(in.Request.Servers[1].OAuth.AuthServerMetadataURL, "https://auth.example.com", "http://127.0.0.1:9", 1)
+				return in
+			}()},
 		{name: "a changed codex port", plan: codexOAuthPlan(strings.Replace(codexOAuth, "8765", "9999", 1)), in: withOAuth("codex"), warnings: metadataWarning,
 			want: []string{plan.RuleServerMismatch}},
 		{name: "codex scopes changed", plan: codexOAuthPlan(strings.Replace(codexOAuth, `"write"`, `"admin"`, 1)), in: withOAuth("codex"), warnings: metadataWarning,

@@ -302,12 +302,14 @@ type Config struct {
 	// at the nearest bound, and only there, with a timeout_adjusted warning naming the server.
 	TimeoutMin float64 `yaml:"timeoutMin"`
 	TimeoutMax float64 `yaml:"timeoutMax"`
-	// OAuthScopes is how the oauth object holds the scopes: "list" (a list of strings; the
-	// default when empty) or "string" (one space-separated string).
+	// OAuthScopes is the form of the oauth object's scopes: "list" (a list of strings) or
+	// "string" (one space-separated string); the plan check refuses the other. Empty: either is
+	// read, and a renderer writes a list.
 	OAuthScopes string `yaml:"oauthScopes"`
 	// OAuthMetadataURLs is which authServerMetadataUrl the harness takes: "any" (the default
 	// when empty), "https", or "https-or-loopback" (https, or http on localhost, 127.0.0.1 or
-	// [::1]). A renderer leaves another one out, with an oauth_unsupported warning.
+	// [::1]). The plan check refuses another one; a renderer leaves it out, with an
+	// oauth_unsupported warning.
 	OAuthMetadataURLs string `yaml:"oauthMetadataUrls"`
 	// NamesFold are characters the harness reads as one in a server name ("-_": a-b and a_b
 	// name one server). The plan check refuses two servers whose names fold to one; a renderer

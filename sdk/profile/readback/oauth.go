@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/loadout-dev/loadout/sdk/profile"
 )
 
 // scopeList reads a scopes value: one string of space-separated scopes, or a list of strings.
@@ -39,6 +41,7 @@ func (r *reader) readJSONOAuth(loc string, s *Server, key string, x *Value) {
 				s.OAuth.ClientID = strp(m.Value.Str)
 			} else {
 				s.OAuth.MetadataURL = strp(m.Value.Str)
+				r.checkMetadataURL(mloc, m.Value.Str)
 			}
 		case "callbackPort":
 			n, err := strconv.ParseInt(m.Value.Number, 10, 32)
@@ -48,6 +51,7 @@ func (r *reader) readJSONOAuth(loc string, s *Server, key string, x *Value) {
 			}
 			s.OAuth.CallbackPort = &n
 		case "scopes":
+			r.checkScopesForm(mloc, m.Value.Kind == String, m.Value.Kind == Array)
 			r.readJSONScopes(mloc, s, m.Value)
 		}
 	}
@@ -99,6 +103,7 @@ func (r *reader) readTOMLOAuth(loc string, s *Server, key string, x any) {
 				s.OAuth.ClientID = &str
 			} else {
 				s.OAuth.MetadataURL = &str
+				r.checkMetadataURL(mloc, str)
 			}
 		case "callbackPort":
 			n, ok := v.(int64)
@@ -108,6 +113,9 @@ func (r *reader) readTOMLOAuth(loc string, s *Server, key string, x any) {
 			}
 			s.OAuth.CallbackPort = &n
 		case "scopes":
+			_, isString := v.(string)
+			_, isList := v.([]any)
+			r.checkScopesForm(mloc, isString, isList)
 			r.readTOMLScopes(mloc, s, v)
 		}
 	}
@@ -130,5 +138,28 @@ func (r *reader) readTOMLScopes(loc string, s *Server, x any) {
 		}
 	default:
 		r.add(loc, RuleServerMismatch, "scopes are a %T, want a string or a list of strings", x)
+	}
+}
+
+// checkScopesForm holds the scopes of an oauth object to the form config.oauthScopes names, when
+// it names one: the harness reads no other.
+func (r *reader) checkScopesForm(loc string, isString, isList bool) {
+	switch r.cf.OAuthScopes {
+	case profile.OAuthScopesString:
+		if !isString {
+			r.add(loc, RuleServerMismatch, "scopes must be one space-separated string (config.oauthScopes %s)", r.cf.OAuthScopes)
+		}
+	case profile.OAuthScopesList:
+		if !isList {
+			r.add(loc, RuleServerMismatch, "scopes must be a list of strings (config.oauthScopes %s)", r.cf.OAuthScopes)
+		}
+	}
+}
+
+// checkMetadataURL refuses a metadata URL the harness does not take (config.oauthMetadataUrls):
+// a renderer leaves it out, with a warning.
+func (r *reader) checkMetadataURL(loc, u string) {
+	if !r.cf.MetadataURLTaken(u) {
+		r.add(loc, RuleServerMismatch, "authServerMetadataUrl %q is not one the harness takes (config.oauthMetadataUrls %s)", truncate(u, 64), r.cf.OAuthMetadataURLs)
 	}
 }
