@@ -16,7 +16,9 @@ import (
 
 	"github.com/loadout-dev/loadout/conformity"
 	"github.com/loadout-dev/loadout/conformity/corpus"
+	"github.com/loadout-dev/loadout/host/engine/wazero"
 	"github.com/loadout-dev/loadout/host/plan"
+	"github.com/loadout-dev/loadout/internal/testplugins"
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
 )
@@ -381,5 +383,39 @@ func TestReadBackComparesEveryField(t *testing.T) {
 			assert.False(t, res.OK, "conformity.Run(toymcp %s): want a failure", tc.name)
 			assert.Contains(t, strings.Join(res.Failures, "\n"), tc.want, "conformity.Run(toymcp %s): failures", tc.name)
 		})
+	}
+}
+
+// TestTOMLServersReadBack: a case's codexServers is compared with the servers the TOML config
+// holds as the plan check reads them back through the profile, on the built-in TOML plugin.
+func TestTOMLServersReadBack(t *testing.T) {
+	ctx := context.Background()
+	eng, err := wazero.New(ctx, wazero.Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = eng.Close(ctx) })
+	tg, p, err := conformity.Wasm(ctx, eng, "codex.wasm", testplugins.Read(t, "codex"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close(ctx) })
+	for _, tc := range []struct {
+		want []string
+		fail string
+	}{{[]string{"keep", "web"}, ""}, {[]string{"keep"}, `codexServers: got ["keep" "web"], want ["keep"]`}} {
+		dir := t.TempDir()
+		writeCase(t, dir, "001-toml.json", map[string]any{
+			"name": "toml", "area": "toy", "description": "a stdio and an http server in a TOML config",
+			"input": map[string]any{"mcpServers": []any{
+				map[string]any{"id": "keep", "command": "/opt/canary/toml/kept-server"},
+				map[string]any{"id": "web", "transport": "http", "url": "https://toml.example/mcp"},
+			}},
+			"expect": map[string]any{"servers": []string{"keep", "web"}, "codexServers": tc.want, "skills": []string{}, "resources": map[string]any{}, "redact": []string{}},
+		})
+		rep, err := conformity.Run(ctx, conformity.Config{CaseDirs: []string{dir}, Targets: []conformity.Target{tg}, TempDir: t.TempDir()})
+		require.NoError(t, err)
+		require.Len(t, rep.Results, 1)
+		if tc.fail == "" {
+			assert.True(t, rep.Results[0].OK, "want a pass: %q", rep.Results[0].Failures)
+			continue
+		}
+		assert.Contains(t, strings.Join(rep.Results[0].Failures, "\n"), tc.fail)
 	}
 }
