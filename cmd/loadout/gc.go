@@ -6,10 +6,11 @@ const (
 	// oneShotMemoryLimit is the Go memory a one-shot command may reach before its first
 	// garbage collection: a warm render of one harness stays below it.
 	oneShotMemoryLimit = 64 << 20
-	// perExtraPlugin raises the limit for each plugin a render loads beyond the first. A
-	// loaded wazero module keeps about 10 MiB of Go heap (its decoded functions and data), so
-	// five harnesses under 64 MiB collected again and again as the live heap neared the limit
-	// (25 to 50 collections, a third of the render's CPU; docs/PERFORMANCE.md).
+	// perExtraPlugin raises the limit for each plugin a wazero render loads beyond the first.
+	// A loaded wazero module keeps about 10 MiB of Go heap (its decoded functions and data),
+	// so five harnesses under 64 MiB collected again and again as the live heap neared the
+	// limit (25 to 50 collections, a third of the render's CPU; docs/PERFORMANCE.md).
+	// Wasmtime's modules live outside the Go heap and gain nothing from it.
 	perExtraPlugin = 8 << 20
 )
 

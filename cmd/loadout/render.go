@@ -121,9 +121,13 @@ See docs/SPAWN-ENV.md for how each harness is made to honour it.`,
 			text := textOptions{showContent: showContent, promptOut: promptOut}
 			wanted := wantedHarnesses(harnesses, body)
 			if collectNearLimit != nil {
-				plugins := len(wanted)
-				if plugins == 0 { // every built-in plugin is loaded
-					plugins = len(builtinHarnesses())
+				// wazero keeps each loaded module's code in the Go heap; Wasmtime keeps it in
+				// native memory, where the limit does not see it.
+				plugins := 1
+				if ho.engine == "wazero" {
+					if plugins = len(wanted); plugins == 0 { // every built-in plugin is loaded
+						plugins = len(builtinHarnesses())
+					}
 				}
 				collectNearLimit(plugins)
 			}
