@@ -11,8 +11,10 @@
 #
 # all builds like wasmtime where cgo has a C compiler, and like purego elsewhere.
 #
-# Go plugins: GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath (a reactor whose
-# _initialize runs package init, where the plugin registers its renderer with the sdk).
+# Go plugins: GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w'
+# (a reactor whose _initialize runs package init, where the plugin registers its renderer with
+# the sdk). -s drops the module's name section, which every render would otherwise read, hash
+# and decode; Go's own tracebacks come from its pclntab and keep their function names.
 # C plugins: each plugins/<name>/build.sh OUT.wasm builds itself (Debian clang + wasi-libc).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -35,7 +37,7 @@ build_plugins() {
 		local name
 		name=$(basename "$dir")
 		if [ -f "$dir/main.go" ]; then
-			GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o "$stage/$name.wasm" "./$dir"
+			GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags='-s -w' -o "$stage/$name.wasm" "./$dir"
 		elif [ -x "$dir/build.sh" ]; then
 			# A C plugin needs Debian's clang, lld and wasi-libc (scripts/deps.sh installs them;
 			# ./test.sh runs it). Without them the other plugins still build, and this says so.

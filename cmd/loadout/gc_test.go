@@ -19,12 +19,19 @@ func TestCollectOnlyNearLimit(t *testing.T) {
 	})
 
 	for _, env := range []map[string]string{{"GOGC": "200"}, {"GOMEMLIMIT": "1GiB"}} {
-		collectOnlyNearLimit(func(k string) string { return env[k] })
+		collectOnlyNearLimit(func(k string) string { return env[k] }, 1)
 		assert.Equal(t, 100, debug.SetGCPercent(100), "GC percent with %v", env)
 		assert.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(-1), "memory limit with %v", env)
 	}
 
-	collectOnlyNearLimit(func(string) string { return "" })
+	collectOnlyNearLimit(func(string) string { return "" }, 1)
 	assert.Equal(t, -1, debug.SetGCPercent(100), "GC percent with neither variable set")
 	assert.Equal(t, int64(oneShotMemoryLimit), debug.SetMemoryLimit(math.MaxInt64), "memory limit with neither variable set")
+
+	// Each plugin beyond the first raises the limit: five harnesses (96 MiB) no longer collect
+	// again and again with the live heap of five modules near 64 MiB.
+	collectOnlyNearLimit(func(string) string { return "" }, 5)
+	assert.Equal(t, int64(96<<20), debug.SetMemoryLimit(math.MaxInt64), "memory limit for five plugins")
+	collectOnlyNearLimit(func(string) string { return "" }, 0)
+	assert.Equal(t, int64(oneShotMemoryLimit), debug.SetMemoryLimit(math.MaxInt64), "memory limit for no plugin named")
 }

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	collectNearLimit = func() { collectOnlyNearLimit(os.Getenv) }
+	collectNearLimit = func(plugins int) { collectOnlyNearLimit(os.Getenv, plugins) }
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
 	stop()

@@ -71,9 +71,6 @@ See docs/SPAWN-ENV.md for how each harness is made to honour it.`,
 			if err := checkFormat(format); err != nil {
 				return err
 			}
-			if collectNearLimit != nil {
-				collectNearLimit()
-			}
 			if showContent && !dryRun {
 				return usagef("--show-content shows the planned files of a dry run: add --dry-run (a real render's files are on disk)")
 			}
@@ -122,7 +119,19 @@ See docs/SPAWN-ENV.md for how each harness is made to honour it.`,
 				}
 			}
 			text := textOptions{showContent: showContent, promptOut: promptOut}
-			h, err := a.openHost(cmd.Context(), ho, wantedHarnesses(harnesses, body)...)
+			wanted := wantedHarnesses(harnesses, body)
+			if collectNearLimit != nil {
+				// wazero keeps each loaded module's code in the Go heap; Wasmtime keeps it in
+				// native memory, where the limit does not see it.
+				plugins := 1
+				if ho.engine == "wazero" {
+					if plugins = len(wanted); plugins == 0 { // every built-in plugin is loaded
+						plugins = len(builtinHarnesses())
+					}
+				}
+				collectNearLimit(plugins)
+			}
+			h, err := a.openHost(cmd.Context(), ho, wanted...)
 			if err != nil {
 				return classify(err)
 			}

@@ -50,12 +50,16 @@ func RendererPath(tb testing.TB, harness string) string {
 	if _, err := os.Stat(filepath.Join(Root(tb), "plugins", harness, "main.go")); err == nil {
 		return Path(tb, harness)
 	}
-	return buildWith(tb, "generic-"+harness, filepath.Join("internal", "testplugins", "generic"), []string{"-ldflags=-X main.harness=" + harness})
+	return buildWith(tb, "generic-"+harness, filepath.Join("internal", "testplugins", "generic"), []string{"-ldflags=" + stripped + " -X main.harness=" + harness})
 }
+
+// stripped is the linker flags ./build.sh builds a Go plugin with: the tests run the modules
+// loadout embeds.
+const stripped = "-s -w"
 
 func build(tb testing.TB, name, rel string) string {
 	tb.Helper()
-	return buildWith(tb, name, rel, nil)
+	return buildWith(tb, name, rel, []string{"-ldflags=" + stripped})
 }
 
 // buildWith builds rel with extra go build flags.
