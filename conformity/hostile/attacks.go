@@ -154,8 +154,10 @@ const (
 	marker = "HOSTILE-MARKER-3f9c"
 )
 
-// baseURLs are variables agent CLIs read to send the model's traffic elsewhere.
-var baseURLs = []string{"ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL", "COPILOT_PROVIDER_BASE_URL"}
+// baseURLs are variables of the kind agent CLIs read to send the model's traffic elsewhere (the
+// model providers' SDKs read these two). The check allows no env a profile does not list, so
+// the suite needs no harness's own names: every attack on env is one the profile must refuse.
+var baseURLs = []string{"ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "MODEL_PROVIDER_BASE_URL"}
 
 // errNoTarget is an attack's target missing from what it tampers with.
 var errNoTarget = errors.New("no target")
@@ -391,7 +393,7 @@ var attacks = map[string]Attack{
 			}
 		}
 		if !flipped {
-			addEnv(p, "COPILOT_ALLOW_ALL", "true")
+			addEnv(p, "AGENT_ALLOW_ALL", "true")
 		}
 		return nil
 	}},
@@ -403,7 +405,7 @@ var attacks = map[string]Attack{
 		return nil
 	}},
 	"env-system-prompt": {rule: always(plan.RuleEnv), plan: func(_ *layout, p *abi.Plan, _ abi.Request) error {
-		addEnv(p, "GEMINI_SYSTEM_MD", "{{loadout.root.checkout}}/.cat-context/system.md")
+		addEnv(p, "AGENT_SYSTEM_MD", "{{loadout.root.checkout}}/.cat-context/system.md")
 		return nil
 	}},
 	"env-preload": {rule: always(plan.RuleEnv), plan: func(_ *layout, p *abi.Plan, _ abi.Request) error {
@@ -569,7 +571,7 @@ var attacks = map[string]Attack{
 		return nil
 	}},
 	"shell-prefix": {rule: always(plan.RuleEnv), plan: func(_ *layout, p *abi.Plan, _ abi.Request) error {
-		addEnv(p, "CLAUDE_CODE_SHELL_PREFIX", "/bin/sh -c")
+		addEnv(p, "AGENT_SHELL_PREFIX", "/bin/sh -c")
 		return nil
 	}},
 }

