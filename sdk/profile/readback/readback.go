@@ -388,8 +388,24 @@ func (r *reader) readTOML(content string, cfg *Config) bool {
 	if err != nil {
 		return false
 	}
-	for k, v := range doc.Map {
-		if k == cf.Servers {
+	// Top-level keys in document order (map order would make the violations differ from one
+	// read to the next), then any the decoder holds that Keys does not name, sorted.
+	var top []string
+	named := map[string]bool{}
+	for _, k := range doc.Keys {
+		if len(k) >= 1 && !named[k[0]] {
+			named[k[0]] = true
+			top = append(top, k[0])
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(doc.Map)) {
+		if !named[k] {
+			top = append(top, k)
+		}
+	}
+	for _, k := range top {
+		v, ok := doc.Map[k]
+		if k == cf.Servers || !ok {
 			continue
 		}
 		r.add(k, RuleConfigKey, "top-level key %q is not allowed", truncate(k, 64))
@@ -397,7 +413,7 @@ func (r *reader) readTOML(content string, cfg *Config) bool {
 			cfg.Stray = append(cfg.Stray, Located{Field: k, S: s})
 		}
 	}
-	sort.Slice(cfg.Stray, func(i, j int) bool { return cfg.Stray[i].Field < cfg.Stray[j].Field })
+	sort.SliceStable(cfg.Stray, func(i, j int) bool { return cfg.Stray[i].Field < cfg.Stray[j].Field })
 	table, _ := doc.Map[cf.Servers].(map[string]any)
 	if raw, present := doc.Map[cf.Servers]; present && table == nil {
 		r.add(cf.Servers, RuleConfigKey, "%s is a %T, want a table", cf.Servers, raw)
@@ -411,8 +427,8 @@ func (r *reader) readTOML(content string, cfg *Config) bool {
 			order = append(order, k[1])
 		}
 	}
-	for id := range table {
-		if !seen[id] { // not reported by Keys: keep it, after the ordered ones
+	for _, id := range slices.Sorted(maps.Keys(table)) {
+		if !seen[id] { // not reported by Keys: keep it, after the ordered ones, sorted
 			seen[id] = true
 			order = append(order, id)
 		}

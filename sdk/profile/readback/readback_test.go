@@ -125,3 +125,39 @@ func TestReaderPassthrough(t *testing.T) {
 		assert.Equal(t, []string{"P"}, cfg.Servers[0].EnvPassthrough)
 	}
 }
+
+// FuzzRead reads arbitrary content through a JSON and a TOML profile: it never panics, reading
+// is deterministic, a violation always names its rule, and a server the reader returns has the
+// id its file gives it, once.
+func FuzzRead(f *testing.F) {
+	profiles := []*profile.Profile{}
+	for _, src := range []string{jsonProfile, tomlProfile} {
+		p, err := profileyaml.Parse([]byte(src))
+		require.NoError(f, err)
+		profiles = append(profiles, p)
+	}
+	for _, seed := range []string{
+		`{"lock": {"on": true}, "servers": {"a": {"command": "c", "args": ["1"], "env": {"A": "a"}, "oauth": {"cid": "x", "scopes": ["r"]}}}}`,
+		`{"servers": {"a": {}, "a": {}}}`, `{"servers": []}`, `[]`, `{"x": 1e999}`, `{"servers": {"a": {"url": "\ud800"}}}`,
+		"[s.a]\ncommand = \"c\"\nargs = [\"1\"]\n[s.a.env]\nA = \"a\"\n", "[s]\na = 1\n", "s = 1\n", "[[s.a]]\n",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, content string) {
+		for _, p := range profiles {
+			cfg, vs, ok := readback.Reader{}.Read(p, content)
+			again, vsAgain, okAgain := readback.Reader{}.Read(p, content)
+			require.Equal(t, ok, okAgain, "ok of a second read")
+			require.Equal(t, vs, vsAgain, "violations of a second read")
+			require.Equal(t, cfg, again, "servers of a second read")
+			for _, v := range vs {
+				assert.NotEmpty(t, v.Rule, "violation %q has no rule", v.Msg)
+			}
+			seen := map[string]bool{}
+			for _, s := range cfg.Servers {
+				assert.False(t, seen[s.ID] && len(vs) == 0, "server %q read twice without a violation", s.ID)
+				seen[s.ID] = true
+			}
+		}
+	})
+}
