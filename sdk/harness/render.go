@@ -163,6 +163,7 @@ func (r *Renderer) Render(req abi.Request) (abi.Plan, error) {
 	secret := false
 	var offered []abi.Server
 	var ids []string
+	folded := map[string]string{} // the name the CLI reads a rendered server as -> its id
 	for _, s := range req.Servers {
 		if !slices.Contains(r.Manifest.Transports, s.Transport) {
 			plan.Warnings = append(plan.Warnings, abi.Warning{Code: abi.WarnTransportUnsupported, Server: s.ID,
@@ -182,7 +183,7 @@ func (r *Renderer) Render(req abi.Request) (abi.Plan, error) {
 			}
 			continue
 		}
-		if w := r.nameConflict(s.ID, ids); w != nil {
+		if w := r.nameConflict(s.ID, folded); w != nil {
 			plan.Warnings = append(plan.Warnings, *w)
 			continue
 		}
@@ -203,6 +204,9 @@ func (r *Renderer) Render(req abi.Request) (abi.Plan, error) {
 			servers.Set(s.ID, entry)
 		}
 		ids = append(ids, s.ID)
+		if f := p.Config.FoldName(s.ID); folded[f] == "" {
+			folded[f] = s.ID
+		}
 		secret = secret || isSecret
 		if s.Enabled {
 			s.AllowedTools = tools
@@ -269,24 +273,20 @@ func (r *Renderer) Render(req abi.Request) (abi.Plan, error) {
 }
 
 // nameConflict is the warning that leaves out a server named id when the CLI reads the name as
-// one of the servers rendered before it (config.namesFold), or nil.
-func (r *Renderer) nameConflict(id string, rendered []string) *abi.Warning {
+// one of the servers rendered before it (config.namesFold), given the names those are read as.
+func (r *Renderer) nameConflict(id string, folded map[string]string) *abi.Warning {
 	cf := &r.Profile.Config
-	if cf.NamesFold == "" {
+	other, ok := folded[cf.FoldName(id)]
+	if cf.NamesFold == "" || !ok {
 		return nil
 	}
-	for _, other := range rendered {
-		if cf.FoldName(other) == cf.FoldName(id) {
-			chars := make([]string, 0, len(cf.NamesFold))
-			for _, c := range cf.NamesFold {
-				chars = append(chars, strconv.Quote(string(c)))
-			}
-			return &abi.Warning{Code: abi.WarnServerNameConflict, Server: id,
-				Message: fmt.Sprintf("%s treats server names that differ only in %s as one: %q conflicts with %q; the server is not rendered",
-					r.Name, strings.Join(chars, " and "), id, other)}
-		}
+	chars := make([]string, 0, len(cf.NamesFold))
+	for _, c := range cf.NamesFold {
+		chars = append(chars, strconv.Quote(string(c)))
 	}
-	return nil
+	return &abi.Warning{Code: abi.WarnServerNameConflict, Server: id,
+		Message: fmt.Sprintf("%s treats server names that differ only in %s as one: %q conflicts with %q; the server is not rendered",
+			r.Name, strings.Join(chars, " and "), id, other)}
 }
 
 // allowRules are the values of an args entry of value tools: the run's built-in tools, then,
@@ -301,17 +301,24 @@ func (r *Renderer) allowRules(builtin []string, offered []abi.Server) ([]string,
 		return slices.Clone(builtin), nil
 	}
 	rules := append([]string{}, builtin...)
+	seen := map[string]bool{}
+	for _, b := range builtin {
+		seen[b] = true
+	}
 	var warns []abi.Warning
 	for _, s := range offered {
 		if !s.ToolsRestricted {
-			rules = append(rules, r.Profile.ServerRule(s.ID))
+			rule := r.Profile.ServerRule(s.ID)
+			seen[rule] = true
+			rules = append(rules, rule)
 			continue
 		}
 		for _, tool := range s.AllowedTools {
 			rule := r.Profile.ToolRule(s.ID, tool)
-			if slices.Contains(rules, rule) {
+			if seen[rule] {
 				continue // another allowed tool the CLI names the same
 			}
+			seen[rule] = true
 			if r.MaxToolName > 0 && len(rule) > r.MaxToolName {
 				warns = append(warns, abi.Warning{Code: abi.WarnToolNameTooLong, Server: s.ID,
 					Message: fmt.Sprintf("tool name %q has %d characters; %s drops tools whose name exceeds %d", rule, len(rule), r.Name, r.MaxToolName)})
@@ -326,9 +333,11 @@ func (r *Renderer) allowRules(builtin []string, offered []abi.Server) ([]string,
 // offered server denies, each once, in server order.
 func (r *Renderer) denyRules(offered []abi.Server) []string {
 	var rules []string
+	seen := map[string]bool{}
 	for _, s := range offered {
 		for _, t := range s.DeniedTools {
-			if rule := r.Profile.ToolRule(s.ID, t); !slices.Contains(rules, rule) {
+			if rule := r.Profile.ToolRule(s.ID, t); !seen[rule] {
+				seen[rule] = true
 				rules = append(rules, rule)
 			}
 		}
