@@ -35,64 +35,65 @@ func TestNoHarnessKnowledgeInHostOrSuite(t *testing.T) {
 	}
 	require.NotEmpty(t, ids)
 	root := testplugins.Root(t)
-	var scanned int
-	// corpusFields are the json names of the struct tags seen so far that name a harness
-	// (conformity/corpus precedes conformity/run.go in the walk).
-	var corpusFields []string
+	// Parse every non-test file first: the messages of one file may name the struct tags of
+	// another (conformity/run.go names conformity/corpus's fields).
+	fset := token.NewFileSet()
+	var files []*ast.File
 	for _, dir := range []string{"host", "cmd", "sdk", "conformity"} {
 		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 				return err
 			}
-			fset := token.NewFileSet()
 			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-			if err != nil {
-				return err
-			}
-			scanned++
-			tags := map[*ast.BasicLit]bool{}
-			var tagNames []string
-			ast.Inspect(f, func(n ast.Node) bool {
-				if fld, ok := n.(*ast.Field); ok && fld.Tag != nil {
-					tags[fld.Tag] = true
-					if tag, err := strconv.Unquote(fld.Tag.Value); err == nil {
-						name, _, _ := strings.Cut(reflect.StructTag(tag).Get("json"), ",")
-						if slices.ContainsFunc(ids, func(id string) bool { return len(id) >= 4 && strings.Contains(strings.ToLower(name), id) }) {
-							tagNames = append(tagNames, name)
-						}
-					}
-				}
-				return true
-			})
-			corpusFields = append(corpusFields, tagNames...)
-			ast.Inspect(f, func(n ast.Node) bool {
-				switch x := n.(type) {
-				case *ast.BasicLit:
-					if x.Kind != token.STRING || tags[x] {
-						return true
-					}
-					s, err := strconv.Unquote(x.Value)
-					if err != nil {
-						return true
-					}
-					for _, id := range ids {
-						named := s == id || len(id) >= 4 && strings.Contains(strings.ToLower(s), id)
-						if named && !slices.ContainsFunc(corpusFields, func(f string) bool { return strings.Contains(s, f) }) {
-							assert.Fail(t, "string names a harness", "%s: the string %q names harness %s", fset.Position(x.Pos()), s, id)
-						}
-					}
-				case *ast.Ident:
-					for _, id := range ids {
-						if len(id) >= 4 && strings.Contains(strings.ToLower(x.Name), id) {
-							assert.Fail(t, "identifier names a harness", "%s: %s (harness %s)", fset.Position(x.Pos()), x.Name, id)
-						}
-					}
-				}
-				return true
-			})
-			return nil
+			files = append(files, f)
+			return err
 		})
 		require.NoError(t, err)
 	}
+	namesHarness := func(s string) bool {
+		return slices.ContainsFunc(ids, func(id string) bool { return s == id || len(id) >= 4 && strings.Contains(strings.ToLower(s), id) })
+	}
+	// tags are the struct tags, which may name a harness; corpusFields the json names among
+	// them that do.
+	tags := map[*ast.BasicLit]bool{}
+	var corpusFields []string
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			if fld, ok := n.(*ast.Field); ok && fld.Tag != nil {
+				tags[fld.Tag] = true
+				if tag, err := strconv.Unquote(fld.Tag.Value); err == nil {
+					if name, _, _ := strings.Cut(reflect.StructTag(tag).Get("json"), ","); name != "" && namesHarness(name) {
+						corpusFields = append(corpusFields, name)
+					}
+				}
+			}
+			return true
+		})
+	}
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch x := n.(type) {
+			case *ast.BasicLit:
+				if x.Kind != token.STRING || tags[x] {
+					return true
+				}
+				s, err := strconv.Unquote(x.Value)
+				if err != nil || !namesHarness(s) {
+					return true
+				}
+				if !slices.ContainsFunc(corpusFields, func(f string) bool { return strings.Contains(s, f) }) {
+					assert.Fail(t, "string names a harness", "%s: the string %q names a harness", fset.Position(x.Pos()), s)
+				}
+			case *ast.Ident:
+				for _, id := range ids {
+					if len(id) >= 4 && strings.Contains(strings.ToLower(x.Name), id) {
+						assert.Fail(t, "identifier names a harness", "%s: %s (harness %s)", fset.Position(x.Pos()), x.Name, id)
+					}
+				}
+			}
+			return true
+		})
+	}
+	scanned := len(files)
 	assert.Greater(t, scanned, 20, "the scan reads the host's sources")
 }

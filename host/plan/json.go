@@ -2,8 +2,8 @@ package plan
 
 import "github.com/loadout-dev/loadout/sdk/profile/readback"
 
-// The strict JSON parser the check reads plans and configs with (sdk/profile/readback), as
-// host/plan's callers have known it.
+// The strict JSON parser Decode reads a plan with, and whose *SyntaxError it returns; it lives
+// with the config reader (sdk/profile/readback), which reads the plan's config files with it.
 type (
 	Kind        = readback.Kind
 	Value       = readback.Value
