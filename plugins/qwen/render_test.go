@@ -57,17 +57,7 @@ func decodeServers(t *testing.T, plan abi.Plan) (abi.File, map[string]map[string
 }
 
 func TestGolden(t *testing.T) {
-	for _, name := range []string{"rich", "ambient", "edge", "empty"} {
-		t.Run(name, func(t *testing.T) {
-			req := loadRequest(t, name)
-			plan := mustRender(t, req)
-			formattest.CheckPlan(t, manifest, plan)
-			formattest.CheckServers(t, harnessProfile, req, plan)
-			got := formattest.Archive(plan)
-			assert.Equal(t, string(got), string(formattest.Archive(mustRender(t, req))), "render(%s) twice must give identical bytes", name)
-			formattest.Golden(t, filepath.Join("testdata", name+".txtar"), got, *update)
-		})
-	}
+	formattest.CheckGoldens(t, "testdata", []string{"rich", "ambient", "edge", "empty"}, manifest, render, harnessProfile, *update)
 }
 
 func TestManifest(t *testing.T) {

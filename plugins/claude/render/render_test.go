@@ -31,18 +31,7 @@ func mustRender(t *testing.T, req abi.Request) abi.Plan {
 }
 
 func TestGolden(t *testing.T) {
-	for _, name := range []string{"rich", "ambient", "edge", "empty"} {
-		t.Run(name, func(t *testing.T) {
-			req := loadRequest(t, name)
-			plan := mustRender(t, req)
-			formattest.CheckPlan(t, Manifest, plan)
-			formattest.CheckServers(t, harnessProfile, req, plan)
-			got := formattest.Archive(plan)
-			again := formattest.Archive(mustRender(t, req))
-			assert.Equal(t, string(got), string(again), "Render(%s) twice must give identical bytes", name)
-			formattest.Golden(t, filepath.Join("..", "testdata", name+".txtar"), got, *update)
-		})
-	}
+	formattest.CheckGoldens(t, filepath.Join("..", "testdata"), []string{"rich", "ambient", "edge", "empty"}, Manifest, Render, harnessProfile, *update)
 }
 
 func TestManifest(t *testing.T) {

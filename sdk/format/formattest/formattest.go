@@ -21,11 +21,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/loadout-dev/loadout/sdk"
 	"github.com/loadout-dev/loadout/sdk/abi"
 	"github.com/loadout-dev/loadout/sdk/format"
 	"github.com/loadout-dev/loadout/sdk/profile"
 	"github.com/loadout-dev/loadout/sdk/profile/profileyaml"
 	"github.com/loadout-dev/loadout/sdk/profile/readback"
+	"github.com/loadout-dev/loadout/sdk/sdktest"
 )
 
 // SecretPrefix starts every secret placeholder.
@@ -87,6 +89,28 @@ func Archive(p abi.Plan) []byte {
 		}
 	}
 	return b.Bytes()
+}
+
+// CheckGoldens runs one subtest per name: it renders the request <dir>/requests/<name>.json
+// with render (sdktest), checks the plan (CheckPlan, then CheckServers through prof, then each
+// of checks), renders it again for the same bytes, and compares it with the golden
+// <dir>/<name>.txtar (rewritten when update is set).
+func CheckGoldens(t *testing.T, dir string, names []string, m abi.Manifest, render sdk.RenderFunc, prof *profile.Profile, update bool, checks ...func(*testing.T, abi.Plan)) {
+	t.Helper()
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			req := sdktest.LoadRequest(t, filepath.Join(dir, "requests", name+".json"))
+			plan := sdktest.Render(t, m, render, req)
+			CheckPlan(t, m, plan)
+			CheckServers(t, prof, req, plan)
+			for _, check := range checks {
+				check(t, plan)
+			}
+			got := Archive(plan)
+			assert.Equal(t, string(got), string(Archive(sdktest.Render(t, m, render, req))), "render(%s) twice must give identical bytes", name)
+			Golden(t, filepath.Join(dir, name+".txtar"), got, update)
+		})
+	}
 }
 
 // Golden compares got with the golden file at name, or rewrites the file when update is set.
